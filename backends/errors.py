@@ -1,0 +1,49 @@
+"""The one exception tree of dualmem. Callers catch these, never a driver's own errors.
+
+    DualmemError
+    ├── InvalidEpisode        a field breaks the model's rules (group id, kind, name, body, time)
+    ├── BackendUnavailable    a layer cannot be opened; ``reason`` says why
+    │                         ("not installed", "locked by another process", "corrupt", ...)
+    ├── StoreCorrupt          data on disk cannot be read; ``path`` names it
+    ├── WriteFailed           no layer could make a write durable
+    └── MigrationError        a replay between layers could not complete or verify
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DualmemError(Exception):
+    """Root of every error dualmem raises on purpose."""
+
+
+class InvalidEpisode(DualmemError, ValueError):
+    """An episode (or a field of one) breaks the model's rules; nothing was written."""
+
+
+class BackendUnavailable(DualmemError):
+    """A memory layer cannot be opened or used right now."""
+
+    def __init__(self, layer: str, reason: str, detail: str = "") -> None:
+        self.layer = layer
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{layer} layer unavailable: {reason}" + (f" ({detail})" if detail else ""))
+
+
+class StoreCorrupt(DualmemError):
+    """Data on disk cannot be read as what it claims to be."""
+
+    def __init__(self, path: Path | str, detail: str) -> None:
+        self.path = Path(path)
+        self.detail = detail
+        super().__init__(f"{path}: {detail}")
+
+
+class WriteFailed(DualmemError):
+    """Every layer refused a write; it is not stored anywhere."""
+
+
+class MigrationError(DualmemError):
+    """A replay from one layer into another failed or did not verify."""

@@ -1,0 +1,184 @@
+"""The unit of memory: an ``Episode``, the same in every layer, a search ``Hit``, a write ``Receipt``.
+
+Times are timezone-aware UTC. A naive datetime is taken to be UTC already (documented in
+FORMAT.md); an aware one in another zone is converted, so both layers store the same instant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from backends.errors import InvalidEpisode
+
+GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # graphiti's own rule
+EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+KIND = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+MAX_NAME_CHARS = 300
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+
+# Fixed forever: stable ids of keyed memories are derived from it.
+_ID_NAMESPACE = uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11")
+
+
+def stable_id(group_id: str, kind: str, key: str) -> str:
+    """The id of the memory with natural key ``key``: re-writing it updates, never duplicates."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"{group_id}\x1f{kind}\x1f{key}"))
+
+
+def utc(value: datetime) -> datetime:
+    """The same instant as an aware UTC datetime; a naive value is read as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def check_group_id(group_id: str) -> str:
+    if not isinstance(group_id, str) or not GROUP_ID.fullmatch(group_id):
+        raise InvalidEpisode(
+            f"invalid group id {group_id!r}: use 1-128 characters of A-Z a-z 0-9 _ -"
+        )
+    return group_id
+
+
+class Episode(BaseModel):
+    """One memory. Structured memories carry JSON text in ``body``; ``data`` parses it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    group_id: str
+    kind: str
+    name: str
+    body: str
+    source: str = "api"
+    created_at: datetime = Field(default_factory=now)
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not EPISODE_ID.fullmatch(value):
+            raise ValueError("use 1-128 characters of A-Z a-z 0-9 _ . : - not starting with a symbol")
+        return value
+
+    @field_validator("group_id")
+    @classmethod
+    def _group(cls, value: str) -> str:
+        if not GROUP_ID.fullmatch(value):
+            raise ValueError("use 1-128 characters of A-Z a-z 0-9 _ -")
+        return value
+
+    @field_validator("kind", "source")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        if not KIND.fullmatch(value):
+            raise ValueError("use 1-64 characters of a-z 0-9 _ . - starting with a letter or digit")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        # A name is one Markdown line and one JSON field: control characters would break both.
+        if not value.strip() or len(value) > MAX_NAME_CHARS or any(c < " " for c in value):
+            raise ValueError(f"must be one line of 1-{MAX_NAME_CHARS} characters")
+        return value
+
+    @field_validator("body")
+    @classmethod
+    def _body(cls, value: str) -> str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError("is not valid UTF-8 text") from exc
+        if "\x00" in value:
+            raise ValueError("contains a NUL character")
+        return value
+
+    @field_validator("created_at", "valid_at", "invalid_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
+
+    @classmethod
+    def parse(cls, **fields: Any) -> Episode:
+        """Build an episode, turning pydantic's error into ``InvalidEpisode``."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'episode'}: {e['msg']}" for e in exc.errors()
+            )
+            raise InvalidEpisode(problems) from None
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        group_id: str,
+        kind: str,
+        name: str,
+        body: str | dict[str, Any] | list[Any],
+        key: str | None = None,
+        **fields: Any,
+    ) -> Episode:
+        """A new episode; with ``key`` its id is stable (uuid5 of group, kind and key)."""
+        check_group_id(group_id)
+        text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        episode_id = stable_id(group_id, kind, key) if key is not None else str(uuid.uuid4())
+        return cls.parse(id=episode_id, group_id=group_id, kind=kind, name=name, body=text, **fields)
+
+    @property
+    def data(self) -> Any:
+        """The parsed JSON body of a structured memory, or None for plain text."""
+        if not self.body.lstrip().startswith(("{", "[")):
+            return None
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def content_hash(self) -> str:
+        """A digest of every field: equal hashes mean equal memories, in any layer."""
+        return hashlib.sha256(orjson.dumps(self.to_json(), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def ensure_body_fits(episode: Episode, max_body_bytes: int) -> None:
+    size = len(episode.body.encode("utf-8"))
+    if size > max_body_bytes:
+        raise InvalidEpisode(f"body of {size} bytes is over the limit of {max_body_bytes} bytes")
+
+
+class Hit(BaseModel):
+    """A search result: the episode, a relevance ``score`` in [0, 1], and the layer that answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    episode: Episode
+    score: float = Field(ge=0.0, le=1.0)
+    layer: str
+
+
+class Receipt(BaseModel):
+    """Proof that a write is durable: which layer took it, and where it lies."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    layer: str
+    location: str
+    pending: bool = False

@@ -1,0 +1,58 @@
+"""The contract every memory layer keeps. Migration, seeding, the agent API and context
+assembly are written once against it and never ask which layer they are talking to."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from backends.model import Episode, Hit, Receipt
+
+
+@runtime_checkable
+class MemoryBackend(Protocol):
+    layer: str
+    """Short name of the layer (``"file"``, ``"graph"``, ``"dual"``), as reported in hits and receipts."""
+
+    async def upsert(self, episode: Episode) -> Receipt:
+        """Store ``episode``; an existing episode with the same id is replaced, never duplicated.
+        Returns only once the write is durable, saying where. Raises ``InvalidEpisode`` for a
+        body over the size limit, ``WriteFailed`` when it cannot be stored."""
+        ...
+
+    async def get(self, episode_id: str) -> Episode | None:
+        """The episode with this id, or None when there is none."""
+        ...
+
+    async def delete(self, episode_id: str) -> bool:
+        """Remove the episode; True if it existed. Deleting a missing id is a no-op (False)."""
+        ...
+
+    async def search(
+        self,
+        query: str,
+        *,
+        group_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int = 10,
+    ) -> list[Hit]:
+        """At most ``limit`` hits, best first, scores in [0, 1], only from the given groups and
+        kinds (None: all). Never raises for an empty store, an empty or a very long query."""
+        ...
+
+    def scan(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        """Every stored episode of the given groups and kinds, each once, ordered by
+        (created_at, id)."""
+        ...
+
+    async def count(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> int:
+        """How many episodes ``scan`` with the same filters would yield."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release files, locks and watchers; the backend is unusable afterwards. Idempotent."""
+        ...

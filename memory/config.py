@@ -1,0 +1,62 @@
+"""Configuration as one value object, read from the environment in one place (``from_env``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, cast
+
+from backends.errors import DualmemError
+from backends.model import DEFAULT_MAX_BODY_BYTES
+
+BackendChoice = Literal["auto", "graph", "file"]
+BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
+
+
+class ConfigError(DualmemError):
+    """A setting (argument or environment variable) has a value dualmem cannot use."""
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    backend: BackendChoice = "auto"
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    @property
+    def files_dir(self) -> Path:
+        return self.home / "files"
+
+    @property
+    def graph_dir(self) -> Path:
+        return self.home / "graph"
+
+    @property
+    def project_file(self) -> Path:
+        return self.home / "project.json"
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        backend: str | None = None,
+    ) -> Config:
+        """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
+        ``DUALMEM_MAX_BODY_BYTES``; the default home is ``.dualmem`` in the working folder."""
+        env = os.environ if environ is None else environ
+        chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
+        if chosen not in BACKEND_CHOICES:
+            raise ConfigError(f"backend must be one of {', '.join(BACKEND_CHOICES)}, not {chosen!r}")
+        raw_limit = env.get("DUALMEM_MAX_BODY_BYTES", str(DEFAULT_MAX_BODY_BYTES))
+        try:
+            limit = int(raw_limit)
+        except ValueError:
+            raise ConfigError(f"DUALMEM_MAX_BODY_BYTES must be a whole number, not {raw_limit!r}") from None
+        if limit <= 0:
+            raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
+        root = Path(home or env.get("DUALMEM_HOME") or Path.cwd() / ".dualmem")
+        return cls(home=root.expanduser().absolute(), backend=cast(BackendChoice, chosen), max_body_bytes=limit)

@@ -1,0 +1,41 @@
+"""Runtime selection of the memory layer: which one ``open_memory`` yields, and why."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from os import PathLike
+
+from backends.protocol import MemoryBackend
+from fallback import FileBackend
+from memory.config import Config
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The layer in use and the reason it was chosen (shown by ``dualmem status``)."""
+
+    layer: str
+    reason: str
+
+
+async def open_backend(config: Config) -> tuple[MemoryBackend, Selection]:
+    """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it."""
+    backend = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
+    return backend, Selection("file", "the file layer is the only layer so far")
+
+
+@asynccontextmanager
+async def open_memory(
+    home: str | PathLike[str] | None = None,
+    backend: str | None = None,
+    *,
+    config: Config | None = None,
+) -> AsyncIterator[MemoryBackend]:
+    """Open the memory store at ``home`` (default: ``$DUALMEM_HOME`` or ``./.dualmem``)."""
+    store, _ = await open_backend(config or Config.from_env(home=home, backend=backend))
+    try:
+        yield store
+    finally:
+        await store.aclose()
