@@ -29,7 +29,8 @@ class BackendUnavailable(DualmemError):
         self.layer = layer
         self.reason = reason
         self.detail = detail
-        super().__init__(f"{layer} layer unavailable: {reason}" + (f" ({detail})" if detail else ""))
+        suffix = f" ({detail})" if detail else ""
+        super().__init__(f"{layer} layer unavailable: {reason}{suffix}")
 
 
 class StoreCorrupt(DualmemError):

@@ -1,4 +1,5 @@
-"""The unit of memory: an ``Episode``, the same in every layer, a search ``Hit``, a write ``Receipt``.
+"""The unit of memory: an ``Episode``, the same in every layer; a search ``Hit``; a write
+``Receipt``.
 
 Times are timezone-aware UTC. A naive datetime is taken to be UTC already (documented in
 FORMAT.md); an aware one in another zone is converted, so both layers store the same instant.
@@ -22,6 +23,7 @@ EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 KIND = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 MAX_NAME_CHARS = 300
 DEFAULT_MAX_BODY_BYTES = 1 << 20
+_CONTROL = re.compile(r"[\x00-\x1f]")
 
 # Fixed forever: stable ids of keyed memories are derived from it.
 _ID_NAMESPACE = uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11")
@@ -70,7 +72,7 @@ class Episode(BaseModel):
     @classmethod
     def _id(cls, value: str) -> str:
         if not EPISODE_ID.fullmatch(value):
-            raise ValueError("use 1-128 characters of A-Z a-z 0-9 _ . : - not starting with a symbol")
+            raise ValueError("use 1-128 characters of A-Z a-z 0-9 _ . : -, the first alphanumeric")
         return value
 
     @field_validator("group_id")
@@ -91,7 +93,7 @@ class Episode(BaseModel):
     @classmethod
     def _name(cls, value: str) -> str:
         # A name is one Markdown line and one JSON field: control characters would break both.
-        if not value.strip() or len(value) > MAX_NAME_CHARS or any(c < " " for c in value):
+        if not value.strip() or len(value) > MAX_NAME_CHARS or _CONTROL.search(value):
             raise ValueError(f"must be one line of 1-{MAX_NAME_CHARS} characters")
         return value
 
@@ -137,7 +139,9 @@ class Episode(BaseModel):
         check_group_id(group_id)
         text = body if isinstance(body, str) else orjson.dumps(body).decode()
         episode_id = stable_id(group_id, kind, key) if key is not None else str(uuid.uuid4())
-        return cls.parse(id=episode_id, group_id=group_id, kind=kind, name=name, body=text, **fields)
+        return cls.parse(
+            id=episode_id, group_id=group_id, kind=kind, name=name, body=text, **fields
+        )
 
     @property
     def data(self) -> Any:
@@ -164,7 +168,7 @@ def ensure_body_fits(episode: Episode, max_body_bytes: int) -> None:
 
 
 class Hit(BaseModel):
-    """A search result: the episode, a relevance ``score`` in [0, 1], and the layer that answered."""
+    """A search result: the episode, its relevance ``score`` in [0, 1], the layer that answered."""
 
     model_config = ConfigDict(frozen=True)
 

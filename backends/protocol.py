@@ -3,8 +3,9 @@ assembly are written once against it and never ask which layer they are talking 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Collection, Sequence
+from datetime import datetime
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from backends.model import Episode, Hit, Receipt
 
@@ -12,7 +13,7 @@ from backends.model import Episode, Hit, Receipt
 @runtime_checkable
 class MemoryBackend(Protocol):
     layer: str
-    """Short name of the layer (``"file"``, ``"graph"``, ``"dual"``), as reported in hits and receipts."""
+    """Short name of the layer (``"file"``, ``"graph"``, ``"dual"``), as in hits and receipts."""
 
     async def upsert(self, episode: Episode) -> Receipt:
         """Store ``episode``; an existing episode with the same id is replaced, never duplicated.
@@ -55,4 +56,38 @@ class MemoryBackend(Protocol):
 
     async def aclose(self) -> None:
         """Release files, locks and watchers; the backend is unusable afterwards. Idempotent."""
+        ...
+
+
+class Tombstone(NamedTuple):
+    """A delete that another layer has yet to hear about."""
+
+    id: str
+    deleted_at: datetime
+
+
+@runtime_checkable
+class Tombstones(Protocol):
+    """Optional: a layer that remembers its deletes so a migration can replay them elsewhere."""
+
+    async def bury(self, episode_ids: Collection[str]) -> None:
+        """Record these ids as deleted (durably), whether or not this layer holds them."""
+        ...
+
+    def tombstones(self) -> AsyncIterator[Tombstone]:
+        """Every recorded delete not yet forgotten, each once."""
+        ...
+
+    async def forget_tombstones(self, episode_ids: Collection[str]) -> None:
+        """Drop the tombstones of these ids (they have been replayed); unknown ids are ignored."""
+        ...
+
+
+@runtime_checkable
+class BatchUpsert(Protocol):
+    """Optional: a layer that stores many episodes faster together than one by one."""
+
+    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
+        """``upsert`` of each episode in order; all durable when it returns. If it raises, any
+        subset may be stored, so callers must be able to write the batch again."""
         ...

@@ -9,6 +9,8 @@ and thresholds mean the same thing in every layer and for every query.
 from __future__ import annotations
 
 import bisect
+import heapq
+import itertools
 import math
 import re
 from collections import Counter
@@ -25,18 +27,19 @@ PREFIX_WEIGHT = 0.8
 TYPO_WEIGHT = 0.7
 MAX_QUERY_TERMS = 64  # bounds the work a pasted 10,000-character query can cause
 MAX_WIDENED = 8
+WIDEN_BELOW_DF = 50  # or 1% of the documents, whichever is more
 
 _WORD = re.compile(r"[^\W_]+")
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
+_STOPWORD_TEXT = """a about above after again against all am an and any are as at be because been
+    before
     being below between both but by can could did do does doing down during each few for from
     further had has have having he her here hers herself him himself his how i if in into is it
     its itself just me more most my myself no nor not now of off on once only or other our ours
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
-    s t d ll m re ve don doesn didn isn wasn aren weren won wouldn shouldn couldn""".split()
-)
+    s t d ll m re ve don doesn didn isn wasn aren weren won wouldn shouldn couldn"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @lru_cache(maxsize=65536)
@@ -46,18 +49,21 @@ def stem(word: str) -> str:
         return word
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
-    elif word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-        if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz":
-            word = word[:-1]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-        if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz":
-            word = word[:-1]
     elif word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = _undouble(word[:-3])
+    elif word.endswith("ed") and len(word) > 4:
+        word = _undouble(word[:-2])
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
+    return word
+
+
+def _undouble(word: str) -> str:
+    """running -> runn -> run; but falling -> fall, passed -> pass."""
+    if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz":
+        return word[:-1]
     return word
 
 
@@ -66,20 +72,25 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
 
 
+Partition = tuple[str, str]
+"""(group, kind): postings are split by it so a filtered search never visits other groups."""
+
+
 @dataclass(frozen=True, slots=True)
-class _Doc:
-    length: int
-    group: str
-    kind: str
+class _TermPlan:
+    variants: list[tuple[str, float]]  # (vocabulary term, its BM25 gain: weighted idf x (k1+1))
+    bound: float  # the most this query term can add to any document's score
+    reference: float  # what it adds to the best score a document could reach
 
 
 class LexicalIndex:
     """An in-memory inverted index; cheap to rebuild from the stored episodes at open."""
 
     def __init__(self) -> None:
-        self._postings: dict[str, dict[Hashable, int]] = {}
-        self._docs: dict[Hashable, _Doc] = {}
-        self._doc_terms: dict[Hashable, Counter[str]] = {}
+        # term -> (group, kind) -> key -> (term frequency, document length)
+        self._postings: dict[str, dict[Partition, dict[Hashable, tuple[int, int]]]] = {}
+        self._df: dict[str, int] = {}
+        self._docs: dict[Hashable, tuple[Partition, Counter[str]]] = {}
         self._vocabulary: list[str] = []  # sorted, for prefix look-ups
         self._vocabulary_dirty = False
         self._total_length = 0
@@ -94,27 +105,40 @@ class LexicalIndex:
         """Index ``text`` under ``key``, replacing what ``key`` held before."""
         self.remove(key)
         counts = Counter(terms(text))
-        for term, tf in counts.items():
-            postings = self._postings.get(term)
-            if postings is None:
-                postings = self._postings[term] = {}
-                self._vocabulary_dirty = True
-            postings[key] = tf
         length = sum(counts.values())
-        self._docs[key] = _Doc(length, group, kind)
-        self._doc_terms[key] = counts
+        partition = (group, kind)
+        postings, df = self._postings, self._df
+        for term, tf in counts.items():
+            partitions = postings.get(term)
+            if partitions is None:
+                postings[term] = {partition: {key: (tf, length)}}
+                df[term] = 1
+                self._vocabulary_dirty = True
+                continue
+            bucket = partitions.get(partition)
+            if bucket is None:
+                partitions[partition] = {key: (tf, length)}
+            else:
+                bucket[key] = (tf, length)
+            df[term] += 1
+        self._docs[key] = (partition, counts)
         self._total_length += length
 
     def remove(self, key: Hashable) -> None:
-        doc = self._docs.pop(key, None)
-        if doc is None:
+        entry = self._docs.pop(key, None)
+        if entry is None:
             return
-        self._total_length -= doc.length
-        for term in self._doc_terms.pop(key):
-            postings = self._postings[term]
+        partition, counts = entry
+        self._total_length -= sum(counts.values())
+        for term in counts:
+            partitions = self._postings[term]
+            postings = partitions[partition]
             del postings[key]
             if not postings:
-                del self._postings[term]
+                del partitions[partition]
+            self._df[term] -= 1
+            if not self._df[term]:
+                del self._df[term], self._postings[term]
                 self._vocabulary_dirty = True
 
     def search(
@@ -132,51 +156,71 @@ class LexicalIndex:
         if not query_terms:
             return []
         n = len(self._docs)
-        avg_length = self._total_length / n or 1.0
-        norm = K1 * (1 - B) / 1.0, K1 * B / avg_length
+        flat = K1 * (1 - B)
+        per_length = K1 * B / (self._total_length / n or 1.0)
+        plans = [self._plan(term, n) for term in query_terms]
+        best_possible = sum(plan.reference for plan in plans)
+        # Max-score pruning, exact for the top ``limit``: terms are taken rarest first, and once
+        # the current limit-th score beats all that the remaining terms could add, a document
+        # not yet scored can no longer enter the top, so common terms only update candidates.
+        plans.sort(key=lambda plan: -plan.bound)
+        remaining = sum(plan.bound for plan in plans)
         scores: dict[Hashable, float] = {}
-        best_possible = 0.0
-        for term in query_terms:
+        for plan in plans:
+            closed = len(scores) >= limit and heapq.nlargest(limit, scores.values())[-1] > remaining
+            remaining -= plan.bound
             per_doc: dict[Hashable, float] = {}
-            reference = _idf(n, 0)
-            for variant, weight in self._variants(term):
-                postings = self._postings[variant]
-                idf = _idf(n, len(postings)) * weight
-                if weight == 1.0:
-                    reference = idf
-                for key, tf in postings.items():
-                    doc = self._docs[key]
-                    if (groups is not None and doc.group not in groups) or (
-                        kinds is not None and doc.kind not in kinds
+            for variant, gain in plan.variants:
+                for (group, kind), postings in self._postings[variant].items():
+                    if (groups is not None and group not in groups) or (
+                        kinds is not None and kind not in kinds
                     ):
                         continue
-                    value = idf * tf * (K1 + 1) / (tf + norm[0] + norm[1] * doc.length)
-                    if value > per_doc.get(key, 0.0):
-                        per_doc[key] = value
-            best_possible += reference * (K1 + 1)
+                    if closed:
+                        postings = {k: postings[k] for k in scores.keys() & postings.keys()}
+                    for key, (tf, length) in postings.items():
+                        value = gain * tf / (tf + flat + per_length * length)
+                        if value > per_doc.get(key, 0.0):
+                            per_doc[key] = value
             for key, value in per_doc.items():
                 scores[key] = scores.get(key, 0.0) + value
         if not scores:
             return []
-        top = sorted(scores.items(), key=lambda kv: (-kv[1], str(kv[0])))[:limit]
+        floor = heapq.nlargest(limit, scores.values())[-1]
+        top = sorted(
+            ((key, value) for key, value in scores.items() if value >= floor),
+            key=lambda kv: (-kv[1], str(kv[0])),
+        )[:limit]
         return [(key, min(1.0, value / best_possible)) for key, value in top]
 
+    def _plan(self, term: str, n: int) -> _TermPlan:
+        variants = [
+            (variant, _idf(n, self._df[variant]) * weight * (K1 + 1))
+            for variant, weight in self._variants(term)
+        ]
+        exact = next((gain for variant, gain in variants if variant == term), None)
+        return _TermPlan(
+            variants=variants,
+            bound=max((gain for _, gain in variants), default=0.0),
+            reference=exact if exact is not None else _idf(n, 0) * (K1 + 1),
+        )
+
     def _variants(self, term: str) -> Iterable[tuple[str, float]]:
-        """The term itself, vocabulary terms it is a prefix of, and, for an unknown term of
-        four letters or more, close misspellings (one edit, two from eight letters)."""
-        if term in self._postings:
+        """The term itself and, for a term of four letters or more that is rare or unknown here,
+        vocabulary terms it prefixes and close misspellings (one edit, two from eight letters).
+        A common term needs no widening: it already matches plenty, and widening it would
+        multiply the postings a search walks."""
+        df = self._df.get(term, 0)
+        if df:
             yield term, 1.0
-        if len(term) < 4:
+        if len(term) < 4 or df > max(WIDEN_BELOW_DF, len(self._docs) // 100):
             return
         vocabulary = self._sorted_vocabulary()
         start = bisect.bisect_right(vocabulary, term)
-        widened = 0
-        for candidate in vocabulary[start : start + 64]:
-            if not candidate.startswith(term) or widened >= MAX_WIDENED:
-                break
-            widened += 1
+        prefixed = itertools.takewhile(lambda c: c.startswith(term), vocabulary[start:])
+        for candidate in itertools.islice(prefixed, MAX_WIDENED):
             yield candidate, PREFIX_WEIGHT
-        if term not in self._postings:
+        if not df:
             max_edits = 1 if len(term) < 8 else 2
             for candidate, _distance, _ in process.extract(
                 term, vocabulary, scorer=Levenshtein.distance, score_cutoff=max_edits,
@@ -194,3 +238,4 @@ class LexicalIndex:
 
 def _idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+

@@ -16,23 +16,79 @@ from backends import (
     WriteFailed,
     stable_id,
 )
+from memory.agent import AgentMemory, SimilarOutcome, TaskOutcome
 from memory.config import Config, ConfigError
+from memory.decisions import (
+    Adr,
+    DecisionError,
+    FailedApproach,
+    deprecate_adr,
+    record_adr,
+    record_failed_approach,
+    supersede_adr,
+)
+from memory.knowledge import (
+    gate_thresholds,
+    project_overrides,
+    resolve_role_constraints,
+    suggest_implementation_mode,
+    system_knowledge,
+)
+from memory.markdown import export_markdown
+from memory.project import project_id
 from memory.selection import Selection, open_memory
+from memory.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
+from seeds import (
+    ImplementationMode,
+    KnowledgeError,
+    ModeSuggestion,
+    QualityGateProfile,
+    RoleConstraints,
+    seed_system_knowledge,
+)
 
 __all__ = [
+    "Adr",
+    "AgentMemory",
     "BackendUnavailable",
     "Config",
     "ConfigError",
+    "DecisionError",
     "DualmemError",
     "Episode",
+    "FailedApproach",
     "Hit",
+    "ImplementationMode",
     "InvalidEpisode",
+    "KnowledgeError",
     "MemoryBackend",
     "MigrationError",
+    "ModeSuggestion",
+    "QualityGateProfile",
     "Receipt",
+    "RoleConstraints",
     "Selection",
+    "SimilarOutcome",
     "StoreCorrupt",
+    "TaskOutcome",
+    "TurnState",
     "WriteFailed",
+    "deprecate_adr",
+    "export_markdown",
+    "feature_turns",
+    "gate_thresholds",
+    "latest_turn",
     "open_memory",
+    "previous_turn",
+    "project_id",
+    "project_overrides",
+    "record_adr",
+    "record_failed_approach",
+    "record_turn",
+    "resolve_role_constraints",
+    "seed_system_knowledge",
     "stable_id",
+    "suggest_implementation_mode",
+    "supersede_adr",
+    "system_knowledge",
 ]

@@ -50,13 +50,20 @@ class Config:
         env = os.environ if environ is None else environ
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
         if chosen not in BACKEND_CHOICES:
-            raise ConfigError(f"backend must be one of {', '.join(BACKEND_CHOICES)}, not {chosen!r}")
+            choices = ", ".join(BACKEND_CHOICES)
+            raise ConfigError(f"backend must be one of {choices}, not {chosen!r}")
         raw_limit = env.get("DUALMEM_MAX_BODY_BYTES", str(DEFAULT_MAX_BODY_BYTES))
         try:
             limit = int(raw_limit)
         except ValueError:
-            raise ConfigError(f"DUALMEM_MAX_BODY_BYTES must be a whole number, not {raw_limit!r}") from None
+            raise ConfigError(
+                f"DUALMEM_MAX_BODY_BYTES must be a whole number, not {raw_limit!r}"
+            ) from None
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
         root = Path(home or env.get("DUALMEM_HOME") or Path.cwd() / ".dualmem")
-        return cls(home=root.expanduser().absolute(), backend=cast(BackendChoice, chosen), max_body_bytes=limit)
+        return cls(
+            home=root.expanduser().absolute(),
+            backend=cast(BackendChoice, chosen),
+            max_body_bytes=limit,
+        )

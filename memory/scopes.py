@@ -9,6 +9,18 @@ from __future__ import annotations
 
 from backends.model import check_group_id
 
+# System knowledge kinds and groups live below this floor, in seeds; re-exported here.
+from seeds.groups import (
+    IMPLEMENTATION_MODE,
+    IMPLEMENTATION_MODE_GROUP,
+    PROJECT_OVERVIEW,
+    QUALITY_GATE_CONFIG,
+    QUALITY_GATE_GROUP,
+    ROLE_CONSTRAINTS,
+    ROLE_CONSTRAINTS_GROUP,
+    SYSTEM_GROUPS,
+)
+
 # Kinds written by the agent-facing API.
 SESSION_INSIGHT = "session_insight"
 PATTERN = "pattern"
@@ -18,20 +30,10 @@ TASK_OUTCOME = "task_outcome"
 QA_RESULT = "qa_result"
 ADR = "adr"
 FAILED_APPROACH = "failed_approach"
-PROJECT_OVERVIEW = "project_overview"
 FEATURE_SPEC = "feature_spec"
 ARCHITECTURE = "architecture"
 DOMAIN_KNOWLEDGE = "domain_knowledge"
 TURN_STATE = "turn_state"
-ROLE_CONSTRAINTS = "role_constraints"
-QUALITY_GATE_CONFIG = "quality_gate_config"
-IMPLEMENTATION_MODE = "implementation_mode"
-
-# System groups: shared by every project, seeded from seeds/.
-ROLE_CONSTRAINTS_GROUP = "role_constraints"
-QUALITY_GATE_GROUP = "quality_gate_configs"
-IMPLEMENTATION_MODE_GROUP = "implementation_modes"
-SYSTEM_GROUPS = (ROLE_CONSTRAINTS_GROUP, QUALITY_GATE_GROUP, IMPLEMENTATION_MODE_GROUP)
 
 
 def project_group(project_id: str, spec: str | None = None) -> str:
@@ -41,3 +43,29 @@ def project_group(project_id: str, spec: str | None = None) -> str:
 
 def turn_states_group(project_id: str) -> str:
     return check_group_id(f"{project_id}__turn_states")
+
+
+__all__ = [
+    "ADR",
+    "ARCHITECTURE",
+    "CODEBASE_DISCOVERY",
+    "DOMAIN_KNOWLEDGE",
+    "FAILED_APPROACH",
+    "FEATURE_SPEC",
+    "GOTCHA",
+    "IMPLEMENTATION_MODE",
+    "IMPLEMENTATION_MODE_GROUP",
+    "PATTERN",
+    "PROJECT_OVERVIEW",
+    "QA_RESULT",
+    "QUALITY_GATE_CONFIG",
+    "QUALITY_GATE_GROUP",
+    "ROLE_CONSTRAINTS",
+    "ROLE_CONSTRAINTS_GROUP",
+    "SESSION_INSIGHT",
+    "SYSTEM_GROUPS",
+    "TASK_OUTCOME",
+    "TURN_STATE",
+    "project_group",
+    "turn_states_group",
+]

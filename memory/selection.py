@@ -7,9 +7,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from os import PathLike
 
+from backends.graph import GraphBackend
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.config import Config
+from memory.dual import open_dual
 
 
 @dataclass(frozen=True)
@@ -21,9 +23,17 @@ class Selection:
 
 
 async def open_backend(config: Config) -> tuple[MemoryBackend, Selection]:
-    """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it."""
-    backend = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
-    return backend, Selection("file", "the file layer is the only layer so far")
+    """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it.
+    ``graph`` raises ``BackendUnavailable`` rather than fall back; ``auto`` is the dual store:
+    the graph when this process can hold it, else the file layer (pending replay), saying why."""
+    if config.backend == "file":
+        files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
+        return files, Selection("file", "asked for")
+    if config.backend == "auto":
+        dual = await open_dual(config)
+        return dual, Selection(dual.layer_in_use, dual.reason)
+    graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+    return graph, Selection("graph", "asked for")
 
 
 @asynccontextmanager

@@ -1,1 +1,62 @@
-"""seeds"""
+"""Default system knowledge as data files (``seeds/data``), seeding it into a store, and
+per-project overrides. Works through ``MemoryBackend`` only."""
+
+from seeds.groups import (
+    IMPLEMENTATION_MODE,
+    IMPLEMENTATION_MODE_GROUP,
+    PROJECT_OVERVIEW,
+    QUALITY_GATE_CONFIG,
+    QUALITY_GATE_GROUP,
+    ROLE_CONSTRAINTS,
+    ROLE_CONSTRAINTS_GROUP,
+    SEED_GROUP,
+    SEED_VERSION,
+    SYSTEM_GROUPS,
+)
+from seeds.knowledge import (
+    ImplementationMode,
+    KnowledgeError,
+    ModeSuggestion,
+    QualityGateProfile,
+    RoleConstraints,
+    SystemKnowledge,
+    builtin_knowledge,
+    item_from_episode,
+)
+from seeds.overrides import OVERRIDES_FILE, Overrides, load_overrides
+from seeds.seeding import (
+    SeedReport,
+    put_if_changed,
+    seed_project_overview,
+    seed_system_knowledge,
+    seeded_version,
+)
+
+__all__ = [
+    "IMPLEMENTATION_MODE",
+    "IMPLEMENTATION_MODE_GROUP",
+    "OVERRIDES_FILE",
+    "PROJECT_OVERVIEW",
+    "QUALITY_GATE_CONFIG",
+    "QUALITY_GATE_GROUP",
+    "ROLE_CONSTRAINTS",
+    "ROLE_CONSTRAINTS_GROUP",
+    "SEED_GROUP",
+    "SEED_VERSION",
+    "SYSTEM_GROUPS",
+    "ImplementationMode",
+    "KnowledgeError",
+    "ModeSuggestion",
+    "Overrides",
+    "QualityGateProfile",
+    "RoleConstraints",
+    "SeedReport",
+    "SystemKnowledge",
+    "builtin_knowledge",
+    "item_from_episode",
+    "load_overrides",
+    "put_if_changed",
+    "seed_project_overview",
+    "seed_system_knowledge",
+    "seeded_version",
+]

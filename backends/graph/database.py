@@ -1,0 +1,234 @@
+"""A Kùzu database folder: open (driver errors translated into ours), graphiti's schema plus our
+columns, the meta table, and a close that cannot segfault.
+
+Kùzu allows one read-write process per database, and within a process a second
+``kuzu.Database`` on the same path takes no lock of its own and drops the process's lock when it
+is closed: never build two for one path (``store.py`` keeps a registry). All calls run on one
+worker thread with one connection: Kùzu fails concurrent writes, and a connection is not meant
+to be shared between threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from backends.errors import BackendUnavailable
+
+LAYER = "graph"
+DB_FILE = "memory.kuzu"
+OWNER_FILE = "owner.json"
+SCHEMA_VERSION = 1
+INSTALL_HINT = "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'"
+
+# Ours, added to graphiti's Episodic table. graphiti's `source` holds its EpisodeType and its
+# `valid_at` must be set, so our source goes to `source_description` and `valid_at_set` tells
+# whether `valid_at` is ours or the created_at stand-in.
+# Vectors are stored as base64 float16 text: a FLOAT[] parameter costs Kùzu a value per element,
+# which cut the raw write rate by 60% at 128 dimensions (bench/graph_layer.py); text costs ~5%.
+_EPISODIC_EXTRA = (
+    "kind STRING", "invalid_at TIMESTAMP", "valid_at_set BOOLEAN", "embedding_f16 STRING"
+)
+_META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
+
+T = TypeVar("T")
+
+
+class Session:
+    """The connection, as seen from the worker thread."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+        self._statements: dict[str, Any] = {}
+
+    def rows(self, query: str, **params: Any) -> list[list[Any]]:
+        statement = self._statements.get(query)
+        if statement is None:
+            # kuzu 0.11 deprecates prepare() in favour of execute(query, params), which re-plans
+            # every call and halves the write rate; a prepared plan per query is worth keeping.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "The use of separate prepare", DeprecationWarning)
+                statement = self._statements[query] = self._connection.prepare(query)
+        result = self._connection.execute(statement, params)
+        try:
+            return list(result.get_all())
+        finally:
+            result.close()  # a live result at db.close() segfaults
+
+    def script(self, queries: str) -> None:
+        results = self._connection.execute(queries)
+        for result in results if isinstance(results, list) else [results]:
+            result.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.script("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.script("ROLLBACK")
+            raise
+        self.script("COMMIT")
+
+
+class GraphDatabase:
+    """One open Kùzu database under ``directory`` (``<home>/graph``)."""
+
+    def __init__(self, directory: Path, executor: ThreadPoolExecutor, session: Session,
+                 database: Any, meta: dict[str, str]) -> None:
+        self.directory = directory
+        self.meta = meta
+        self._executor = executor
+        self._session: Session | None = session
+        self._database = database
+
+    @property
+    def file(self) -> Path:
+        return self.directory / DB_FILE
+
+    @classmethod
+    async def connect(cls, directory: Path) -> GraphDatabase:
+        """Open or create the database; raises ``BackendUnavailable`` with the reason."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dualmem-kuzu")
+        loop = asyncio.get_running_loop()
+        try:
+            database, session, meta = await loop.run_in_executor(
+                executor, _connect, directory
+            )
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(directory, executor, session, database, meta)
+
+    async def run(self, work: Callable[[Session], T]) -> T:
+        """Run ``work`` on the worker thread; the caller translates driver errors."""
+        session = self._session
+        if session is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work, session)
+
+    async def close(self) -> None:
+        """Close the connection and the database, releasing the lock. Idempotent."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        # Closing the database while a query result is alive segfaults. Session closes every
+        # result as soon as it is read, so no gc.collect() is needed here (it cost 0.1-0.25 s
+        # per close in a process that has imported graphiti); tests/graph stress this.
+        await asyncio.sleep(0)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, _disconnect, session, self._database,
+                                   self.directory)
+        self._executor.shutdown(wait=False)
+
+    def close_now(self) -> None:
+        """At interpreter exit, when no event loop is left: the same close, synchronously."""
+        session, self._session = self._session, None
+        if session is not None:  # the worker thread is already gone at exit
+            _disconnect(session, self._database, self.directory)
+
+
+def _connect(directory: Path) -> tuple[Any, Session, dict[str, str]]:
+    try:
+        import kuzu
+    except ImportError as exc:
+        raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BackendUnavailable(LAYER, "unreadable", f"{directory}: {exc.strerror}") from exc
+    try:
+        database = kuzu.Database(str(directory / DB_FILE))
+    except RuntimeError as exc:
+        raise _open_error(directory, exc) from exc
+    session = Session(kuzu.Connection(database))
+    try:
+        meta = _ensure_schema(session)
+    except BackendUnavailable:
+        _disconnect(session, database, directory)
+        raise
+    except RuntimeError as exc:
+        _disconnect(session, database, directory)
+        raise BackendUnavailable(LAYER, "corrupt", _first_line(exc)) from exc
+    _write_owner(directory)
+    return database, session, meta
+
+
+def _disconnect(session: Session, database: Any, directory: Path) -> None:
+    session._statements.clear()
+    session._connection.close()
+    database.close()
+    with contextlib.suppress(OSError):
+        (directory / OWNER_FILE).unlink()
+
+
+def _open_error(directory: Path, exc: RuntimeError) -> BackendUnavailable:
+    message = _first_line(exc)
+    if "Could not set lock" in message:
+        owner = _read_owner(directory)
+        return BackendUnavailable(
+            LAYER, "locked by another process", f"pid {owner}" if owner else str(directory)
+        )
+    if "Permission denied" in message:
+        return BackendUnavailable(LAYER, "unreadable", message)
+    return BackendUnavailable(LAYER, "corrupt", message)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _write_owner(directory: Path) -> None:
+    # Kùzu's lock does not say who holds it; this note lets the next opener name the pid.
+    with contextlib.suppress(OSError):
+        (directory / OWNER_FILE).write_text(json.dumps({"pid": os.getpid()}))
+
+
+def _read_owner(directory: Path) -> int | None:
+    try:
+        pid = int(json.loads((directory / OWNER_FILE).read_text())["pid"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid
+
+
+def _ensure_schema(session: Session) -> dict[str, str]:
+    """graphiti's tables on first open (its DDL, imported only then), our columns and meta."""
+    tables = {row[0] for row in session.rows("CALL show_tables() RETURN name")}
+    if "DualmemMeta" in tables:
+        meta = {key: value for key, value in session.rows(
+            "MATCH (m:DualmemMeta) RETURN m.key, m.value")}
+        if int(meta.get("schema_version", "0")) > SCHEMA_VERSION:
+            raise BackendUnavailable(LAYER, "unsupported schema",
+                                     f"version {meta['schema_version']}; upgrade dualmem")
+        return meta
+    # Every statement is idempotent and the meta row comes last: a crash half-way through
+    # is finished by the next open.
+    session.script(_graphiti_schema())
+    for column in _EPISODIC_EXTRA:
+        session.script(f"ALTER TABLE Episodic ADD IF NOT EXISTS {column}")
+    session.script(_META_TABLE)
+    session.rows("CREATE (:DualmemMeta {key: 'schema_version', value: $v})",
+                 v=str(SCHEMA_VERSION))
+    return {"schema_version": str(SCHEMA_VERSION)}
+
+
+def _graphiti_schema() -> str:
+    # Nothing may phone home; graphiti reads this when it is imported.
+    os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
+    try:
+        # Its modules warn at import (pydantic v1-style config); the warnings are not ours.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from graphiti_core.driver.kuzu_driver import SCHEMA_QUERIES
+    except ImportError as exc:
+        raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
+    return str(SCHEMA_QUERIES)

@@ -1,0 +1,76 @@
+"""Embedders turn texts into L2-normalised float32 vectors. The default one is local and
+deterministic: feature hashing, so it needs no model download and no network."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from backends.ranking import terms
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Anything that embeds texts. ``name`` and ``dimension`` are recorded in the database:
+    vectors from different embedders are not comparable."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One L2-normalised row per text (a zero row for a text with no terms)."""
+        ...
+
+
+class HashingEmbedder:
+    """Each folded, stemmed term and its character trigrams are hashed (crc32, stable across
+    processes, unlike ``hash``) to a signed dimension. Trigrams make misspellings and word forms
+    land near each other; there is no semantics, so search gives it a small weight."""
+
+    def __init__(self, dimension: int = 128) -> None:
+        if dimension < 8:
+            raise ValueError("dimension must be at least 8")
+        self._dimension = dimension
+        self._term_vector = lru_cache(maxsize=32_768)(self._hash_term)  # <= 16 MB at 128
+
+    @property
+    def name(self) -> str:
+        return "hashing-trigram-v1"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            counts = Counter(terms(text))
+            if counts:
+                weights = np.fromiter((1.0 + math.log(tf) for tf in counts.values()),
+                                      dtype=np.float32, count=len(counts))
+                stacked = np.vstack([self._term_vector(term) for term in counts])
+                out[row] = np.einsum("i,ij->j", weights, stacked)  # no BLAS threads (index.py)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def _hash_term(self, term: str) -> Vectors:
+        padded = f"<{term}>"
+        grams = [padded[i : i + 3] for i in range(len(padded) - 2)]
+        gram_weight = 0.5 / len(grams) ** 0.5
+        vector = np.zeros(self._dimension, dtype=np.float32)
+        for feature, weight in [(f"w:{term}", 1.0), *((f"g:{g}", gram_weight) for g in grams)]:
+            digest = zlib.crc32(feature.encode())
+            vector[digest % self._dimension] += weight if digest & 0x8000_0000 else -weight
+        return vector

@@ -1,0 +1,300 @@
+"""``GraphBackend``: the primary memory layer, episodes as graphiti ``Episodic`` rows in an
+embedded Kùzu database, entities from structured bodies, hybrid search of our own.
+
+Handles opened on one path in one process share one core (database, index, write lock); the
+database closes with the last handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import TypeVar
+
+from backends.errors import BackendUnavailable, StoreCorrupt, WriteFailed
+from backends.graph import rows
+from backends.graph.database import LAYER, GraphDatabase, Session
+from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
+from backends.graph.index import EpisodeIndex
+from backends.graph.structure import extract
+from backends.model import DEFAULT_MAX_BODY_BYTES, Episode, Hit, Receipt, ensure_body_fits
+
+T = TypeVar("T")
+FETCH_CHUNK = 256
+
+
+class _Core:
+    """What every handle on one database shares."""
+
+    def __init__(self, directory: Path, embedder: Embedder) -> None:
+        self.directory = directory
+        self.embedder = embedder
+        self.index = EpisodeIndex(embedder.dimension)
+        # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
+        # and count read the rows. Both are built from the rows at open.
+        self.episodes: dict[str, Episode] = {}
+        self.users = 0
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.write_lock = asyncio.Lock()
+        self._db: GraphDatabase | None = None
+
+    @property
+    def db(self) -> GraphDatabase:
+        if self._db is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return self._db
+
+    async def start(self, *, reembed: bool) -> None:
+        self._db = await GraphDatabase.connect(self.directory)
+        try:
+            await self._check_embedder(reembed=reembed)
+            await self._load()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            await db.close()
+
+    async def read(self, work: Callable[[Session], T]) -> T:
+        try:
+            return await self.db.run(work)
+        except RuntimeError as exc:
+            raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
+
+    async def write(self, work: Callable[[Session], T]) -> T:
+        try:
+            return await self.db.run(work)
+        except RuntimeError as exc:
+            raise WriteFailed(f"graph layer: {exc}") from exc
+
+    async def _check_embedder(self, *, reembed: bool) -> None:
+        want = {"embedder": self.embedder.name, "dimension": str(self.embedder.dimension)}
+        have = {key: self.db.meta[key] for key in want if key in self.db.meta}
+        if have == want:
+            return
+        if have and not reembed:
+            raise BackendUnavailable(
+                LAYER, "embedder mismatch",
+                f"stored vectors are {have.get('embedder')}/{have.get('dimension')}, this "
+                f"process embeds with {want['embedder']}/{want['dimension']}; re-embed with "
+                "GraphBackend.reembed(path)",
+            )
+        stored = await self.read(rows.texts) if have else []
+        vectors = self.embedder.embed([text for _, text in stored])
+
+        def record(session: Session) -> None:
+            with session.transaction():
+                for (key, _), vector in zip(stored, vectors, strict=True):
+                    session.rows(rows.SET_EMBEDDING, uuid=key, embedding=rows.encode(vector))
+                for key, value in want.items():
+                    session.rows(rows.PUT_META, key=key, value=value)
+
+        await self.write(record)
+        self.db.meta.update(want)
+
+    async def _load(self) -> None:
+        stored = await self.read(rows.every_row)
+        vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
+        missing = [rows.text(row.episode)
+                   for row, vector in zip(stored, vectors, strict=True) if vector is None]
+        fresh = iter(self.embedder.embed(missing))
+        for row, vector in zip(stored, vectors, strict=True):
+            self.remember(row.episode, next(fresh) if vector is None else vector)
+
+    def remember(self, episode: Episode, vector: Vectors) -> None:
+        self.episodes[episode.id] = episode
+        self.index.put(episode.id, rows.text(episode), group=episode.group_id, kind=episode.kind,
+                       vector=vector)
+
+    def forget(self, key: str) -> None:
+        self.episodes.pop(key, None)
+        self.index.drop(key)
+
+
+_cores: dict[Path, _Core] = {}
+_registry = threading.Lock()
+
+
+def _close_leftovers() -> None:
+    # A process that exits without aclose must still close Kùzu in order (never a segfault).
+    for core in list(_cores.values()):
+        if core._db is not None:
+            core._db.close_now()
+
+
+atexit.register(_close_leftovers)
+
+
+class GraphBackend:
+    """The graph layer. Open with ``await GraphBackend.open(home / "graph")``."""
+
+    layer = LAYER
+
+    def __init__(self, core: _Core, max_body_bytes: int) -> None:
+        self._core: _Core | None = core
+        self._max_body_bytes = max_body_bytes
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | PathLike[str],
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        embedder: Embedder | None = None,
+    ) -> GraphBackend:
+        """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
+        reason: "not installed", "locked by another process", "corrupt", "unreadable",
+        "embedder mismatch" (see ``reembed``)."""
+        return cls(await _acquire(Path(path), embedder, reembed=False), max_body_bytes)
+
+    @classmethod
+    async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None) -> int:
+        """Recompute every stored vector with ``embedder`` (default: the built-in one) and
+        record it; returns how many episodes were re-embedded."""
+        core = await _acquire(Path(path), embedder, reembed=True)
+        try:
+            return len(core.index)
+        finally:
+            await _release(core)
+
+    async def upsert(self, episode: Episode) -> Receipt:
+        return (await self.upsert_many([episode]))[0]
+
+    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
+        """``upsert`` of each episode in order, in one transaction: all or none are stored."""
+        core = self._open_core()
+        for episode in episodes:
+            ensure_body_fits(episode, self._max_body_bytes)
+        latest = list({episode.id: episode for episode in episodes}.values())
+        vectors = core.embedder.embed([rows.text(episode) for episode in latest])
+        writes = [
+            rows.EpisodeWrite(episode, rows.encode(vector), extract(episode.group_id, episode.data))
+            for episode, vector in zip(latest, vectors, strict=True)
+        ]
+        async with core.write_lock:
+            stored = {write.episode.id for write in writes if write.episode.id in core.index}
+            await core.write(lambda session: rows.write_episodes(session, writes, stored))
+            for episode, vector in zip(latest, vectors, strict=True):
+                core.remember(episode, vector)
+        location = str(core.db.file)
+        return [Receipt(id=episode.id, layer=LAYER, location=location) for episode in episodes]
+
+    async def get(self, episode_id: str) -> Episode | None:
+        found = await self._fetch([episode_id])
+        return found.get(episode_id)
+
+    async def delete(self, episode_id: str) -> bool:
+        core = self._open_core()
+        async with core.write_lock:
+            if episode_id not in core.index:
+                return False
+            await core.write(lambda session: rows.delete_episode(session, episode_id))
+            core.forget(episode_id)
+        return True
+
+    async def search(
+        self,
+        query: str,
+        *,
+        group_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int = 10,
+    ) -> list[Hit]:
+        core = self._open_core()
+        if limit <= 0 or not query.strip():
+            return []
+        vector = core.embedder.embed([query])[0]
+        ranked = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=limit)
+        return [Hit(episode=core.episodes[key], score=score, layer=LAYER) for key, score in ranked]
+
+    async def scan(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        core = self._open_core()
+        keys = await core.read(lambda session: rows.ordered_keys(session, group_ids, kinds))
+        for start in range(0, len(keys), FETCH_CHUNK):
+            chunk = keys[start : start + FETCH_CHUNK]
+            found = await self._fetch(chunk)
+            for key in chunk:
+                if key in found:  # deleted since the scan began
+                    yield found[key]
+
+    async def count(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> int:
+        core = self._open_core()
+        return await core.read(lambda session: rows.count(session, group_ids, kinds))
+
+    async def aclose(self) -> None:
+        core, self._core = self._core, None
+        if core is not None:
+            await _release(core)
+
+    def _open_core(self) -> _Core:
+        if self._core is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return self._core
+
+    async def _fetch(self, keys: Iterable[str]) -> dict[str, Episode]:
+        wanted = list(keys)
+        if not wanted:
+            return {}
+        return await self._open_core().read(lambda session: rows.fetch(session, wanted))
+
+
+async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _Core:
+    key = _key(path)
+    with _registry:
+        core = _cores.get(key)
+        creator = core is None
+        if core is None:
+            core = _cores[key] = _Core(key, embedder or HashingEmbedder())
+        core.users += 1
+    try:
+        if creator:
+            try:
+                await core.start(reembed=reembed)
+            except BaseException as exc:
+                core.ready.set_exception(exc)
+                core.ready.exception()  # retrieved: waiters (if any) re-raise it themselves
+                raise
+            core.ready.set_result(None)
+        else:
+            await asyncio.shield(core.ready)
+            _ensure_same_embedder(core, embedder)
+    except BaseException:
+        await _release(core)
+        raise
+    return core
+
+
+def _key(path: Path) -> Path:
+    return path.expanduser().absolute()
+
+
+def _ensure_same_embedder(core: _Core, embedder: Embedder | None) -> None:
+    if embedder is not None and (embedder.name, embedder.dimension) != (
+        core.embedder.name, core.embedder.dimension
+    ):
+        raise BackendUnavailable(
+            LAYER, "embedder mismatch",
+            f"already open in this process with {core.embedder.name}/{core.embedder.dimension}",
+        )
+
+
+async def _release(core: _Core) -> None:
+    with _registry:
+        core.users -= 1
+        last = core.users == 0
+        if last and _cores.get(core.directory) is core:
+            del _cores[core.directory]
+    if last:
+        await core.close()
+

@@ -1,0 +1,90 @@
+"""Durable file operations: a reader sees the old file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import overload
+
+from backends.errors import WriteFailed
+
+_TEMP_SUFFIX = ".tmp"
+
+
+@overload
+def write_atomic(path: Path, data: bytes) -> os.stat_result: ...
+
+
+@overload
+def write_atomic(
+    path: Path, data: bytes, abandon_if: Callable[[], bool]
+) -> os.stat_result | None: ...
+
+
+def write_atomic(
+    path: Path, data: bytes, abandon_if: Callable[[], bool] | None = None
+) -> os.stat_result | None:
+    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename, fsync folder.
+    Returns the new file's status, taken before anyone else could change it. ``abandon_if`` is
+    asked last, just before the rename; when it says so, nothing is replaced and None returned."""
+    folder = path.parent
+    make_folder(folder)
+    temp = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+            status = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if abandon_if is not None and abandon_if():
+            temp.unlink()
+            return None
+        os.replace(temp, path)
+        _fsync_folder(folder)
+    except BaseException as exc:
+        temp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise
+    return status
+
+
+def is_temporary(path: Path) -> bool:
+    """True for the temp files ``write_atomic`` renames into place."""
+    return path.name.startswith(".") and path.name.endswith(_TEMP_SUFFIX)
+
+
+def remove(path: Path) -> bool:
+    """Delete ``path`` durably; False when it was not there."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise WriteFailed(f"cannot delete {path}: {exc.strerror or exc}") from exc
+    _fsync_folder(path.parent)
+    return True
+
+
+def make_folder(folder: Path) -> None:
+    """Create ``folder``, refusing to write through a symbolic link someone put in our tree."""
+    if folder.is_symlink() or folder.parent.is_symlink():
+        raise WriteFailed(f"{folder} is a symbolic link; the file layer writes only in its folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(f"cannot create {folder}: {exc.strerror or exc}") from exc
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

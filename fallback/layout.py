@@ -1,0 +1,111 @@
+"""Where the file layer keeps things under its folder, and which path means what.
+
+    <root>/episodes/<group_id>/<file name of id>.json   one episode
+    <root>/views/<group_id>/patterns.md | gotchas.md    Markdown views people read and edit
+    <root>/.lock                                         serializes writers across processes
+
+Every path is built from a validated group id and an id turned into a file name here, so no
+input can name a place outside the root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from backends.errors import InvalidEpisode
+from backends.model import EPISODE_ID, GROUP_ID, check_group_id
+
+VIEW_FILES = {"pattern": "patterns.md", "gotcha": "gotchas.md"}
+VIEW_KINDS = {name: kind for kind, name in VIEW_FILES.items()}
+EPISODE_SUFFIX = ".json"
+
+# Safe on every file system, case-insensitive ones included; other ids get a digest suffix.
+_PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def file_name(episode_id: str) -> str:
+    """The file name of an episode: the id itself when it is plain lower-case; otherwise the id
+    with ':' and capitals folded, plus '~' and a digest of the id, so that no two ids share a
+    name ('~' never occurs in an id)."""
+    if not EPISODE_ID.fullmatch(episode_id):
+        raise InvalidEpisode(f"invalid episode id {episode_id!r}")
+    if _PLAIN_NAME.fullmatch(episode_id):
+        return episode_id + EPISODE_SUFFIX
+    folded = episode_id.lower().replace(":", "_")
+    digest = hashlib.sha256(episode_id.encode()).hexdigest()[:20]
+    return f"{folded}~{digest}{EPISODE_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @property
+    def episodes(self) -> Path:
+        return self.root / "episodes"
+
+    @property
+    def views(self) -> Path:
+        return self.root / "views"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".lock"
+
+    def group_folder(self, group_id: str) -> Path:
+        return self.episodes / check_group_id(group_id)
+
+    def episode_path(self, group_id: str, episode_id: str) -> Path:
+        return self.group_folder(group_id) / file_name(episode_id)
+
+    def view_path(self, group_id: str, kind: str) -> Path:
+        return self.views / check_group_id(group_id) / VIEW_FILES[kind]
+
+    def groups(self) -> list[str]:
+        """The group folders present on disk (names that are not group ids are ignored)."""
+        if not self.episodes.is_dir():
+            return []
+        return sorted(p.name for p in self.episodes.iterdir() if is_group_folder(p))
+
+    def view_paths(self) -> list[Path]:
+        if not self.views.is_dir():
+            return []
+        return sorted(
+            folder / name
+            for folder in self.views.iterdir()
+            if is_group_folder(folder)
+            for name in VIEW_FILES.values()
+            if (folder / name).is_file()
+        )
+
+    def episode_group(self, path: Path) -> str | None:
+        """The group of an episode file path, or None when the path is not one."""
+        if path.parent.parent != self.episodes or not is_episode_file(path):
+            return None
+        group = path.parent.name
+        return group if GROUP_ID.fullmatch(group) else None
+
+    def view_of(self, path: Path) -> tuple[str, str] | None:
+        """(group, kind) of a view path, or None when the path is not one."""
+        kind = VIEW_KINDS.get(path.name)
+        group = path.parent.name
+        if kind is None or path.parent.parent != self.views or not GROUP_ID.fullmatch(group):
+            return None
+        return group, kind
+
+
+def is_group_folder(path: Path) -> bool:
+    return bool(GROUP_ID.fullmatch(path.name)) and path.is_dir() and not path.is_symlink()
+
+
+def is_episode_file(path: Path) -> bool:
+    return is_episode_name(path.name)
+
+
+def is_episode_name(name: str) -> bool:
+    # Temp files of writers in flight start with '.', so they are never taken for episodes.
+    return name.endswith(EPISODE_SUFFIX) and not name.startswith(".")
+

@@ -1,0 +1,140 @@
+"""The Markdown views ``patterns.md`` and ``gotchas.md``: rendered from the stored episodes,
+edited by people.
+
+A generated bullet ends with ``<!-- dualmem <id> <check> -->``, where the check is a digest of
+the id and the bullet's text: a bullet whose check still matches is ours and is rewritten on every
+render. Every other line belongs to a person and is kept as it is. A person's bullet (``- text``,
+``* text`` or ``+ text`` at the start of a line), or a generated bullet whose text a person changed,
+is a *hand bullet*: it becomes an episode of its own, source ``manual``, with the stable id
+``stable_id(group, kind, text)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from backends.model import MAX_NAME_CHARS, Episode, stable_id
+from fallback.layout import VIEW_FILES
+
+MANUAL = "manual"
+_TITLES = {"pattern": "Patterns", "gotcha": "Gotchas"}
+_INTRO = (
+    "<!-- dualmem: bullets ending in a dualmem comment are written from the stored memories and"
+    " rewritten when they change. Add your own as plain '- text' bullets: each becomes a memory"
+    " of its own and is never overwritten. Removing your bullet removes its memory. -->"
+)
+_GENERATED = re.compile(r"- (?P<text>.*?) <!-- dualmem (?P<id>\S+) (?P<check>[0-9a-f]{10}) -->")
+_BULLET = re.compile(r"[-*+][ \t]+(?P<text>\S.*?)\s*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SUMMARY_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    raw: str
+    generated_id: str | None = None  # a generated bullet, untouched since we wrote it
+    hand_text: str | None = None  # a person's bullet
+    edited: bool = False  # a generated bullet a person changed: keep its text, drop our comment
+
+
+def parse(text: str) -> list[Line]:
+    return [_classify(raw) for raw in text.split("\n")]
+
+
+def hand_ids(lines: Iterable[Line], group_id: str, kind: str) -> dict[str, str]:
+    """Stable id -> text of each hand bullet."""
+    return {
+        stable_id(group_id, kind, line.hand_text): line.hand_text
+        for line in lines
+        if line.hand_text is not None
+    }
+
+
+def hand_episode(group_id: str, kind: str, text: str) -> Episode:
+    """The episode a hand bullet stands for. Raises ``InvalidEpisode`` when it cannot be one."""
+    name = _CONTROL.sub(" ", text)
+    if len(name) > MAX_NAME_CHARS:
+        name = name[: MAX_NAME_CHARS - 1] + "…"
+    return Episode.parse(
+        id=stable_id(group_id, kind, text), group_id=group_id, kind=kind, name=name, body=text,
+        source=MANUAL,
+    )
+
+
+def is_hand_shaped(episode: Episode) -> bool:
+    """True when the episode is what a hand bullet stands for, so the view shows it as one."""
+    body = episode.body
+    return (
+        episode.source == MANUAL
+        and episode.kind in VIEW_FILES
+        and body == body.strip()
+        and "\n" not in body
+        and episode.id == stable_id(episode.group_id, episode.kind, body)
+    )
+
+
+def render(
+    existing: str | None,
+    group_id: str,
+    kind: str,
+    episodes: Iterable[Episode],
+    drop: Collection[str] = (),
+) -> str:
+    """The view of ``episodes`` (one group and kind): every line a person wrote is kept in place,
+    except hand bullets whose episode id is in ``drop``; generated bullets follow, oldest first."""
+    if existing is None or not existing.strip():
+        existing = f"# {_TITLES[kind]}: {group_id}\n\n{_INTRO}"
+    lines = parse(existing)
+    present: set[str] = set()
+    kept: list[str] = []
+    for line in lines:
+        if line.generated_id is not None:
+            continue
+        if line.hand_text is None:
+            kept.append(line.raw)
+            continue
+        episode_id = stable_id(group_id, kind, line.hand_text)
+        if episode_id in drop:
+            continue
+        present.add(episode_id)
+        kept.append(f"- {line.hand_text}" if line.edited else line.raw)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    ordered = sorted(
+        (e for e in episodes if e.id not in drop), key=lambda e: (e.created_at, e.id)
+    )
+    added = [
+        f"- {e.body}" if is_hand_shaped(e) else _generated_line(e)
+        for e in ordered
+        if e.id not in present
+    ]
+    return "\n".join([*kept, "", *added] if added else kept) + "\n"
+
+
+def _classify(raw: str) -> Line:
+    line = raw.rstrip()
+    generated = _GENERATED.fullmatch(line)
+    if generated is not None:
+        if generated["check"] == _check(generated["id"], generated["text"]):
+            return Line(raw, generated_id=generated["id"])
+        if generated["text"].strip():
+            return Line(raw, hand_text=generated["text"].strip(), edited=True)
+    bullet = _BULLET.fullmatch(line)
+    return Line(raw, hand_text=bullet["text"]) if bullet is not None else Line(raw)
+
+
+def _generated_line(episode: Episode) -> str:
+    text = episode.name
+    first = episode.body.strip().split("\n", 1)[0].strip()
+    if first and first != text and episode.data is None:
+        if len(first) > _SUMMARY_CHARS:
+            first = first[: _SUMMARY_CHARS - 1] + "…"
+        text = f"{text}: {_CONTROL.sub(' ', first)}"
+    return f"- {text} <!-- dualmem {episode.id} {_check(episode.id, text)} -->"
+
+
+def _check(episode_id: str, text: str) -> str:
+    return hashlib.sha256(f"{episode_id}\n{text}".encode()).hexdigest()[:10]

@@ -1,0 +1,225 @@
+"""``build_context``: analyse the task, plan its budget, retrieve per category, trim and
+render. The result never exceeds the budget: the header is reserved first (at its largest,
+with "used" written as the total), each section is trimmed to its allocation of the rest, and
+the estimate of a concatenation is at most the sum of its parts' estimates."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from backends.model import Episode, now
+from backends.protocol import MemoryBackend
+from memory.agent import AgentMemory
+from memory.context.analysis import Analysis, analyze
+from memory.context.budget import Budget, Category, normalize, plan_budget
+from memory.context.format import (
+    Block,
+    episode_block,
+    gate_block,
+    header,
+    mode_blocks,
+    outcome_block,
+    role_blocks,
+    section,
+    section_head,
+    turn_block,
+)
+from memory.context.retrieval import Thresholds, fit, project_groups, search_categories, select
+from memory.context.task import Phase, Task
+from memory.context.tokens import estimate_tokens, measure
+from memory.knowledge import system_knowledge
+from seeds import Overrides, SystemKnowledge
+
+C = Category
+SYSTEM_CATEGORIES = (C.ROLE_CONSTRAINTS, C.QUALITY_GATES, C.IMPLEMENTATION_MODES)
+
+
+@dataclass(frozen=True)
+class CategoryStats:
+    share: float
+    allocated: int
+    """Tokens the category may use (its share of the budget left after the header)."""
+    used: int
+    candidates: int
+    """Blocks it had to choose from: relevant memories, or lines of system knowledge."""
+    kept: int
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    markdown: str
+    tokens_used: int
+    budget: int
+    analysis: Analysis
+    categories: Mapping[Category, CategoryStats]
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.analysis
+        return {
+            "task_id": a.task.id,
+            "tokens_used": self.tokens_used,
+            "budget": self.budget,
+            "analysis": {
+                "task_type": a.task_type.value,
+                "phase": a.phase.value,
+                "complexity": a.task.complexity,
+                "similar_tasks": a.similar_count,
+                "first_of_type": a.is_first_of_type,
+                "refinement": a.is_refinement,
+                "previous_turns": len(a.turns),
+                "history": a.history,
+                "avg_turns": a.avg_turns,
+                "success_rate": a.success_rate,
+            },
+            "categories": {c.value: vars(s) for c, s in self.categories.items()},
+            "markdown": self.markdown,
+        }
+
+
+def summary(analysis: Analysis) -> str:
+    a = analysis
+    novelty = "first of its type" if a.is_first_of_type else f"{a.similar_count} similar before"
+    failure = a.task.last_failure_type or "a failure"
+    retry = f", refinement after {failure}" if a.is_refinement else ""
+    history = (
+        f"{a.history} related task{'s' if a.history > 1 else ''} took {a.avg_turns:.1f} turns "
+        f"on average; {a.success_rate:.0%} succeeded."
+        if a.history else "No related task on record."
+    )
+    return (
+        f"{a.task_type.value.capitalize()} task, complexity {a.task.complexity}, "
+        f"phase {a.phase.value}; {novelty}{retry}. {history}"
+    )
+
+
+def system_blocks(
+    category: Category, analysis: Analysis, knowledge: SystemKnowledge
+) -> list[Block]:
+    task = analysis.task
+    if category is C.ROLE_CONSTRAINTS:
+        return role_blocks(knowledge.role(task.current_actor))
+    if category is C.QUALITY_GATES:
+        return [gate_block(knowledge.gate(task.task_type, task.complexity))]
+    return mode_blocks(knowledge.suggest_mode(task.task_type, task.complexity))
+
+
+async def build_context(
+    store: MemoryBackend,
+    task: Task,
+    *,
+    project_id: str,
+    phase: Phase = Phase.IMPLEMENT,
+    tokens: int | None = None,
+    shares: Mapping[Category, float] | None = None,
+    thresholds: Thresholds | None = None,
+    overrides: Overrides | None = None,
+    at: datetime | None = None,
+) -> ContextResult:
+    """The job-specific context of ``task`` in ``phase``. ``tokens`` replaces the computed
+    total, ``shares`` the computed split (any positive weights; normalised); ``overrides`` are
+    the project's overrides of system knowledge; ``at`` is "now" for validity checks."""
+    limits = thresholds or Thresholds()
+    groups = project_groups(project_id, task.feature_id)
+    memory = AgentMemory(store, project_id, task.feature_id if len(groups) > 1 else None)
+    analysis = await analyze(
+        memory, task, phase,
+        similar_threshold=limits.similar_task, relevance_threshold=limits.familiar,
+    )
+    budget = plan_budget(analysis)
+    if tokens is not None:
+        budget = replace(budget, total=max(tokens, 0))
+    if shares is not None:
+        budget = Budget(budget.total, normalize(shares))
+    text = summary(analysis)
+    reserved = estimate_tokens(header(task.id, budget.total, budget.total, text))
+    allocations = budget.allocate(max(budget.total - reserved, 0))
+
+    wants_knowledge = any(allocations.get(c, 0) > 0 for c in SYSTEM_CATEGORIES)
+    hits, knowledge = await asyncio.gather(
+        search_categories(store, analysis, groups, allocations),
+        system_knowledge(store, overrides) if wants_knowledge else _none(),
+    )
+    relevance = limits.relevance(analysis)
+    episodes = select(hits, allocations, relevance, at or now())
+    candidates = _candidates(analysis, episodes, knowledge, allocations, relevance)
+    body, stats = _render(task, budget, allocations, candidates)
+    if not body:
+        return ContextResult("", 0, budget.total, analysis, stats)
+    return _finish(task.id, budget.total, text, body, analysis, stats)
+
+
+def _candidates(
+    analysis: Analysis,
+    episodes: Mapping[Category, list[Episode]],
+    knowledge: SystemKnowledge | None,
+    allocations: Mapping[Category, int],
+    relevance: float,
+) -> dict[Category, list[Block]]:
+    """Each category's blocks, in the order they are kept when the room runs out."""
+    candidates = {
+        c: [episode_block(e, i) for i, e in enumerate(found)] for c, found in episodes.items()
+    }
+    if allocations.get(C.SIMILAR_OUTCOMES, 0) > 0:
+        relevant = (o for o in analysis.outcomes if o.score >= relevance)
+        candidates[C.SIMILAR_OUTCOMES] = [outcome_block(o, i) for i, o in enumerate(relevant)]
+    if allocations.get(C.TURN_STATES, 0) > 0:
+        # Newest turns are kept first; they are shown oldest first.
+        turns = list(enumerate(analysis.turns))
+        candidates[C.TURN_STATES] = [turn_block(t, i) for i, t in reversed(turns)]
+    for category in SYSTEM_CATEGORIES:
+        if knowledge is not None and allocations.get(category, 0) > 0:
+            candidates[category] = system_blocks(category, analysis, knowledge)
+    return candidates
+
+
+def _render(
+    task: Task,
+    budget: Budget,
+    allocations: Mapping[Category, int],
+    candidates: Mapping[Category, list[Block]],
+) -> tuple[str, dict[Category, CategoryStats]]:
+    """The sections, each trimmed to its allocation, in the design's order; and their stats."""
+    sections: list[str] = []
+    stats: dict[Category, CategoryStats] = {}
+    for category in Category:
+        if category not in budget.shares:
+            continue
+        blocks = candidates.get(category, [])
+        subject = task.current_actor if category is C.ROLE_CONSTRAINTS else ""
+        kept, used = fit(section_head(category, subject), blocks, allocations[category])
+        if kept:
+            sections.append(section(category, kept, subject))
+        stats[category] = CategoryStats(
+            float(budget.shares[category]), allocations[category], used, len(blocks), len(kept)
+        )
+    return "".join(sections), stats
+
+
+async def _none() -> None:
+    return None
+
+
+def _finish(
+    task_id: str,
+    total: int,
+    text: str,
+    body: str,
+    analysis: Analysis,
+    stats: dict[Category, CategoryStats],
+) -> ContextResult:
+    """Write the header's "used" figure as the estimate of the whole context including that
+    figure: start from the reserved maximum and shrink to the fixed point (a smaller number
+    never has more digits, so each step can only lower the estimate). The header ends in a
+    blank line, so its size adds exactly to the body's, which is measured once."""
+    body_size = measure(body)
+    used = total
+    while True:
+        head = header(task_id, used, total, text)
+        actual = (measure(head) + body_size).tokens
+        if actual >= used:
+            return ContextResult(head + body, used, total, analysis, stats)
+        used = actual

@@ -1,0 +1,107 @@
+"""Search results cached for a time-to-live, dropped on any write made through the cache.
+
+Writes made elsewhere (another process, or the raw store) are seen once the TTL runs out, so
+the TTL bounds how stale a context can be; in-process writes through this wrapper are seen at
+once. A search that overlaps a write is never cached: each entry carries the write count at
+which its search began.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from backends.model import Episode, Hit, Receipt
+from backends.protocol import MemoryBackend
+
+DEFAULT_TTL_SECONDS = 30.0
+DEFAULT_MAX_ENTRIES = 1024
+
+_Key = tuple[str, tuple[str, ...] | None, tuple[str, ...] | None, int]
+
+
+class CachedStore:
+    """A ``MemoryBackend`` in front of another; only ``search`` is cached."""
+
+    def __init__(
+        self,
+        inner: MemoryBackend,
+        *,
+        ttl: float = DEFAULT_TTL_SECONDS,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = inner
+        self.layer = inner.layer
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self.writes = 0
+        self.hits = 0
+        self.misses = 0
+        self._clock = clock
+        self._entries: OrderedDict[_Key, tuple[float, int, list[Hit]]] = OrderedDict()
+
+    def invalidate(self) -> None:
+        """Forget every cached result (call it after writing behind the cache's back)."""
+        self.writes += 1
+        self._entries.clear()
+
+    async def upsert(self, episode: Episode) -> Receipt:
+        try:
+            return await self.inner.upsert(episode)
+        finally:
+            self.invalidate()
+
+    async def delete(self, episode_id: str) -> bool:
+        try:
+            return await self.inner.delete(episode_id)
+        finally:
+            self.invalidate()
+
+    async def get(self, episode_id: str) -> Episode | None:
+        return await self.inner.get(episode_id)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        group_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int = 10,
+    ) -> list[Hit]:
+        key: _Key = (
+            query,
+            None if group_ids is None else tuple(group_ids),
+            None if kinds is None else tuple(kinds),
+            limit,
+        )
+        now = self._clock()
+        entry = self._entries.get(key)
+        if entry is not None and entry[1] == self.writes and now - entry[0] < self.ttl:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return list(entry[2])
+        self.misses += 1
+        started = self.writes
+        hits = await self.inner.search(query, group_ids=group_ids, kinds=kinds, limit=limit)
+        if self.writes == started:
+            self._entries[key] = (now, started, hits)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return list(hits)
+
+    def scan(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        return self.inner.scan(group_ids=group_ids, kinds=kinds)
+
+    async def count(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> int:
+        return await self.inner.count(group_ids=group_ids, kinds=kinds)
+
+    async def aclose(self) -> None:
+        self._entries.clear()
+        await self.inner.aclose()

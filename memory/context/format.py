@@ -1,0 +1,179 @@
+"""Rendering of a context as Markdown: the header, a titled section per category, and the
+blocks inside a section. A block is the unit that is kept or dropped when trimming to budget;
+a memory's block may also be clipped (its detail shortened) to fit what is left."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from backends.model import Episode
+from memory.agent import SimilarOutcome
+from memory.context.budget import Category
+from memory.turns import TurnState
+from seeds import ModeSuggestion, QualityGateProfile, RoleConstraints
+
+MAX_DETAIL_CHARS = 600  # a long memory is summarised by its start; the store keeps the rest
+ELLIPSIS = "…"
+# Bookkeeping fields of structured memories that tell an agent nothing about the task.
+_OMITTED = frozenset({"created_at", "first_seen", "last_seen", "recorded_at", "invalid_at"})
+_SPACE = re.compile(r"\s+")
+
+C = Category
+TITLES: Mapping[Category, tuple[str, str]] = {
+    C.FEATURE: ("Feature context", "Requirements and success criteria for this feature."),
+    C.SIMILAR_OUTCOMES: ("What worked for similar tasks", "Approaches that succeeded before."),
+    C.PATTERNS: ("Recommended patterns", "Patterns from this codebase that apply here."),
+    C.ARCHITECTURE: ("Architecture context", "How this fits into the system."),
+    C.WARNINGS: ("Warnings from past experience", "Approaches to avoid: they failed before."),
+    C.DOMAIN: ("Domain context", "Terms and concepts of the domain."),
+    C.ROLE_CONSTRAINTS: ("Role constraints", "Boundaries of your role: do not cross them."),
+    C.QUALITY_GATES: (
+        "Quality-gate thresholds", "Use these thresholds; do not adjust them mid-session."
+    ),
+    C.TURN_STATES: ("Previous turns", "What earlier turns did and why the coach sent them back."),
+    C.IMPLEMENTATION_MODES: ("Implementation mode", "How to carry out this task."),
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """Markdown ending in a newline. ``order`` places it in its section (blocks are chosen by
+    priority, shown by order); text from ``clip_from`` on may be shortened to fit."""
+
+    text: str
+    order: int = 0
+    clip_from: int | None = None
+
+    def clipped(self, chars: int) -> Block:
+        """This block with its clippable text cut to ``chars`` characters and an ellipsis."""
+        assert self.clip_from is not None
+        end = self.clip_from + chars
+        return Block(self.text[:end].rstrip() + ELLIPSIS + "\n", self.order, self.clip_from)
+
+
+def one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def header(task_id: str, used: int, total: int, summary: str) -> str:
+    return (
+        f"## Job-specific context: {one_line(task_id)}\n\n"
+        f"Budget used: {used}/{total} tokens. {summary}\n\n"
+    )
+
+
+SECTION_END = "\n"
+
+
+def section_head(category: Category, subject: str = "") -> str:
+    title, intro = TITLES[category]
+    suffix = f": {subject}" if subject else ""
+    return f"### {title}{suffix}\n\n*{intro}*\n\n"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "; ".join(_value(v) for v in value if v not in (None, "", [], {}))
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_value(v)}" for k, v in value.items() if v not in (None, ""))
+    return str(value)
+
+
+def detail(episode: Episode) -> str:
+    """A one-line summary of a memory: its structured fields, or its text."""
+    data = episode.data
+    if isinstance(data, dict):
+        parts = (
+            f"{key.replace('_', ' ')}: {_value(value)}"
+            for key, value in data.items()
+            if value not in (None, "", [], {}, episode.name) and key not in _OMITTED
+        )
+        text = one_line("; ".join(parts))
+    else:
+        text = one_line(episode.body)
+    return text if len(text) <= MAX_DETAIL_CHARS else text[:MAX_DETAIL_CHARS].rstrip() + ELLIPSIS
+
+
+def episode_block(episode: Episode, order: int) -> Block:
+    lead = f"- **{one_line(episode.name)}**"
+    text = detail(episode)
+    if not text:
+        return Block(lead + "\n", order)
+    lead += ": "
+    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
+
+
+def _list_block(label: str, items: Iterable[str], order: int) -> Block | None:
+    lines = [f"- {one_line(item)}\n" for item in items if item.strip()]
+    return Block(f"**{label}:**\n" + "".join(lines) + "\n", order) if lines else None
+
+
+def role_blocks(constraints: RoleConstraints) -> list[Block]:
+    """Must, must not, ask before, escalate when: one block each, in that order."""
+    lists = (
+        ("Must", constraints.must_do),
+        ("Must not", constraints.must_not_do),
+        ("Ask before", constraints.ask_before),
+        ("Escalate when", constraints.escalate_when),
+    )
+    blocks = (_list_block(label, items, i) for i, (label, items) in enumerate(lists))
+    return [b for b in blocks if b is not None]
+
+
+def gate_block(profile: QualityGateProfile) -> Block:
+    low, high = profile.complexity
+    arch = (
+        f"required, score at least {profile.arch_review_threshold}"
+        if profile.arch_review_required else "not required"
+    )
+    coverage = (
+        f"required, at least {profile.coverage_threshold:g}%"
+        if profile.coverage_required and profile.coverage_threshold is not None
+        else "not required"
+    )
+    tests = "required, must pass" if profile.tests_required else "not required"
+    return Block(
+        f"**{profile.task_type}, complexity {low}-{high}** ({profile.key}):\n"
+        f"- Architecture review: {arch}\n- Coverage: {coverage}\n- Tests: {tests}\n"
+    )
+
+
+def mode_blocks(suggestion: ModeSuggestion) -> list[Block]:
+    """One block per line of the suggestion's advice, most important first."""
+    return [Block(f"- {line}\n", i) for i, line in enumerate(suggestion.text.splitlines()) if line]
+
+
+def turn_block(state: TurnState, order: int) -> Block:
+    """A previous turn on one line: the coach's verdict and feedback first (what the next turn
+    must act on), then progress, blockers and criteria."""
+    lead = f"- **Turn {state.turn}** ({one_line(state.task_id)}): "
+    parts = [f"Coach {state.coach_decision or 'pending'}"]
+    if state.coach_feedback and state.coach_decision != "approve":
+        parts.append(f"Feedback: {state.coach_feedback}")
+    if state.progress_summary:
+        parts.append(f"Progress: {state.progress_summary}")
+    if state.blockers:
+        parts.append(f"Blockers: {_value(state.blockers)}")
+    if state.acceptance_criteria:
+        parts.append(f"Criteria: {_value(state.acceptance_criteria)}")
+    text = one_line(" ".join(p.rstrip(". ") + "." for p in parts))
+    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
+
+
+def outcome_block(found: SimilarOutcome, order: int) -> Block:
+    record = found.outcome
+    verdict = "succeeded" if record.success else "failed"
+    turns = f" in {record.turns} turn{'s' if record.turns > 1 else ''}" if record.turns else ""
+    lead = f"- **{one_line(record.task_id or 'A task')} {verdict}{turns}**"
+    text = one_line("; ".join(filter(None, (record.description, record.outcome))))
+    if not text:
+        return Block(lead + "\n", order)
+    lead += ": "
+    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
+
+
+def section(category: Category, blocks: Iterable[Block], subject: str = "") -> str:
+    return section_head(category, subject) + "".join(b.text for b in blocks) + SECTION_END

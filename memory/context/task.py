@@ -1,0 +1,47 @@
+"""What context is assembled for: a task, and the phase of work it is in."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Actor = Literal["player", "coach"]
+
+
+class Phase(StrEnum):
+    LOAD = "load"
+    PLAN = "plan"
+    IMPLEMENT = "implement"
+    TEST = "test"
+    REVIEW = "review"
+
+
+class Task(BaseModel):
+    """A task as an agent runner describes it. ``task_type`` is kept as given (``refine``,
+    ``docs``, ``feature``, ...); analysis normalises it, and quality-gate look-ups see it raw.
+
+    ``has_previous_turns`` None means "look in the store": analysis asks the turn-state API."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = "TASK"
+    description: str
+    task_type: str = "implementation"
+    complexity: int = Field(default=5, ge=1, le=10)
+    tech_stack: str | None = None
+    feature_id: str | None = None
+    refinement_attempt: int = Field(default=0, ge=0)
+    last_failure_type: str | None = None
+    is_autobuild: bool = False
+    current_actor: Actor = "player"
+    turn_number: int = Field(default=0, ge=0)
+    has_previous_turns: bool | None = None
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value

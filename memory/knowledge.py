@@ -1,0 +1,81 @@
+"""Resolution of system knowledge: project overrides > stored knowledge > built-in defaults.
+
+Every function answers without a store (from the built-in defaults, which are what seeding
+writes), so an agent gets its role constraints and gate thresholds even when no memory layer
+can be opened. A store that cannot be read is treated the same way: these are hard fallbacks.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from backends.errors import DualmemError
+from backends.protocol import MemoryBackend
+from seeds import (
+    OVERRIDES_FILE,
+    SYSTEM_GROUPS,
+    ModeSuggestion,
+    Overrides,
+    QualityGateProfile,
+    RoleConstraints,
+    SystemKnowledge,
+    builtin_knowledge,
+    item_from_episode,
+    load_overrides,
+)
+
+log = logging.getLogger(__name__)
+
+
+def project_overrides(home: Path) -> Overrides:
+    """The overrides in ``<home>/entity-overrides.yaml``; none when the file is missing."""
+    return load_overrides(home / OVERRIDES_FILE, missing_ok=True)
+
+
+async def system_knowledge(
+    store: MemoryBackend | None = None, overrides: Overrides | None = None
+) -> SystemKnowledge:
+    """All system knowledge in force: the stored items (read exactly, by scanning the few
+    episodes of the system groups) over the built-in defaults, with ``overrides`` on top."""
+    knowledge = builtin_knowledge()
+    if store is not None:
+        try:
+            stored = [item_from_episode(ep) async for ep in store.scan(group_ids=SYSTEM_GROUPS)]
+        except DualmemError as exc:
+            log.warning("system knowledge from the built-in defaults: %s", exc)
+        else:
+            knowledge = knowledge.merged([item for item in stored if item is not None])
+    return overrides.apply(knowledge) if overrides is not None else knowledge
+
+
+async def resolve_role_constraints(
+    role: str, store: MemoryBackend | None = None, overrides: Overrides | None = None
+) -> RoleConstraints:
+    """The constraints of ``role`` (``player``, ``coach``); ``KnowledgeError`` for a role
+    nobody defined."""
+    return (await system_knowledge(store, overrides)).role(role)
+
+
+async def gate_thresholds(
+    task_type: str,
+    complexity: int,
+    store: MemoryBackend | None = None,
+    overrides: Overrides | None = None,
+) -> QualityGateProfile:
+    """The quality-gate profile whose complexity range (1-10) contains ``complexity``, for the
+    task type (aliases such as ``implementation`` → ``feature``; unknown types as ``feature``)."""
+    return (await system_knowledge(store, overrides)).gate(task_type, complexity)
+
+
+async def suggest_implementation_mode(
+    task_type: str,
+    complexity: int,
+    store: MemoryBackend | None = None,
+    overrides: Overrides | None = None,
+) -> ModeSuggestion:
+    """Advice on the mode (``direct``, ``task_work``, ``autobuild``). Ranges overlap; the rule
+    (``SystemKnowledge.suggest_mode``): the containing range whose centre is nearest, ties to
+    less ceremony. So 1-3 → direct, 4-6 → task_work, 7-10 → autobuild (documentation tasks are
+    never autobuild)."""
+    return (await system_knowledge(store, overrides)).suggest_mode(task_type, complexity)

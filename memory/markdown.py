@@ -1,0 +1,136 @@
+"""Memories as Markdown: one line per memory (shared by the session context and the export),
+and ``export_markdown``, which renders any store as files a person reads.
+
+    DIR/patterns.md                      every pattern, by group
+    DIR/gotchas.md                       every gotcha and failed approach, by group
+    DIR/codebase_map.md                  every file discovery, by group
+    DIR/sessions/<group>/session_NNN.md  one file per session insight
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from backends.model import Episode
+from backends.protocol import MemoryBackend
+from memory.scopes import ADR, CODEBASE_DISCOVERY, FAILED_APPROACH, GOTCHA, PATTERN, SESSION_INSIGHT
+
+
+def item_text(item: Any, *keys: str) -> str:
+    """The text of a list item that may be a string or a mapping (Auto-Claude writes both)."""
+    if isinstance(item, Mapping):
+        for key in keys:
+            value = item.get(key)
+            if isinstance(value, str | int) and str(value).strip():
+                return str(value).strip()
+        return "; ".join(f"{k}: {v}" for k, v in item.items())
+    return str(item).strip()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def describe(episode: Episode) -> str:
+    """One line saying what a memory holds, without its bookkeeping."""
+    data = episode.data
+    if not isinstance(data, dict):
+        return _one_line(episode.body) or episode.name
+    if episode.kind in (PATTERN, GOTCHA):
+        return _one_line(item_text(data, episode.kind, "text", "description"))
+    if episode.kind == CODEBASE_DISCOVERY:
+        detail = item_text({k: v for k, v in data.items() if k != "file"}, "description", "purpose")
+        return _one_line(f"`{data.get('file', episode.name)}`: {detail}")
+    if episode.kind == FAILED_APPROACH:
+        text = f"{data.get('approach')}: {data.get('symptom')}"
+        if data.get("prevention"):
+            text += f"; prevent: {data['prevention']}"
+        return _one_line(f"{text} ({data.get('severity')}, seen {data.get('occurrence_count')}x)")
+    if episode.kind == ADR:
+        return _one_line(f"{data.get('adr_id')} {data.get('title')}: {data.get('decision')}")
+    if "success" in data and "outcome" in data:
+        mark = "succeeded" if data["success"] else "failed"
+        return _one_line(f"{data.get('task_id') or episode.name} {mark}: {data['outcome']}")
+    return _one_line(episode.name)
+
+
+def _bullets(items: Iterable[Any], *keys: str) -> list[str]:
+    return [f"- {_one_line(item_text(item, *keys))}" for item in items]
+
+
+def render_session(insight: Mapping[str, Any]) -> str:
+    """An Auto-Claude session insight as a Markdown page."""
+    number = insight.get("session_number", "?")
+    lines = [f"# Session {number}", ""]
+    if insight.get("timestamp"):
+        lines += [f"*{insight['timestamp']}*", ""]
+    discoveries = insight.get("discoveries") or {}
+    files = discoveries.get("files_understood") or {}
+    if isinstance(files, Mapping):
+        files = [f"`{path}`: {item_text(about, 'description', 'purpose')}"
+                 for path, about in files.items()]
+    sections = [
+        ("Subtasks completed", insight.get("subtasks_completed"), ("id", "description")),
+        ("Files understood", files, ("path", "file")),
+        ("Patterns found", discoveries.get("patterns_found"), ("pattern", "text")),
+        ("Gotchas encountered", discoveries.get("gotchas_encountered"), ("gotcha", "text")),
+        ("What worked", insight.get("what_worked"), ()),
+        ("What failed", insight.get("what_failed"), ()),
+        ("Recommendations for the next session",
+         insight.get("recommendations_for_next_session"), ()),
+    ]
+    for heading, items, keys in sections:
+        if items:
+            lines += [f"## {heading}", "", *_bullets(items, *keys), ""]
+    return "\n".join(lines)
+
+
+_VIEWS = (
+    ("patterns.md", "Patterns", (PATTERN,)),
+    ("gotchas.md", "Gotchas and failed approaches", (GOTCHA, FAILED_APPROACH)),
+    ("codebase_map.md", "Codebase map", (CODEBASE_DISCOVERY,)),
+)
+
+
+async def render_pages(
+    store: MemoryBackend, group_ids: Sequence[str] | None = None
+) -> dict[str, str]:
+    """The Markdown export as ``{relative path: text}`` (see the module docstring)."""
+    pages = {}
+    for file_name, heading, kinds in _VIEWS:
+        by_group: dict[str, list[str]] = defaultdict(list)
+        async for episode in store.scan(group_ids=group_ids, kinds=kinds):
+            by_group[episode.group_id].append(f"- {describe(episode)}")
+        lines = [f"# {heading}", ""]
+        for group in sorted(by_group):
+            lines += [f"## {group}", "", *by_group[group], ""]
+        pages[file_name] = "\n".join(lines)
+    async for episode in store.scan(group_ids=group_ids, kinds=[SESSION_INSIGHT]):
+        data = episode.data
+        if isinstance(data, dict):
+            number = data.get("session_number")
+            stem = f"session_{number:03d}" if isinstance(number, int) else episode.id
+            pages[f"sessions/{episode.group_id}/{stem}.md"] = render_session(data)
+    return pages
+
+
+def write_pages(folder: Path, pages: Mapping[str, str]) -> None:
+    for relative, text in pages.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+async def export_markdown(
+    store: MemoryBackend, folder: Path, *, group_ids: Sequence[str] | None = None
+) -> list[str]:
+    """Render the store's patterns, gotchas, codebase map and sessions (of the given groups;
+    default all) as Markdown under ``folder``, whichever layer holds them; returns the files
+    written (relative paths). Rewrites those files and touches nothing else in ``folder``."""
+    pages = await render_pages(store, group_ids)
+    await asyncio.to_thread(write_pages, folder, pages)
+    return sorted(pages)

@@ -1,0 +1,109 @@
+"""``dualmem migrate``: replay a home's file memory into its graph, or import an Auto-Claude folder.
+
+The replay opens the two layers itself rather than through the dual store, so that the report
+says what this run did (a dual store in this process would replay in the background too). Only
+the process that can open the graph read-write can replay into it; a dry run needs no graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backends.errors import BackendUnavailable, MigrationError
+from backends.graph import GraphBackend
+from fallback import FileBackend
+from memory.config import Config
+from memory.dual import ledger_path
+from memory.project import ensure_project_id
+from memory.selection import open_backend
+from migrate import AutoClaudeFolder, Ledger, MigrationReport, Migrator, Progress, dry_run, prune
+
+
+@dataclass(frozen=True)
+class MigrateResult:
+    report: MigrationReport
+    pruned: int | None = None
+    """file episodes deleted after a clean verification (``--prune``), None when not asked"""
+
+    def to_json(self) -> dict[str, Any]:
+        return self.report.to_json() | {"pruned": self.pruned}
+
+    def summary(self) -> str:
+        line = self.report.summary()
+        return line if self.pruned is None else f"{line}; pruned {self.pruned} file episodes"
+
+
+async def migrate_home(
+    config: Config,
+    *,
+    preview: bool = False,
+    prune_files: bool = False,
+    progress: Progress | None = None,
+) -> MigrateResult:
+    """Replay ``config.home``'s file memory into its graph and verify. Raises
+    ``MigrationError`` when the graph is held elsewhere or the verification fails."""
+    files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
+    ledger = Ledger.open(ledger_path(config))
+    try:
+        if preview:  # a dry run reads the files and the ledger only: no graph needed
+            return MigrateResult(await dry_run(files, ledger))
+        graph = await _open_graph(config)
+        try:
+            report = await Migrator(files, graph, ledger).run(
+                hash_all=prune_files, progress=progress
+            )
+            if not report.ok:
+                refusal = "not pruning: " if prune_files else ""
+                raise MigrationError(f"{refusal}{report.summary()}")
+            pruned = await prune(files, graph, ledger) if prune_files else None
+        finally:
+            await graph.aclose()
+        return MigrateResult(report, pruned)
+    finally:
+        ledger.close()
+        await files.aclose()
+
+
+async def import_auto_claude(
+    config: Config,
+    folder: Path,
+    *,
+    group_id: str | None = None,
+    preview: bool = False,
+    progress: Progress | None = None,
+) -> MigrationReport:
+    """Import an Auto-Claude memory folder into the home's memory (the graph when this process
+    can hold it, else the file layer, pending), under ``group_id`` (default: the project's)."""
+    group = group_id or ensure_project_id(config.project_file, config.home.parent.name)[0]
+    source = AutoClaudeFolder(folder, group)
+    ledger = Ledger.open(ledger_path(config))
+    try:
+        if preview:
+            return await dry_run(source, ledger, source.stream)
+        store, _ = await open_backend(config)
+        try:
+            report = await Migrator(source, store, ledger, stream=source.stream).run(
+                progress=progress
+            )
+        finally:
+            await store.aclose()
+    finally:
+        ledger.close()
+    if not report.ok:
+        raise MigrationError(report.summary())
+    return report
+
+
+async def _open_graph(config: Config) -> GraphBackend:
+    try:
+        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+    except BackendUnavailable as exc:
+        detail = f" ({exc.detail})" if exc.detail else ""
+        hint = (
+            "; the process holding it replays file memory itself"
+            if exc.reason == "locked by another process"
+            else ""
+        )
+        raise MigrationError(f"cannot migrate: the graph is {exc.reason}{detail}{hint}") from exc

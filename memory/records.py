@@ -1,0 +1,62 @@
+"""Structured memories as typed records: each is a pydantic model stored as an episode's JSON
+body under a natural key, so writing it again updates it instead of adding a duplicate."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from backends.model import Episode, stable_id
+from backends.protocol import MemoryBackend
+
+Record = TypeVar("Record", bound=BaseModel)
+_WORD = re.compile(r"\w+")
+
+
+def natural_key(text: str) -> str:
+    """The key of a free-text memory: case, spacing and punctuation do not make a new memory.
+    The same folding as the Auto-Claude importer's, so an imported pattern and one saved here
+    are one memory."""
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def title(text: str, limit: int = 120) -> str:
+    """One line of at most ``limit`` characters for an episode's name."""
+    line = " ".join(text.split()) or "(empty)"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def parse(episode: Episode, model: type[Record]) -> Record | None:
+    """The record an episode holds, or None when its body is not one (edited by hand, say)."""
+    data = episode.data
+    if not isinstance(data, dict):
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
+
+
+async def fetch(
+    store: MemoryBackend, group_id: str, kind: str, key: str, model: type[Record]
+) -> tuple[Episode, Record] | None:
+    episode = await store.get(stable_id(group_id, kind, key))
+    if episode is None:
+        return None
+    record = parse(episode, model)
+    return None if record is None else (episode, record)
+
+
+async def scan_records(
+    store: MemoryBackend, group_ids: Sequence[str], kind: str, model: type[Record]
+) -> list[tuple[Episode, Record]]:
+    """Every record of ``kind`` in the groups, exactly (a scan, not a search)."""
+    found = []
+    async for episode in store.scan(group_ids=group_ids, kinds=[kind]):
+        record = parse(episode, model)
+        if record is not None:
+            found.append((episode, record))
+    return found

@@ -1,0 +1,74 @@
+"""``dualmem seed``: system knowledge, the project's overview, and its overrides file."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backends.protocol import MemoryBackend
+from memory.project import project_id
+from memory.scopes import project_group
+from seeds import (
+    OVERRIDES_FILE,
+    SeedReport,
+    builtin_knowledge,
+    load_overrides,
+    seed_project_overview,
+    seed_system_knowledge,
+)
+
+
+@dataclass(frozen=True)
+class HomeSeedReport:
+    project_id: str
+    system: SeedReport
+    overview: SeedReport
+    overrides: Path | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project_id": self.project_id,
+            "system": self.system.to_json(),
+            "overview": self.overview.to_json(),
+            "overrides": str(self.overrides) if self.overrides else None,
+        }
+
+    def describe(self) -> str:
+        s = self.system
+        overview = next(
+            (what for what in ("created", "updated", "unchanged", "kept")
+             if getattr(self.overview, what)),
+            "no README.md or CLAUDE.md to read",
+        )
+        lines = [
+            f"system knowledge {s.version}: {len(s.created)} created, {len(s.updated)} updated, "
+            f"{len(s.unchanged)} unchanged" + (f", {len(s.kept)} kept as stored" if s.kept else ""),
+            f"project overview: {overview}",
+        ]
+        if self.overrides:
+            lines.append(f"project overrides: {self.overrides}")
+        return "\n".join(lines)
+
+
+async def seed_home(
+    store: MemoryBackend, home: Path, *, overrides_file: Path | None = None
+) -> HomeSeedReport:
+    """Seed the system knowledge, the overview of the project that holds ``home`` (absolute; its
+    README.md / CLAUDE.md), and, when given, install ``overrides_file`` as the project's
+    ``<home>/entity-overrides.yaml`` after checking that it applies. Idempotent."""
+    installed = None if overrides_file is None else _install_overrides(overrides_file, home)
+    project = project_id(home)
+    system = await seed_system_knowledge(store)
+    overview = await seed_project_overview(store, project_group(project), home.parent)
+    return HomeSeedReport(project, system, overview, installed)
+
+
+def _install_overrides(overrides_file: Path, home: Path) -> Path:
+    load_overrides(overrides_file).apply(builtin_knowledge())  # fails before anything is written
+    installed = home / OVERRIDES_FILE
+    if overrides_file.resolve() != installed.resolve():
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(overrides_file, installed)
+    return installed

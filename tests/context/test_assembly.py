@@ -1,0 +1,256 @@
+"""Assembly behaviour on every layer: the budget is never exceeded (a property over random
+tasks and stores), overrides, deduplication, validity, spec groups, concurrency, clipping,
+and the coach's prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from backends.model import Episode, Hit, now
+from backends.protocol import MemoryBackend
+from bench.context_corpus import MEMORIES, PROJECT
+from memory.context import Category, Phase, Task, build_coach_prompt, build_context
+from memory.context.retrieval import KINDS
+from memory.context.tokens import estimate_tokens
+from memory.decisions import Adr, record_adr, supersede_adr
+from memory.scopes import GOTCHA, PATTERN, TASK_OUTCOME, project_group
+from memory.turns import TurnState, record_turn
+from seeds import Overrides
+
+from .conftest import fill, open_layer
+
+C = Category
+WORDS = ["auth", "session", "middleware", "tool", "server", "ping", "cache", "retry",
+         "implement", "fix", "数据库", "naïve", "x" * 40, "{json}", "ADR-7", "2026"]
+KINDS_WRITTEN = [k for kinds in KINDS.values() for k in kinds] + [TASK_OUTCOME]
+
+text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
+long_text = st.one_of(text, st.text(min_size=1, max_size=3000).filter(str.strip))
+
+
+@st.composite
+def episodes(draw: st.DrawFn) -> Episode:
+    kind = draw(st.sampled_from(KINDS_WRITTEN))
+    body: str | dict[str, object] = draw(long_text)
+    if kind == TASK_OUTCOME:
+        body = {"task_id": draw(text), "success": draw(st.booleans()), "outcome": body,
+                "description": draw(text), "turns": draw(st.integers(1, 9))}
+    return Episode.create(group_id=PROJECT, kind=kind, name=draw(text), body=body)
+
+
+tasks = st.builds(
+    Task,
+    id=st.sampled_from(["TASK-1", "TASK-2"]),
+    description=text,
+    task_type=st.sampled_from(["implementation", "review", "planning", "refine", "docs", "x"]),
+    complexity=st.integers(1, 10),
+    feature_id=st.sampled_from([None, "FEAT-1"]),
+    refinement_attempt=st.integers(0, 2),
+    last_failure_type=st.sampled_from([None, "tests_failed"]),
+    is_autobuild=st.booleans(),
+    current_actor=st.sampled_from(["player", "coach"]),
+    turn_number=st.integers(0, 4),
+)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    task=tasks,
+    phase=st.sampled_from(Phase),
+    stored=st.lists(episodes(), max_size=8),
+    turns=st.integers(0, 3),
+    tokens=st.one_of(st.none(), st.integers(0, 400)),
+)
+def test_context_never_exceeds_its_budget(
+    layer: str, task: Task, phase: Phase, stored: list[Episode], turns: int, tokens: int | None
+) -> None:
+    async def scenario() -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            async with open_layer(layer, Path(folder)) as store:
+                await fill(store, stored)
+                for n in range(1, turns + 1):
+                    await record_turn(store, PROJECT, TurnState(
+                        feature_id="FEAT-1", task_id="TASK-1", turn=n, coach_decision="revise",
+                        coach_feedback=" ".join(WORDS * n), progress_summary="x" * 500,
+                    ))
+                result = await build_context(
+                    store, task, phase=phase, project_id=PROJECT, tokens=tokens
+                )
+        assert estimate_tokens(result.markdown) == result.tokens_used <= result.budget
+        if tokens is not None:
+            assert result.budget == tokens
+        for stats in result.categories.values():
+            assert stats.used <= stats.allocated
+            assert (stats.kept > 0) == (stats.used > 0)
+        assert sum(s.used for s in result.categories.values()) <= result.tokens_used or (
+            result.markdown == ""
+        )
+
+    asyncio.run(scenario())
+
+
+async def test_tiny_budgets_give_an_empty_context(store: MemoryBackend) -> None:
+    await fill(store, MEMORIES.values())
+    task = Task(description="Fix authentication middleware")
+    for tokens in (0, 1, 30):
+        result = await build_context(store, task, project_id=PROJECT, tokens=tokens)
+        assert result.markdown == "" and result.tokens_used == 0
+    # 120 tokens split six ways leave no category room for its title and a memory ...
+    split = await build_context(store, task, project_id=PROJECT, tokens=120)
+    assert split.markdown == "" and split.categories[C.WARNINGS].allocated < 40
+    # ... given to one category, they hold a memory, clipped to fit.
+    one = await build_context(store, task, project_id=PROJECT, tokens=120, shares={C.WARNINGS: 1})
+    assert "### Warnings from past experience" in one.markdown
+    assert 0 < one.tokens_used <= 120
+
+
+async def test_empty_store_gives_system_knowledge_only(store: MemoryBackend) -> None:
+    plain = await build_context(store, Task(description="Add a ping tool"), project_id=PROJECT)
+    assert plain.markdown == "" and plain.tokens_used == 0 and plain.budget == 5200
+    player = await build_context(
+        store, Task(description="Add a ping tool", is_autobuild=True), project_id=PROJECT
+    )
+    assert "### Role constraints: player" in player.markdown
+    assert "### Quality-gate thresholds" in player.markdown
+    assert "### Implementation mode" in player.markdown
+    assert "### Previous turns" not in player.markdown
+
+
+async def test_shares_override_the_split(store: MemoryBackend) -> None:
+    await fill(store, MEMORIES.values())
+    task = Task(description="Fix authentication middleware")
+    result = await build_context(store, task, project_id=PROJECT, shares={C.WARNINGS: 1})
+    assert set(result.categories) == {C.WARNINGS}
+    assert "### Warnings from past experience" in result.markdown
+    assert "### Recommended patterns" not in result.markdown
+
+
+async def test_a_memory_appears_once(store: MemoryBackend) -> None:
+    same = "Close the session store before the event loop shuts down"
+    await fill(store, [
+        Episode.create(group_id=PROJECT, kind=PATTERN, name="Session store", body=same),
+        Episode.create(group_id=PROJECT, kind=GOTCHA, name="Session store", body=same),
+        Episode.create(group_id=project_group(PROJECT, "FEAT-9"), kind=PATTERN,
+                       name="Session store", body=same),
+    ])
+    task = Task(description="Close the session store", feature_id="FEAT-9")
+    result = await build_context(store, task, project_id=PROJECT)
+    assert result.markdown.count(same) == 1
+    # The pattern went to the larger allocation (patterns 30% beat warnings 20% here).
+    assert "### Recommended patterns" in result.markdown
+    assert "### Warnings from past experience" not in result.markdown
+
+
+async def test_spec_group_of_the_feature_is_searched(store: MemoryBackend) -> None:
+    await store.upsert(Episode.create(
+        group_id=project_group(PROJECT, "FEAT-9"), kind=PATTERN, name="Paginate exports",
+        body="Export endpoints paginate by cursor, never by offset",
+    ))
+    task = Task(description="Add paginated exports")
+    outside = await build_context(store, task, project_id=PROJECT)
+    inside = await build_context(
+        store, task.model_copy(update={"feature_id": "FEAT-9"}), project_id=PROJECT
+    )
+    assert "Paginate exports" not in outside.markdown and "Paginate exports" in inside.markdown
+
+
+async def test_superseded_decisions_are_left_out(store: MemoryBackend) -> None:
+    await record_adr(store, PROJECT, Adr(adr_id="ADR-1", title="Sessions in memcached",
+                                         decision="Keep user sessions in memcached"))
+    await supersede_adr(store, PROJECT, "ADR-1", Adr(
+        adr_id="ADR-2", title="Sessions in Redis", decision="Keep user sessions in Redis"))
+    task = Task(description="Keep user sessions")
+    result = await build_context(store, task, project_id=PROJECT)
+    assert "Sessions in Redis" in result.markdown and "memcached" not in result.markdown
+    earlier = await build_context(store, task, project_id=PROJECT, at=now() - timedelta(days=1))
+    assert "Sessions in memcached" in earlier.markdown
+
+
+async def test_long_memories_are_clipped_to_fit(store: MemoryBackend) -> None:
+    await store.upsert(Episode.create(
+        group_id=PROJECT, kind=GOTCHA, name="Session locking",
+        body="Session locking: " + "the session store serialises writers; " * 2000,
+    ))
+    result = await build_context(store, Task(description="session locking"), project_id=PROJECT)
+    warnings = result.categories[C.WARNINGS]
+    assert warnings.kept == 1 and warnings.used <= warnings.allocated
+    assert "…" in result.markdown and result.tokens_used <= result.budget
+    tight = await build_context(
+        store, Task(description="session locking"), project_id=PROJECT, tokens=400
+    )
+    assert "Session locking" in tight.markdown and tight.tokens_used <= 400
+
+
+class InFlight:
+    """The real store, counting how many searches are under way at once."""
+
+    def __init__(self, inner: MemoryBackend) -> None:
+        self.inner = inner
+        self.layer = inner.layer
+        self.now = self.most = 0
+
+    async def search(self, query: str, **filters: object) -> list[Hit]:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        await asyncio.sleep(0)  # let the other categories start, if they were started together
+        try:
+            return await self.inner.search(query, **filters)  # type: ignore[arg-type]
+        finally:
+            self.now -= 1
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+async def test_categories_are_searched_concurrently(store: MemoryBackend) -> None:
+    await fill(store, MEMORIES.values())
+    counting = InFlight(store)
+    await build_context(counting, Task(description="Fix auth"), project_id=PROJECT)  # type: ignore[arg-type]
+    assert counting.most == len(KINDS)
+
+
+async def test_coach_prompt(store: MemoryBackend) -> None:
+    await record_turn(store, PROJECT, TurnState(
+        feature_id="FEAT-1", task_id="TASK-4", turn=1, coach_decision="revise",
+        coach_feedback="Missing tests for error paths", progress_summary="login works",
+        acceptance_criteria={"login": "met", "logout": "unmet"},
+    ))
+    overrides = Overrides.model_validate({
+        "roles": {"coach": {"must_do_additions": ["Verify regulatory alignment"]}},
+        "quality_gates": {"feature": {"4-6": {"coverage_threshold": 85}}},
+    })
+    task = Task(id="TASK-4", description="Implement user auth", complexity=5,
+                feature_id="FEAT-1", is_autobuild=True, current_actor="coach", turn_number=2)
+    prompt = await build_coach_prompt(store, task, project_id=PROJECT, overrides=overrides)
+    assert "### Role constraints: coach" in prompt
+    assert "Verify regulatory alignment" in prompt and "Write or modify implementation" in prompt
+    assert "do not adjust them mid-session" in prompt and "at least 85%" in prompt
+    assert "**Turn 1** (TASK-4): Coach revise. Feedback: Missing tests for error paths." in prompt
+    assert "Criteria: login: met, logout: unmet." in prompt
+    first = await build_coach_prompt(
+        store, task.model_copy(update={"turn_number": 1}), project_id=PROJECT
+    )
+    assert "### Previous turns" not in first and "at least 80%" in first
+
+
+def test_json_document_shape(tmp_path: Path) -> None:
+    async def run() -> dict[str, object]:
+        async with open_layer("file", tmp_path / "s") as store:
+            await fill(store, MEMORIES.values())
+            result = await build_context(store, Task(description="Fix auth"), project_id=PROJECT)
+            return result.to_json()
+
+    doc = asyncio.run(run())
+    assert set(doc) == {"task_id", "tokens_used", "budget", "analysis", "categories", "markdown"}
+    categories = doc["categories"]
+    assert isinstance(categories, dict) and set(categories["warnings"]) == {
+        "share", "allocated", "used", "candidates", "kept"
+    }
+
+

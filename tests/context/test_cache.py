@@ -1,0 +1,95 @@
+"""The search cache: served within its time-to-live, dropped by writes through it, never
+holding a result that a concurrent write may have made stale."""
+
+from __future__ import annotations
+
+from backends.model import Episode, Hit, Receipt
+from backends.protocol import MemoryBackend
+from bench.context_corpus import MEMORIES, PROJECT
+from memory.context import CachedStore, Task, build_context
+from memory.scopes import GOTCHA
+
+from .conftest import fill
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def gotcha(text: str) -> Episode:
+    return Episode.create(group_id=PROJECT, kind=GOTCHA, name=text, body=text)
+
+
+async def test_served_within_ttl_and_refreshed_after(store: MemoryBackend) -> None:
+    clock = Clock()
+    cache = CachedStore(store, ttl=10, clock=clock)
+    await cache.upsert(gotcha("Redis sessions expire silently"))
+    first = await cache.search("redis sessions")
+    assert await cache.search("redis sessions") == first and cache.hits == 1
+    await store.upsert(gotcha("Redis sessions need a TTL"))  # behind the cache's back
+    assert await cache.search("redis sessions") == first  # still fresh: served stale
+    clock.now = 10.5
+    assert len(await cache.search("redis sessions")) == 2 and cache.misses == 2
+
+
+async def test_writes_through_the_cache_invalidate_it(store: MemoryBackend) -> None:
+    cache = CachedStore(store)
+    saved = await cache.upsert(gotcha("Redis sessions expire silently"))
+    assert len(await cache.search("redis sessions")) == 1
+    await cache.upsert(gotcha("Redis sessions need a TTL"))
+    assert len(await cache.search("redis sessions")) == 2
+    assert await cache.delete(saved.id)
+    assert [h.episode.name for h in await cache.search("redis sessions")] == [
+        "Redis sessions need a TTL"
+    ]
+    assert cache.hits == 0 and cache.misses == 3
+
+
+class WriteDuringSearch:
+    """The real store; a write lands through ``cache`` while each search is under way."""
+
+    def __init__(self, inner: MemoryBackend) -> None:
+        self.inner = inner
+        self.layer = inner.layer
+        self.cache: CachedStore | None = None
+
+    async def search(self, query: str, **filters: object) -> list[Hit]:
+        hits = await self.inner.search(query, **filters)  # type: ignore[arg-type]
+        assert self.cache is not None
+        await self.cache.upsert(gotcha(f"written during the search for {query}"))
+        return hits
+
+    async def upsert(self, episode: Episode) -> Receipt:
+        return await self.inner.upsert(episode)
+
+
+async def test_a_search_overlapping_a_write_is_not_kept(store: MemoryBackend) -> None:
+    racing = WriteDuringSearch(store)
+    cache = racing.cache = CachedStore(racing)  # type: ignore[arg-type]
+    await cache.search("written search")
+    await cache.search("written search")
+    assert cache.hits == 0 and cache.misses == 2
+
+
+async def test_oldest_entries_are_evicted(store: MemoryBackend) -> None:
+    cache = CachedStore(store, max_entries=2)
+    for query in ("a", "b", "c", "a"):
+        await cache.search(query)
+    assert cache.misses == 4 and cache.hits == 0
+    await cache.search("c")
+    assert cache.hits == 1
+
+
+async def test_context_through_the_cache_is_the_same(store: MemoryBackend) -> None:
+    await fill(store, MEMORIES.values())
+    cache = CachedStore(store)
+    task = Task(description="Fix authentication middleware")
+    direct = await build_context(store, task, project_id=PROJECT)
+    cold = await build_context(cache, task, project_id=PROJECT)
+    warm = await build_context(cache, task, project_id=PROJECT)
+    assert direct.markdown == cold.markdown == warm.markdown != ""
+    assert cache.hits == cache.misses > 0

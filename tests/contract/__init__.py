@@ -1,0 +1,1 @@
+"""The contract suite: every memory layer passes these tests unchanged."""

@@ -1,0 +1,141 @@
+"""The dual store in one process: fallback when the graph fails, merged reads, tombstones,
+taking the graph over when its holder exits, and a write no layer can take."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+from dual_child import episode
+
+from backends.errors import BackendUnavailable, WriteFailed
+from backends.graph import GraphBackend
+from backends.model import Episode, Receipt
+from backends.protocol import MemoryBackend
+from fallback import FileBackend
+from memory.config import Config
+from memory.dual import DualBackend, ledger_path
+from memory.selection import open_memory
+
+CHILD = str(Path(__file__).with_name("dual_child.py"))
+
+
+class FlakyGraph(GraphBackend):
+    """The real graph layer, whose writes fail while ``failing`` is set (a full disk, say)."""
+
+    failing = False
+
+    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
+        if FlakyGraph.failing:
+            raise WriteFailed("no space left on device")
+        return await super().upsert_many(episodes)
+
+    async def delete(self, episode_id: str) -> bool:
+        if FlakyGraph.failing:
+            raise WriteFailed("no space left on device")
+        return await super().delete(episode_id)
+
+
+@pytest.fixture
+async def flaky(tmp_path: Path) -> AsyncIterator[DualBackend]:
+    config = Config(home=tmp_path)
+    files = await FileBackend.open(config.files_dir)
+
+    async def open_graph() -> MemoryBackend:
+        return await FlakyGraph.open(config.graph_dir)
+
+    store = await DualBackend.open(files, config.files_dir, ledger_path(config), open_graph)
+    yield store
+    FlakyGraph.failing = False
+    await store.aclose()
+
+
+async def test_a_failing_graph_sends_writes_to_files_and_reads_merge_them(
+    flaky: DualBackend,
+) -> None:
+    first, second, third = (episode("mine", n) for n in range(3))
+    assert (await flaky.upsert(first)).layer == "graph"
+    assert (await flaky.upsert(third)).layer == "graph"
+
+    FlakyGraph.failing = True
+    newer = first.model_copy(update={"body": "mine wrote 0, then changed it"})
+    receipts = [await flaky.upsert(newer), await flaky.upsert(second)]
+    assert [(r.layer, r.pending) for r in receipts] == [("file", True), ("file", True)]
+    assert not await flaky.delete(third.id)  # only the graph holds it: remembered as a tombstone
+
+    # Findable at once, each once, the pending copy winning over the graph's.
+    assert await flaky.get(first.id) == newer
+    assert await flaky.get(third.id) is None
+    assert [e async for e in flaky.scan()] == [newer, second]
+    assert await flaky.count() == 2
+    hits = await flaky.search("changed", limit=10)
+    assert [h.episode for h in hits] == [newer]
+    status = await flaky.status()
+    assert (status.layer, status.pending, status.pending_deletes) == ("graph", {"proc-mine": 2}, 1)
+    assert "no space left on device" in status.reason
+
+    FlakyGraph.failing = False
+    await flaky.replay()
+    graph = await GraphBackend.open(flaky.files_dir.parent / "graph")
+    try:
+        assert [e async for e in graph.scan()] == [newer, second]
+    finally:
+        await graph.aclose()
+    assert (await flaky.status()).pending_total == 0
+
+
+async def test_a_write_no_layer_can_take_raises(tmp_path: Path) -> None:
+    config = Config(home=tmp_path)
+    files = await FileBackend.open(config.files_dir)
+
+    async def locked() -> MemoryBackend:
+        raise BackendUnavailable("graph", "locked by another process", "pid 1")
+
+    store = await DualBackend.open(files, config.files_dir, ledger_path(config), locked)
+    try:
+        # A file where the group's folder belongs: the file layer cannot write there either.
+        (config.files_dir / "episodes" / "proc-mine").write_text("in the way")
+        with pytest.raises(WriteFailed, match="locked by another process"):
+            await store.upsert(episode("mine", 1))
+        assert await store.count() == 0
+    finally:
+        await store.aclose()
+
+
+async def test_a_waiting_process_takes_the_graph_over_when_its_holder_exits(
+    tmp_path: Path,
+) -> None:
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, CHILD, "hold", str(tmp_path), "3",
+        stdin=PIPE, stdout=PIPE, stderr=PIPE,
+    )
+    try:
+        assert holder.stdout is not None
+        assert (await holder.stdout.readline()).strip() == b"ready"
+        async with open_memory(tmp_path, "auto") as store:
+            assert isinstance(store, DualBackend) and not store.holds_graph
+            assert "locked by another process" in store.reason
+            mine = episode("mine", 0)
+            assert (await store.upsert(mine)).pending
+            # Held by the other process: deleted there when it replays our tombstone.
+            assert not await store.delete(episode("holder", 0).id)
+
+            # The holder replays both, then exits; we take over.
+            _, err = await asyncio.wait_for(holder.communicate(b"3\n"), 60)
+            assert holder.returncode == 0, err
+            for _ in range(100):
+                if store.holds_graph:
+                    break
+                await asyncio.sleep(0.1)
+            assert store.holds_graph and store.reason == "this process holds the graph"
+            assert {e.name async for e in store.scan()} == {"mine 0", "holder 1", "holder 2"}
+            assert (await store.upsert(episode("mine", 1))).layer == "graph"
+            assert (await store.status()).pending_total == 0
+    finally:
+        if holder.returncode is None:
+            holder.kill()
+            await holder.wait()

@@ -1,0 +1,1 @@
+"""Tests of the file layer beyond the contract: format, views, watching, bad input."""

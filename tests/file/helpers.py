@@ -1,0 +1,39 @@
+"""Waiting for the watcher, and looking at folders."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+WATCH_PATIENCE = 2.0  # the promise is one second; twice that absorbs a busy machine
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T] | T],
+    accept: Callable[[T], bool],
+    patience: float = WATCH_PATIENCE,
+) -> T:
+    """Poll ``probe`` (sync or async) until ``accept`` likes its answer; the last answer when
+    time runs out."""
+    deadline = time.monotonic() + patience
+    while True:
+        answer = probe()
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if accept(answer) or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(0.02)
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path below ``folder`` with its bytes (None for folders)."""
+    return {
+        str(path.relative_to(folder)): None if path.is_dir() else path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+    }

@@ -1,0 +1,61 @@
+"""Two processes writing to one folder at once lose nothing and duplicate nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from backends.model import stable_id
+from fallback import FileBackend, codec
+from fallback.layout import VIEW_FILES
+from file.helpers import eventually
+
+WRITER = Path(__file__).with_name("writer.py")
+PER_PROCESS = 500
+
+
+def expected_ids(prefix: str) -> set[str]:
+    kinds = ["pattern" if n % 50 == 0 else "session_insight" for n in range(PER_PROCESS)]
+    return {
+        stable_id(f"group_{n % 3}", kind, f"{prefix}-{n}") for n, kind in enumerate(kinds)
+    }
+
+
+@pytest.mark.slow
+async def test_two_processes_adding_500_each_end_with_exactly_1000(home: Path) -> None:
+    folder = home / "files"
+    live = await FileBackend.open(folder)
+    try:
+        writers = [
+            await asyncio.create_subprocess_exec(
+                sys.executable, "-W", "error", str(WRITER), str(folder), prefix, str(PER_PROCESS),
+                stderr=asyncio.subprocess.PIPE,
+            )
+            for prefix in ("left", "right")
+        ]
+        for writer in writers:
+            _, errors = await asyncio.wait_for(writer.communicate(), timeout=120)
+            assert writer.returncode == 0, errors.decode()
+        expected = expected_ids("left") | expected_ids("right")
+        assert len(expected) == 2 * PER_PROCESS
+        assert await eventually(lambda: live.count(), lambda n: n == len(expected)) == len(expected)
+        assert {e.id async for e in live.scan()} == expected
+    finally:
+        await live.aclose()
+
+    files = sorted((folder / "episodes").rglob("*.json"))
+    assert len(files) == 2 * PER_PROCESS
+    assert {codec.decode(path.read_bytes()).id for path in files} == expected
+    reopened = await FileBackend.open(folder)
+    try:
+        assert await reopened.count() == len(expected)
+        assert reopened.problems == []
+        for group in ("group_0", "group_1", "group_2"):
+            view = (folder / "views" / group / VIEW_FILES["pattern"]).read_text()
+            patterns = await reopened.count(group_ids=[group], kinds=["pattern"])
+            assert view.count("<!-- dualmem ") == patterns > 0
+    finally:
+        await reopened.aclose()

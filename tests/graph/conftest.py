@@ -1,0 +1,35 @@
+"""Every graph test runs with the network forbidden: any socket connect fails the test."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.graph import GraphBackend
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Refuse every connect; also fail at teardown, since a refused connect in a background
+    thread (telemetry, say) would not reach the test otherwise."""
+    attempts: list[Any] = []
+
+    def refuse(sock: socket.socket, address: Any) -> Any:
+        attempts.append(address)
+        raise OSError(f"network is off in graph tests (connect to {address!r})")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    yield attempts
+    assert attempts == []
+
+
+@pytest.fixture
+async def graph(tmp_path: Path) -> AsyncIterator[GraphBackend]:
+    opened = await GraphBackend.open(tmp_path / "graph")
+    yield opened
+    await opened.aclose()

@@ -1,0 +1,123 @@
+"""Structure without an LLM: entities named in JSON bodies, linked by MENTIONS, with stable ids;
+and the rows are graphiti's own, readable by graphiti's Kùzu driver."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import kuzu
+import orjson
+
+from backends.graph import GraphBackend
+from backends.graph.database import DB_FILE
+from backends.graph.structure import entity_uuid, extract
+from backends.model import Episode
+
+
+def discovery(key: str, body: dict[str, Any], group_id: str = "proj") -> Episode:
+    return Episode.create(group_id=group_id, kind="codebase_discovery", name=key, body=body,
+                          key=key)
+
+
+def raw(folder: Path, query: str) -> list[list[Any]]:
+    """Rows straight from Kùzu, with the backend closed."""
+    database = kuzu.Database(str(folder / DB_FILE))
+    connection = kuzu.Connection(database)
+    result = connection.execute(query)
+    try:
+        return list(result.get_all())
+    finally:
+        result.close()
+        connection.close()
+        database.close()
+
+
+def test_entities_come_from_the_keys_agents_write() -> None:
+    body = {
+        "files_understood": {"src/app.py": {"purpose": "entry"}, "src/db.py": {}},
+        "discovered_files": ["README.md"],
+        "patterns_found": [{"name": "retry with backoff", "where": "src/db.py"}],
+        "details": {"component": "API gateway", "task_id": 7},
+        "feature": "  Dark   mode ",
+        "files": [None, True, ""],
+        "notes": "file: not a key, only text",
+    }
+    found = {(e.label, e.name) for e in extract("proj", body)}
+    assert found == {
+        ("File", "src/app.py"), ("File", "src/db.py"), ("File", "README.md"),
+        ("Pattern", "retry with backoff"), ("Component", "API gateway"), ("Task", "7"),
+        ("Feature", "Dark mode"),
+    }
+    assert extract("proj", "plain text") == []
+    assert extract("proj", None) == []
+
+
+def test_entity_ids_are_stable_and_scoped_to_the_group() -> None:
+    one = extract("proj", {"file": "a.py"})[0]
+    assert one.uuid == entity_uuid("proj", "File", "a.py")
+    assert one.uuid == extract("proj", {"files": ["a.py"]})[0].uuid
+    assert one.uuid != extract("other", {"file": "a.py"})[0].uuid
+
+
+async def test_rewrites_create_no_duplicates_and_deletes_drop_orphans(tmp_path: Path) -> None:
+    folder = tmp_path / "graph"
+    graph = await GraphBackend.open(folder)
+    first = discovery("first", {"files": ["a.py", "shared.py"], "patterns": ["caching"]})
+    second = discovery("second", {"files": ["shared.py"]})
+    await graph.upsert_many([first, second])
+    await graph.upsert(first)
+    await graph.upsert(first.model_copy(update={"body": orjson.dumps(
+        {"files": ["a.py", "shared.py"], "patterns": ["caching"]}).decode()}))
+    await graph.aclose()
+    entities = raw(folder, "MATCH (n:Entity) RETURN n.name, n.labels ORDER BY n.name")
+    assert entities == [
+        ["a.py", ["Entity", "File"]], ["caching", ["Entity", "Pattern"]],
+        ["shared.py", ["Entity", "File"]],
+    ]
+    mentions = raw(folder, "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.name, n.name "
+                           "ORDER BY e.name, n.name")
+    assert mentions == [["first", "a.py"], ["first", "caching"], ["first", "shared.py"],
+                        ["second", "shared.py"]]
+
+    graph = await GraphBackend.open(folder)
+    await graph.upsert(first.model_copy(update={"body": '{"files": ["b.py"]}'}))
+    await graph.delete(second.id)
+    await graph.aclose()
+    assert raw(folder, "MATCH (n:Entity) RETURN n.name") == [["b.py"]]
+    assert raw(folder, "MATCH ()-[m:MENTIONS]->() RETURN count(m)") == [[1]]
+
+
+async def test_graphiti_reads_our_rows_as_its_own(tmp_path: Path) -> None:
+    from graphiti_core.driver.kuzu_driver import KuzuDriver
+    from graphiti_core.edges import EpisodicEdge
+    from graphiti_core.nodes import EntityNode, EpisodeType, EpisodicNode
+
+    folder = tmp_path / "graph"
+    graph = await GraphBackend.open(folder)
+    structured = discovery("map", {"files": ["src/app.py"], "component": "CLI"})
+    text = Episode.create(group_id="proj", kind="gotcha", name="Locks", body="one writer",
+                          source="cli")
+    await graph.upsert_many([structured, text])
+    await graph.aclose()
+
+    driver = KuzuDriver(db=str(folder / DB_FILE))
+    try:
+        found = await EpisodicNode.get_by_uuids(driver, [structured.id, text.id])
+        nodes = {node.uuid: node for node in found}
+        entities = await EntityNode.get_by_group_ids(driver, ["proj"])
+        edges = await EpisodicEdge.get_by_group_ids(driver, ["proj"])
+    finally:
+        driver.client.close()
+        gc.collect()
+        driver.db.close()
+    assert nodes[structured.id].source is EpisodeType.json
+    assert nodes[text.id].source is EpisodeType.text
+    assert nodes[text.id].content == "one writer" and nodes[text.id].source_description == "cli"
+    # graphiti needs a valid_at and reads Kùzu's naive UTC; ours stays None on our side.
+    assert nodes[text.id].valid_at == text.created_at.replace(tzinfo=None)
+    assert {(tuple(e.labels), e.name) for e in entities} == {
+        (("Entity", "File"), "src/app.py"), (("Entity", "Component"), "CLI")}
+    assert {(e.source_node_uuid, e.target_node_uuid) for e in edges} == {
+        (structured.id, entity.uuid) for entity in entities}

@@ -1,0 +1,61 @@
+"""``dualmem migrate``: dry run, replay, re-run, prune after a clean check, Auto-Claude import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from auto_claude_folder import EXPECTED_KINDS, build
+
+from memory.cli import main
+
+
+def dualmem(capsys: pytest.CaptureFixture[str], home: Path, *argv: str, code: int = 0) -> Any:
+    assert main(["--home", str(home), *argv, "--json"]) == code
+    return orjson.loads(capsys.readouterr().out)
+
+
+def add_to_files(capsys: pytest.CaptureFixture[str], home: Path, key: str, body: str) -> None:
+    dualmem(capsys, home, "--backend", "file", "add", "--group", "proj", "--kind", "pattern",
+            "--name", key, "--body", body, "--key", key)
+
+
+def test_migrate_reports_replays_once_and_prunes_only_after_a_clean_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for key in ("a", "b", "c"):
+        add_to_files(capsys, tmp_path, key, f"pattern {key}")
+
+    preview = dualmem(capsys, tmp_path, "migrate", "--dry-run")
+    assert (preview["dry_run"], preview["written"], preview["verification"]) == (True, 3, None)
+    first = dualmem(capsys, tmp_path, "migrate")
+    assert (first["written"], first["ok"], first["pruned"]) == (3, True, None)
+    assert dualmem(capsys, tmp_path, "migrate")["written"] == 0
+
+    # The graph's copy of "a" changes: prune must refuse, and the files stay as they are.
+    dualmem(capsys, tmp_path, "--backend", "graph", "add", "--group", "proj", "--kind", "pattern",
+            "--name", "a", "--body", "edited in the graph", "--key", "a")
+    error = dualmem(capsys, tmp_path, "migrate", "--prune", code=1)
+    assert "not pruning" in error["error"]["message"]
+    assert len(dualmem(capsys, tmp_path, "--backend", "file", "list")["episodes"]) == 3
+
+    add_to_files(capsys, tmp_path, "a", "edited in the graph")
+    pruned = dualmem(capsys, tmp_path, "migrate", "--prune")
+    assert (pruned["written"], pruned["pruned"]) == (1, 3)
+    assert dualmem(capsys, tmp_path, "--backend", "file", "list")["episodes"] == []
+    assert len(dualmem(capsys, tmp_path, "--backend", "graph", "list")["episodes"]) == 3
+
+
+def test_auto_claude_import_twice_adds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = build(tmp_path / "auto-claude", nested_map=True)
+    home = tmp_path / "home"
+    total = sum(EXPECTED_KINDS.values())
+    first = dualmem(capsys, home, "migrate", "--from-auto-claude", str(folder), "--group", "proj")
+    assert (first["written"], first["ok"]) == (total, True)
+    again = dualmem(capsys, home, "migrate", "--from-auto-claude", str(folder), "--group", "proj")
+    assert (again["written"], again["unchanged"]) == (0, total)
+    assert len(dualmem(capsys, home, "list", "--group", "proj")["episodes"]) == total

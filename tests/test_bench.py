@@ -1,0 +1,47 @@
+"""The bench harness measures what it claims: metrics, the BM25 baseline, the synthetic corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import file_layer, locomo
+from bench.bm25 import BM25
+
+
+def test_metrics_by_hand() -> None:
+    questions = [
+        locomo.Question("q1", "?", "g", frozenset({"a", "b"}), "single-hop"),
+        locomo.Question("q2", "?", "g", frozenset({"z"}), "temporal"),
+    ]
+    # q1: "a" at rank 2, "b" at rank 7; q2: nothing found.
+    rankings = {"q1": ["x", "a", "x2", "x3", "x4", "x5", "b"], "q2": ["x"]}
+    quality = locomo.score(questions, rankings, [0.001, 0.003])
+    assert quality.overall == locomo.Metrics(questions=2, r5=0.25, r10=0.5, hit10=0.5, mrr=0.25)
+    assert quality.categories["single-hop"] == locomo.Metrics(1, 0.5, 1.0, 1.0, 0.5)
+    assert quality.categories["temporal"] == locomo.Metrics(1, 0.0, 0.0, 0.0, 0.0)
+    assert quality.p50_ms == pytest.approx(2.0) and quality.p95_ms == pytest.approx(3.0)
+
+
+def test_bm25_prefers_rare_terms_and_short_documents() -> None:
+    index = BM25([("cat", "the cat sat"), ("dog", "the dog sat"), ("dog2", "a dog ran"),
+                  ("dog3", "dog days"), ("long", "Cat " + "filler " * 50), ("none", "nothing")])
+    ranked = [key for key, _ in index.search("CAT, dog!")]
+    assert ranked[0] == "cat" and ranked.index("cat") < ranked.index("long")
+    assert "none" not in ranked
+    assert index.search("absent") == []
+
+
+def test_dataset_folder_is_beside_the_repository_unless_overridden(tmp_path: Path) -> None:
+    assert locomo.dataset_folder({}).parts[-3:] == ("shared", "bench", "locomo-dev")
+    assert locomo.dataset_folder({locomo.ENV: str(tmp_path)}) == tmp_path
+
+
+def test_synthetic_corpus_is_deterministic_and_spread_over_groups() -> None:
+    episodes = file_layer.synthetic(200)
+    assert episodes == file_layer.synthetic(200)
+    assert len({e.group_id for e in episodes}) == file_layer.GROUPS
+    assert all(290 <= len(e.body) <= 320 for e in episodes)
+    for query, group in file_layer.queries(episodes):
+        assert len(query.split()) == 3 and group in {e.group_id for e in episodes}

@@ -1,0 +1,25 @@
+"""``memory`` declares its public surface: ``__all__`` is exactly what it exports."""
+
+from __future__ import annotations
+
+import types
+
+import memory
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    public = {
+        name
+        for name, value in vars(memory).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert set(memory.__all__) == public
+    assert len(memory.__all__) == len(set(memory.__all__))
+    assert memory.__all__ == sorted(memory.__all__)
+
+
+def test_each_exported_name_imports() -> None:
+    for name in memory.__all__:
+        namespace: dict[str, object] = {}
+        exec(f"from memory import {name}", namespace)
+        assert namespace[name] is getattr(memory, name)

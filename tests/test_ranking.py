@@ -1,0 +1,74 @@
+"""The shared lexical ranking: folding, widening, normalised scores, and exact pruning."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from backends.ranking import LexicalIndex, stem, terms
+
+WORDS = ["paint", "painting", "sunrise", "lake", "kuzu", "graph", "lock", "file", "agent", "test",
+         "memory", "deadline", "budget", "token", "coach", "player", "gate", "review", "the", "a"]
+
+
+def build(documents: dict[str, str], groups: int = 3) -> LexicalIndex:
+    index = LexicalIndex()
+    for n, (key, text) in enumerate(sorted(documents.items())):
+        index.add(key, text, group=f"g{n % groups}", kind="note")
+    return index
+
+
+def test_terms_fold_case_punctuation_stopwords_and_suffixes() -> None:
+    assert terms("The PAINTINGS, painted; Painting!") == ["paint", "paint", "paint"]
+    assert stem("running") == "run" and stem("stories") == "story"
+    assert terms("") == [] and terms("!!! ... the of") == []
+
+
+def test_typo_and_prefix_widening_find_the_memory() -> None:
+    index = build({"a": "Kuzu database locked by another process", "b": "sunrise over the lake"})
+    assert [key for key, _ in index.search("databse lockd")] == ["a"]  # one wrong letter each
+    assert [key for key, _ in index.search("data")] == ["a"]  # a prefix of a stored word
+
+
+def test_scores_mean_how_much_of_the_query_matched() -> None:
+    index = build({"both": "graph lock", "one": "graph memory", "none": "sunrise lake"})
+    hits = dict(index.search("graph lock"))
+    assert set(hits) == {"both", "one"}
+    assert 0.0 < hits["one"] < hits["both"] <= 1.0
+
+
+def test_remove_and_replace_update_every_structure() -> None:
+    index = build({"a": "graph lock", "b": "graph memory"})
+    index.add("a", "sunrise lake", group="g0", kind="note")
+    assert [key for key, _ in index.search("lock")] == []
+    index.remove("b")
+    index.remove("missing")
+    assert len(index) == 1 and index.search("graph") == []
+
+
+def test_filters_keep_other_groups_and_kinds_out() -> None:
+    index = LexicalIndex()
+    index.add("x", "graph lock", group="alpha", kind="pattern")
+    index.add("y", "graph lock", group="beta", kind="gotcha")
+    assert [k for k, _ in index.search("graph", groups={"beta"})] == ["y"]
+    assert [k for k, _ in index.search("graph", kinds={"pattern"})] == ["x"]
+    assert index.search("graph", groups=set()) == []
+
+
+@given(
+    documents=st.dictionaries(
+        st.text("abcdefghij", min_size=1, max_size=4),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
+        min_size=1, max_size=40,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    limit=st.integers(1, 8),
+)
+def test_pruned_top_k_equals_the_exhaustive_ranking(
+    documents: dict[str, str], query: str, limit: int
+) -> None:
+    index = build(documents)
+    exhaustive = index.search(query, limit=len(documents))
+    assert index.search(query, limit=limit) == exhaustive[:limit]
+    assert all(0.0 < score <= 1.0 for _, score in exhaustive)
+    assert [score for _, score in exhaustive] == sorted((s for _, s in exhaustive), reverse=True)
