@@ -24,6 +24,7 @@ KIND = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 MAX_NAME_CHARS = 300
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_WORD = re.compile(r"\w+")
 
 # Fixed forever: stable ids of keyed memories are derived from it.
 _ID_NAMESPACE = uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11")
@@ -32,6 +33,13 @@ _ID_NAMESPACE = uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11")
 def stable_id(group_id: str, kind: str, key: str) -> str:
     """The id of the memory with natural key ``key``: re-writing it updates, never duplicates."""
     return str(uuid.uuid5(_ID_NAMESPACE, f"{group_id}\x1f{kind}\x1f{key}"))
+
+
+def natural_key(text: str) -> str:
+    """The key of a free-text memory (a pattern, a gotcha): case, spacing and punctuation do not
+    make a new memory. Every writer of such memories keys them with it (the API, the Auto-Claude
+    importer, a bullet typed into patterns.md), so the same text is one memory whoever wrote it."""
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 def utc(value: datetime) -> datetime:

@@ -6,7 +6,7 @@ the id and the bullet's text: a bullet whose check still matches is ours and is 
 render. Every other line belongs to a person and is kept as it is. A person's bullet (``- text``,
 ``* text`` or ``+ text`` at the start of a line), or a generated bullet whose text a person changed,
 is a *hand bullet*: it becomes an episode of its own, source ``manual``, with the stable id
-``stable_id(group, kind, text)``.
+``stable_id(group, kind, natural_key(text))``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from backends.model import MAX_NAME_CHARS, Episode, stable_id
+from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id
 from fallback.layout import VIEW_FILES
 
 MANUAL = "manual"
@@ -47,7 +47,7 @@ def parse(text: str) -> list[Line]:
 def hand_ids(lines: Iterable[Line], group_id: str, kind: str) -> dict[str, str]:
     """Stable id -> text of each hand bullet."""
     return {
-        stable_id(group_id, kind, line.hand_text): line.hand_text
+        stable_id(group_id, kind, natural_key(line.hand_text)): line.hand_text
         for line in lines
         if line.hand_text is not None
     }
@@ -59,8 +59,8 @@ def hand_episode(group_id: str, kind: str, text: str) -> Episode:
     if len(name) > MAX_NAME_CHARS:
         name = name[: MAX_NAME_CHARS - 1] + "…"
     return Episode.parse(
-        id=stable_id(group_id, kind, text), group_id=group_id, kind=kind, name=name, body=text,
-        source=MANUAL,
+        id=stable_id(group_id, kind, natural_key(text)),
+        group_id=group_id, kind=kind, name=name, body=text, source=MANUAL,
     )
 
 
@@ -72,7 +72,7 @@ def is_hand_shaped(episode: Episode) -> bool:
         and episode.kind in VIEW_FILES
         and body == body.strip()
         and "\n" not in body
-        and episode.id == stable_id(episode.group_id, episode.kind, body)
+        and episode.id == stable_id(episode.group_id, episode.kind, natural_key(body))
     )
 
 
@@ -96,7 +96,7 @@ def render(
         if line.hand_text is None:
             kept.append(line.raw)
             continue
-        episode_id = stable_id(group_id, kind, line.hand_text)
+        episode_id = stable_id(group_id, kind, natural_key(line.hand_text))
         if episode_id in drop:
             continue
         present.add(episode_id)

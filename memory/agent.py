@@ -26,10 +26,10 @@ import orjson
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from backends.errors import InvalidEpisode
-from backends.model import Episode, now, stable_id
+from backends.model import Episode, natural_key, now, stable_id
 from backends.protocol import MemoryBackend
 from memory.markdown import describe, item_text
-from memory.records import natural_key, parse, title
+from memory.records import parse, title
 from memory.scopes import (
     ADR,
     CODEBASE_DISCOVERY,

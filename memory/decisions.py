@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backends.errors import DualmemError
-from backends.model import Episode, now
+from backends.model import Episode, natural_key, now
 from backends.protocol import MemoryBackend
-from memory.records import fetch, natural_key, scan_records, title
+from memory.records import fetch, scan_records, title
 from memory.scopes import ADR, FAILED_APPROACH, project_group
 
 AdrStatus = Literal["proposed", "accepted", "superseded", "deprecated"]

@@ -3,7 +3,6 @@ body under a natural key, so writing it again updates it instead of adding a dup
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -13,14 +12,6 @@ from backends.model import Episode, stable_id
 from backends.protocol import MemoryBackend
 
 Record = TypeVar("Record", bound=BaseModel)
-_WORD = re.compile(r"\w+")
-
-
-def natural_key(text: str) -> str:
-    """The key of a free-text memory: case, spacing and punctuation do not make a new memory.
-    The same folding as the Auto-Claude importer's, so an imported pattern and one saved here
-    are one memory."""
-    return " ".join(_WORD.findall(text.casefold()))
 
 
 def title(text: str, limit: int = 120) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from backends.errors import InvalidEpisode, MigrationError
-from backends.model import MAX_NAME_CHARS, Episode, utc
+from backends.model import MAX_NAME_CHARS, Episode, natural_key, utc
 
 # The same values as memory.scopes; migrate sits below memory in the house.
 SESSION_INSIGHT = "session_insight"
@@ -148,7 +148,7 @@ class AutoClaudeFolder:
     def _insight(self, kind: str, item: Any, when: datetime) -> Episode:
         text = _text(item, kind, "text", "description", "content")
         body: Any = item if isinstance(item, dict) else text
-        return self._episode(kind, _fold(text), text, body, when)
+        return self._episode(kind, natural_key(text), text, body, when)
 
     def _episode(self, kind: str, key: str, name: str, body: Any, when: datetime) -> Episode:
         title = " ".join(name.strip().split("\n", 1)[0].split())[:MAX_NAME_CHARS] or kind
@@ -213,8 +213,6 @@ def _text(item: Any, *keys: str) -> str:
     return str(item).strip()
 
 
-def _fold(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 def _time(value: Any) -> datetime | None:

@@ -1,7 +1,9 @@
 """The graph layer's search index: the shared ``LexicalIndex``, and below its matches the
-nearest stored vectors (a hybrid that never reorders lexical matches; see ``VECTOR_WEIGHT``). Built from the Episodic rows at open and kept current by our own writes (we are
-the only read-write process), so it cannot lose a document the way Kùzu's full-text index does,
-and it does not depend on the database's full-text extension."""
+nearest stored vectors (a hybrid that never reorders lexical matches; see ``VECTOR_WEIGHT``).
+
+Built from the Episodic rows at open and kept current by our own writes (we are the only
+read-write process), so it cannot lose a document the way Kùzu's full-text index does, and it
+does not depend on the database's full-text extension (LadybugDB does not bundle it)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from contract.episodes import make
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.model import Episode, stable_id
+from backends.model import Episode, natural_key, stable_id
 from fallback import FileBackend, views
 from file.helpers import eventually
 
@@ -58,7 +58,8 @@ async def test_a_hand_added_bullet_becomes_a_searchable_memory(
         markdown.write("- Always pin kuzu to 0.11.3 in constraints\n")
     text = "Always pin kuzu to 0.11.3 in constraints"
     hits = await eventually(lambda: files.search("kuzu constrants"), bool)
-    assert [hit.episode.id for hit in hits] == [stable_id("project_a", "pattern", text)]
+    expected = stable_id("project_a", "pattern", natural_key(text))
+    assert [hit.episode.id for hit in hits] == [expected]
     assert hits[0].episode.source == "manual"
     assert (hits[0].episode.name, hits[0].episode.body, hits[0].episode.kind) == (
         text, text, "pattern"
@@ -72,7 +73,7 @@ async def test_a_hand_bullet_is_kept_verbatim_through_renders(
     lines = view(home).read_text().splitlines()
     lines[1:1] = ["", "My own notes, in prose.", "*   Hand bullet,  kept as typed  "]
     view(home).write_text("\n".join(lines) + "\n")
-    episode_id = stable_id("project_a", "pattern", "Hand bullet,  kept as typed")
+    episode_id = stable_id("project_a", "pattern", natural_key("Hand bullet,  kept as typed"))
     await eventually(lambda: files.get(episode_id), lambda found: found is not None)
     await files.upsert(make(2, kind="pattern", name="generated two"))
     await files.upsert(make(1, kind="pattern", name="generated one renamed"))
@@ -89,7 +90,7 @@ async def test_deleting_a_hand_bullets_memory_removes_the_bullet(
     await files.upsert(make(1, kind="gotcha"))
     with view(home, "gotchas.md").open("a") as markdown:
         markdown.write("- flaky test on CI\n- keep me\n")
-    flaky = stable_id("project_a", "gotcha", "flaky test on CI")
+    flaky = stable_id("project_a", "gotcha", natural_key("flaky test on CI"))
     await eventually(lambda: files.count(), lambda n: n == 3)
     assert await files.delete(flaky) is True
     text = view(home, "gotchas.md").read_text()
@@ -109,7 +110,7 @@ async def test_removing_a_hand_bullet_removes_its_memory(files: FileBackend, hom
     await eventually(lambda: files.count(), lambda n: n == 2)
     view(home).write_text(original)
     assert await eventually(lambda: files.count(), lambda n: n == 1) == 1
-    assert await files.get(stable_id("project_a", "pattern", "short lived")) is None
+    assert await files.get(stable_id("project_a", "pattern", natural_key("short lived"))) is None
 
 
 async def test_an_edited_generated_bullet_becomes_the_persons_own(
@@ -118,7 +119,7 @@ async def test_an_edited_generated_bullet_becomes_the_persons_own(
     await files.upsert(make(1, kind="pattern", name="use pathlib", body=""))
     text = view(home).read_text()
     view(home).write_text(text.replace("- use pathlib <!--", "- use pathlib, not os.path <!--"))
-    edited = stable_id("project_a", "pattern", "use pathlib, not os.path")
+    edited = stable_id("project_a", "pattern", natural_key("use pathlib, not os.path"))
     found = await eventually(lambda: files.get(edited), lambda episode: episode is not None)
     assert found is not None and found.source == "manual"
     assert await files.get("ep-0001") == make(1, kind="pattern", name="use pathlib", body="")
@@ -148,8 +149,8 @@ async def test_a_hand_memory_written_through_the_api_shows_as_a_plain_bullet(
 ) -> None:
     text = "migrated from another layer"
     episode = Episode.parse(
-        id=stable_id("project_a", "pattern", text), group_id="project_a", kind="pattern",
-        name=text, body=text, source="manual",
+        id=stable_id("project_a", "pattern", natural_key(text)),
+        group_id="project_a", kind="pattern", name=text, body=text, source="manual",
     )
     await files.upsert(episode)
     assert f"\n- {text}\n" in view(home).read_text()
@@ -205,6 +206,19 @@ async def test_a_view_that_is_not_utf8_is_left_untouched(files: FileBackend, hom
     assert [path for path, _ in files.problems] == [view(home)]
     assert await files.count() == 2
 
+
+
+async def test_a_hand_bullet_and_the_api_share_one_memory_for_one_text(
+    files: FileBackend, home: Path
+) -> None:
+    text = "Retry a flaky fsync once"
+    await files.upsert(Episode.create(
+        group_id="project_a", kind="pattern", name=text, body=text, key=natural_key(text)
+    ))
+    with view(home).open("a") as markdown:
+        markdown.write("- retry a FLAKY fsync, once!\n- sentinel bullet\n")
+    await eventually(lambda: files.search("sentinel"), bool)
+    assert await files.count(group_ids=["project_a"], kinds=["pattern"]) == 2
 
 one_line = st.text(st.characters(exclude_characters="\n", codec="utf-8"), max_size=30)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from backends.graph import GraphBackend
 from backends.model import Episode
@@ -34,7 +35,7 @@ def operations(seed: int) -> list[Episode | str]:
     return steps
 
 
-async def observe(store: MemoryBackend) -> dict[str, object]:
+async def observe(store: MemoryBackend) -> dict[str, list[Any]]:
     return {
         "scan": [e async for e in store.scan()],
         "alpha patterns": [e.id async for e in store.scan(group_ids=["alpha"], kinds=["pattern"])],

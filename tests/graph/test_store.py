@@ -124,7 +124,8 @@ class Synonyms:
                 for dim, concept in enumerate(self.concepts):
                     out[row, dim] += word in concept
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=out, where=norms > 0)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
 
 
 async def test_vectors_add_hits_below_every_lexical_match(tmp_path: Path) -> None:

@@ -26,8 +26,9 @@ def raw(folder: Path, query: str) -> list[list[Any]]:
     database = kuzu.Database(str(folder / DB_FILE))
     connection = kuzu.Connection(database)
     result = connection.execute(query)
+    assert isinstance(result, kuzu.QueryResult)
     try:
-        return list(result.get_all())
+        return [list(row) for row in result.get_all()]
     finally:
         result.close()
         connection.close()
