@@ -1,7 +1,7 @@
 """Context assembly at 10k stored memories on each layer: latency, and the score calibration
 behind the relevance thresholds.
 
-    python -m bench.context [SIZE]      (default 10000)
+    python -m bench.context [SIZE] [LAYER ...]      (default: 10000, every layer there is)
 
 - assembly p50/p95/max over the design's scenario tasks and varied others, uncached (every
   search reaches the layer) and through ``CachedStore`` (repeated tasks); the bar is p95 <= 50 ms;
@@ -21,12 +21,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from backends.protocol import BatchUpsert, MemoryBackend
-from bench.context_corpus import MEMORIES, PROJECT, RELEVANT, filler
+from bench.context_corpus import MEMORIES, PROJECT, filler, score_populations
 from fallback import FileBackend
 from memory.context import CachedStore, Phase, Task, Thresholds, build_context
-from memory.context.analysis import topic
-from memory.context.retrieval import KINDS
-from memory.scopes import TASK_OUTCOME
 from memory.turns import TurnState, record_turn
 
 BAR_MS = 50.0
@@ -109,25 +106,14 @@ def _row(label: str, times: Sequence[float]) -> str:
 
 
 async def _calibration(store: MemoryBackend) -> None:
-    """Scores of labelled relevant memories against the best-scoring others, per category."""
-    names = {episode.id: key for key, episode in MEMORIES.items()}
-    kinds = [*KINDS.values(), (TASK_OUTCOME,)]
-    relevant: list[float] = []
-    others: list[float] = []
-    for description, wanted in RELEVANT.items():
-        for kind in kinds:
-            hits = await store.search(topic(description), group_ids=[PROJECT], kinds=kind,
-                                      limit=20)
-            for hit in hits:
-                (relevant if names.get(hit.episode.id) in wanted else others).append(hit.score)
+    scores = await score_populations(store)
+    for population, values in scores.items():
+        print(f"  scores, {population:<13} n={len(values):<4} min {min(values):.3f}  median "
+              f"{statistics.median(values):.3f}  max {max(values):.3f}")
     t = Thresholds()
-    missed = sum(s < t.familiar for s in relevant)
-    admitted = sum(s >= t.first_of_type for s in others)
-    print(f"  calibration: relevant min {min(relevant):.3f} median "
-          f"{statistics.median(relevant):.3f} (n={len(relevant)}); others max {max(others):.3f}, "
-          f"95th pct {statistics.quantiles(others, n=20)[-1]:.3f} (n={len(others)})")
-    print(f"  thresholds first-of-type {t.first_of_type} / familiar {t.familiar}: "
-          f"{missed} relevant below familiar, {admitted} others at or above first-of-type")
+    print(f"  thresholds: first-of-type {t.first_of_type}, familiar {t.familiar}; relevant "
+          f"below familiar: {sum(s < t.familiar for s in scores['relevant'])}, unrelated at or "
+          f"above first-of-type: {sum(s >= t.first_of_type for s in scores['unrelated'])}")
 
 
 async def _bench(name: str, opener: Callable[[Path], object], size: int) -> None:
@@ -147,10 +133,12 @@ async def _bench(name: str, opener: Callable[[Path], object], size: int) -> None
 
 
 def main() -> None:
-    size = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 10_000
+    args = sys.argv[1:] if __name__ == "__main__" else []
+    size = int(args.pop(0)) if args and args[0].isdigit() else 10_000
     print(f"context assembly, {size} memories per layer, {RUNS} runs over {len(TASKS)} tasks")
     for name, opener in _layers():
-        asyncio.run(_bench(name, opener, size))
+        if not args or name in args:
+            asyncio.run(_bench(name, opener, size))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from backends.model import Episode
+from backends.protocol import MemoryBackend
 from memory.agent import TaskOutcome
+from memory.context.analysis import topic
+from memory.context.retrieval import KINDS
 from memory.scopes import (
     ADR,
     ARCHITECTURE,
@@ -133,3 +136,22 @@ def filler(count: int, seed: int = 7) -> Iterator[Episode]:
             yield _outcome(f"F-{n}", title, rng.random() < 0.8, text, rng.randint(1, 6))
         else:
             yield _episode(kind, f"F-{n}", f"{subject.capitalize()} {part} #{n}", text)
+
+
+async def score_populations(store: MemoryBackend) -> dict[str, list[float]]:
+    """The scores, over every category query of the labelled tasks, of the memories labelled
+    relevant to the task, of the other labelled ones (topically close), and of unrelated work."""
+    labels = {episode.id: key for key, episode in MEMORIES.items()}
+    scores: dict[str, list[float]] = {"relevant": [], "labelled out": [], "unrelated": []}
+    for description, wanted in RELEVANT.items():
+        for kinds in [*KINDS.values(), (TASK_OUTCOME,)]:
+            for hit in await store.search(topic(description), group_ids=[PROJECT], kinds=kinds,
+                                          limit=20):
+                label = labels.get(hit.episode.id)
+                population = (
+                    "unrelated" if label is None
+                    else "relevant" if label in wanted
+                    else "labelled out"
+                )
+                scores[population].append(hit.score)
+    return scores

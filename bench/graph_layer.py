@@ -50,7 +50,11 @@ _FULL_ROW = _BARE_ROW + (
 def _raw_ingest(folder: Path, episodes: Sequence[Episode], *, full: bool) -> float:
     """Seconds for raw Kùzu to create the rows (graphiti's schema, one transaction)."""
     import kuzu
-    from graphiti_core.driver.kuzu_driver import SCHEMA_QUERIES
+
+    os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # graphiti's modules warn at import; not ours
+        from graphiti_core.driver.kuzu_driver import SCHEMA_QUERIES
 
     folder.mkdir(parents=True)
     database = kuzu.Database(str(folder / DB_FILE))

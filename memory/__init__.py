@@ -18,6 +18,14 @@ from backends import (
 )
 from memory.agent import AgentMemory, SimilarOutcome, TaskOutcome
 from memory.config import Config, ConfigError
+from memory.context import (
+    CachedStore,
+    ContextResult,
+    Phase,
+    Task,
+    build_coach_prompt,
+    build_context,
+)
 from memory.decisions import (
     Adr,
     DecisionError,
@@ -51,8 +59,10 @@ __all__ = [
     "Adr",
     "AgentMemory",
     "BackendUnavailable",
+    "CachedStore",
     "Config",
     "ConfigError",
+    "ContextResult",
     "DecisionError",
     "DualmemError",
     "Episode",
@@ -64,15 +74,19 @@ __all__ = [
     "MemoryBackend",
     "MigrationError",
     "ModeSuggestion",
+    "Phase",
     "QualityGateProfile",
     "Receipt",
     "RoleConstraints",
     "Selection",
     "SimilarOutcome",
     "StoreCorrupt",
+    "Task",
     "TaskOutcome",
     "TurnState",
     "WriteFailed",
+    "build_coach_prompt",
+    "build_context",
     "deprecate_adr",
     "export_markdown",
     "feature_turns",

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal
 
 from backends.errors import DualmemError
 from backends.model import DEFAULT_MAX_BODY_BYTES
@@ -64,6 +64,6 @@ class Config:
         root = Path(home or env.get("DUALMEM_HOME") or Path.cwd() / ".dualmem")
         return cls(
             home=root.expanduser().absolute(),
-            backend=cast(BackendChoice, chosen),
+            backend=chosen,
             max_body_bytes=limit,
         )

@@ -51,12 +51,11 @@ async def migrate_home(
             return MigrateResult(await dry_run(files, ledger))
         graph = await _open_graph(config)
         try:
-            report = await Migrator(files, graph, ledger).run(
-                hash_all=prune_files, progress=progress
-            )
+            report = await Migrator(files, graph, ledger).run(progress=progress)
             if not report.ok:
                 refusal = "not pruning: " if prune_files else ""
                 raise MigrationError(f"{refusal}{report.summary()}")
+            # prune compares every group by content before it deletes anything.
             pruned = await prune(files, graph, ledger) if prune_files else None
         finally:
             await graph.aclose()

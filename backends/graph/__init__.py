@@ -1,5 +1,25 @@
 """The graph layer: graphiti's data model on embedded Kùzu, offline. Importing this package
-imports neither graphiti nor kuzu; ``GraphBackend.open`` does, and says so when they are missing."""
+imports neither graphiti nor kuzu; ``GraphBackend.open`` does, and says so when they are missing.
+
+On disk, ``<home>/graph/``:
+
+- ``memory.kuzu`` (+ ``.wal``): one Kùzu database with graphiti's schema (its ``SCHEMA_QUERIES``).
+  An episode is an ``Episodic`` row under our id: ``name``, ``group_id``, ``content`` (the body),
+  ``created_at`` and ``valid_at`` as naive UTC (Kùzu drops zones), ``source`` = graphiti's
+  EpisodeType (``json`` for structured bodies, else ``text``), ``source_description`` = our
+  source; plus our columns ``kind``, ``invalid_at``, ``valid_at_set`` (``valid_at`` holds
+  created_at when we have none, since graphiti requires one) and ``embedding_f16`` (base64 of
+  the little-endian float16 vector). Rows without ``kind`` are not ours and are left alone.
+- Entities named in JSON bodies (files, patterns, components, tasks, features) are ``Entity``
+  rows, labels ``["Entity", "File"|...]``, uuid5 of group + label + name, linked from their
+  episodes by ``MENTIONS``; an entity goes when nothing mentions it any more.
+- ``DualmemMeta(key, value)``: ``schema_version``, ``embedder`` and ``dimension``. Opening with
+  another embedder raises ``BackendUnavailable`` (reason "embedder mismatch") until
+  ``await GraphBackend.reembed(path, embedder)`` has recomputed the stored vectors.
+- ``owner.json``: the pid of the process holding the database, so a refused opener can name it.
+
+The search index (``index.py``) is derived: rebuilt from the rows at every open.
+"""
 
 from backends.graph.embedder import Embedder, HashingEmbedder
 from backends.graph.store import GraphBackend

@@ -3,7 +3,7 @@ deterministic: feature hashing, so it needs no model download and no network."""
 
 from __future__ import annotations
 
-import math
+import itertools
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -16,6 +16,7 @@ import numpy.typing as npt
 from backends.ranking import terms
 
 Vectors = npt.NDArray[np.float32]
+CHUNK = 256  # texts embedded together: bounds the temporary (terms x dimension) matrix
 
 
 class Embedder(Protocol):
@@ -54,16 +55,31 @@ class HashingEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            counts = Counter(terms(text))
-            if counts:
-                weights = np.fromiter((1.0 + math.log(tf) for tf in counts.values()),
-                                      dtype=np.float32, count=len(counts))
-                stacked = np.vstack([self._term_vector(term) for term in counts])
-                out[row] = np.einsum("i,ij->j", weights, stacked)  # no BLAS threads (index.py)
+        for start in range(0, len(texts), CHUNK):
+            self._embed_chunk(texts[start : start + CHUNK], out[start : start + CHUNK])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+    def _embed_chunk(self, texts: Sequence[str], out: Vectors) -> None:
+        """Sum each text's term vectors weighted by 1 + log(tf), in a few numpy calls per chunk
+        rather than a few per text (per-text numpy calls were half of the ingest time)."""
+        rows: list[int] = []
+        columns: list[int] = []
+        counts: list[int] = []
+        table: dict[str, int] = {}
+        for row, text in enumerate(texts):
+            tfs = Counter(terms(text))
+            rows.extend(itertools.repeat(row, len(tfs)))
+            columns.extend([table.setdefault(term, len(table)) for term in tfs])
+            counts.extend(tfs.values())
+        if not rows:
+            return
+        vectors = np.vstack([self._term_vector(term) for term in table])
+        weights = 1.0 + np.log(np.asarray(counts, dtype=np.float32))
+        weighted = vectors[columns] * weights[:, None]
+        first = np.flatnonzero(np.diff(rows, prepend=-1))  # where each text's terms begin
+        out[np.asarray(rows)[first]] = np.add.reduceat(weighted, first, axis=0)
 
     def _hash_term(self, term: str) -> Vectors:
         padded = f"<{term}>"

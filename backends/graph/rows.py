@@ -1,17 +1,21 @@
 """Episodes as graphiti rows, and every query the store runs (on the database's worker thread).
 
-Kùzu drops a timestamp's zone, so times are written as naive UTC and read back as UTC. Rows are
-written with prepared ``CREATE`` in one transaction: graphiti's MERGE/SET save path is six times
-slower, and ``UNWIND`` batches and MERGE/SET corrupt Kùzu's full-text index for any tool that
-builds one over these rows.
+Kùzu drops a timestamp's zone, so times are written as naive UTC and read back as UTC. Episodic
+rows are written with prepared ``CREATE`` in one transaction (a replaced episode is deleted and
+created again): graphiti's MERGE/SET save path is six times slower, and MERGE/SET or ``UNWIND``
+batches would corrupt a Kùzu full-text index that any tool built over these rows. The only SET
+on Episodic is ``reembed``'s.
 """
 
 from __future__ import annotations
 
 import base64
+import csv
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -30,6 +34,7 @@ _OURS = "e.kind IS NOT NULL"
 _BY_KEY = f"MATCH (e:Episodic {{uuid: $key}}) WHERE {_OURS} RETURN {_COLUMNS}"
 _BY_KEYS = f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {_OURS} RETURN {_COLUMNS}"
 LOOKUPS = 32
+COPY_MIN = 64  # below this, a COPY's fixed cost (a temporary file) is not worth it
 CREATE_EPISODE = (
     "CREATE (:Episodic {uuid: $uuid, name: $name, group_id: $group_id, created_at: $created_at,"
     " source: $source, source_description: $source_description, content: $content,"
@@ -97,6 +102,46 @@ def write_episodes(session: Session, writes: Sequence[EpisodeWrite], stored: set
             _create(session, write)
         if dropped:
             session.rows(DELETE_ORPHANS, uuids=sorted(dropped))
+
+
+def bulk_part(
+    writes: Sequence[EpisodeWrite], stored: set[str], directory: Path
+) -> list[EpisodeWrite]:
+    """The writes ``copy_episodes`` can take: new episodes without entities, enough of them to
+    be worth a COPY, none with an empty body (Kùzu's CSV reader reads "" as NULL)."""
+    if any(c in str(directory) for c in "'\\"):  # the path goes into the statement's text
+        return []
+    bulk = [w for w in writes
+            if w.episode.id not in stored and not w.entities and w.episode.body]
+    return bulk if len(bulk) >= COPY_MIN else []
+
+
+def copy_episodes(session: Session, writes: Sequence[EpisodeWrite], directory: Path) -> None:
+    """Create new Episodic rows with one ``COPY FROM`` (25k rows/s against 4k for prepared
+    CREATE; like CREATE, it keeps a Kùzu full-text index correct). One statement: all or none."""
+    with tempfile.NamedTemporaryFile(
+        "w", dir=directory, prefix=".bulk-", suffix=".csv", newline="", encoding="utf-8",
+        delete=False,
+    ) as out:
+        table = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        for write in writes:
+            e = write.episode
+            table.writerow([
+                e.id, e.name, e.group_id, _csv_time(e.created_at),
+                "json" if e.data is not None else "text", e.source, e.body,
+                _csv_time(e.valid_at or e.created_at), "[]", e.kind,
+                _csv_time(e.invalid_at) if e.invalid_at else "",
+                "true" if e.valid_at is not None else "false", write.vector,
+            ])
+    try:  # columns in table order: graphiti's, then ours (database._EPISODIC_EXTRA)
+        session.script(f"COPY Episodic FROM '{out.name}' "
+                       "(HEADER=false, PARALLEL=false, QUOTE='\"', ESCAPE='\"')")
+    finally:
+        Path(out.name).unlink()
+
+
+def _csv_time(value: datetime) -> str:
+    return _naive(value).isoformat(sep=" ")
 
 
 def delete_episode(session: Session, key: str) -> None:

@@ -24,7 +24,7 @@ _SPACE = re.compile(r"\s+")
 C = Category
 TITLES: Mapping[Category, tuple[str, str]] = {
     C.FEATURE: ("Feature context", "Requirements and success criteria for this feature."),
-    C.SIMILAR_OUTCOMES: ("What worked for similar tasks", "Approaches that succeeded before."),
+    C.SIMILAR_OUTCOMES: ("What worked for similar tasks", "How similar tasks went, and why."),
     C.PATTERNS: ("Recommended patterns", "Patterns from this codebase that apply here."),
     C.ARCHITECTURE: ("Architecture context", "How this fits into the system."),
     C.WARNINGS: ("Warnings from past experience", "Approaches to avoid: they failed before."),
@@ -93,17 +93,27 @@ def detail(episode: Episode) -> str:
         )
         text = one_line("; ".join(parts))
     else:
-        text = one_line(episode.body)
-    return text if len(text) <= MAX_DETAIL_CHARS else text[:MAX_DETAIL_CHARS].rstrip() + ELLIPSIS
+        text = one_line(episode.body[: 4 * MAX_DETAIL_CHARS])  # no need to fold a whole megabyte
+    return text
+
+
+def _bullet(title: str, text: str, order: int) -> Block:
+    """``- **title**: text`` (or ``- text``) on one line, the text capped and clippable."""
+    lead = f"- **{one_line(title)}**" if title else "-"
+    if not text:
+        return Block(lead + "\n", order)
+    lead += ": " if title else " "
+    if len(text) > MAX_DETAIL_CHARS:
+        text = text[:MAX_DETAIL_CHARS].rstrip() + ELLIPSIS
+    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
 
 
 def episode_block(episode: Episode, order: int) -> Block:
-    lead = f"- **{one_line(episode.name)}**"
     text = detail(episode)
-    if not text:
-        return Block(lead + "\n", order)
-    lead += ": "
-    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
+    name = one_line(episode.name)
+    if text.startswith(name.removesuffix(ELLIPSIS)):
+        return _bullet("", text, order)  # the name is the text's first line: say it once
+    return _bullet(name, text, order)
 
 
 def _list_block(label: str, items: Iterable[str], order: int) -> Block | None:
@@ -147,9 +157,8 @@ def mode_blocks(suggestion: ModeSuggestion) -> list[Block]:
 
 
 def turn_block(state: TurnState, order: int) -> Block:
-    """A previous turn on one line: the coach's verdict and feedback first (what the next turn
-    must act on), then progress, blockers and criteria."""
-    lead = f"- **Turn {state.turn}** ({one_line(state.task_id)}): "
+    """A previous turn: the coach's verdict and feedback first (what the next turn must act
+    on, and what survives clipping), then progress, blockers and criteria."""
     parts = [f"Coach {state.coach_decision or 'pending'}"]
     if state.coach_feedback and state.coach_decision != "approve":
         parts.append(f"Feedback: {state.coach_feedback}")
@@ -160,19 +169,15 @@ def turn_block(state: TurnState, order: int) -> Block:
     if state.acceptance_criteria:
         parts.append(f"Criteria: {_value(state.acceptance_criteria)}")
     text = one_line(" ".join(p.rstrip(". ") + "." for p in parts))
-    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
+    return _bullet(f"Turn {state.turn} ({state.task_id})", text, order)
 
 
 def outcome_block(found: SimilarOutcome, order: int) -> Block:
     record = found.outcome
     verdict = "succeeded" if record.success else "failed"
     turns = f" in {record.turns} turn{'s' if record.turns > 1 else ''}" if record.turns else ""
-    lead = f"- **{one_line(record.task_id or 'A task')} {verdict}{turns}**"
     text = one_line("; ".join(filter(None, (record.description, record.outcome))))
-    if not text:
-        return Block(lead + "\n", order)
-    lead += ": "
-    return Block(f"{lead}{text}\n", order, clip_from=len(lead))
+    return _bullet(f"{record.task_id or 'A task'} {verdict}{turns}", text, order)
 
 
 def section(category: Category, blocks: Iterable[Block], subject: str = "") -> str:

@@ -31,7 +31,9 @@ WORDS = ["auth", "session", "middleware", "tool", "server", "ping", "cache", "re
 KINDS_WRITTEN = [k for kinds in KINDS.values() for k in kinds] + [TASK_OUTCOME]
 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
-long_text = st.one_of(text, st.text(min_size=1, max_size=3000).filter(str.strip))
+long_text = st.one_of(text, st.text(
+    st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=3000
+).filter(str.strip))
 
 
 @st.composite
@@ -88,9 +90,7 @@ def test_context_never_exceeds_its_budget(
         for stats in result.categories.values():
             assert stats.used <= stats.allocated
             assert (stats.kept > 0) == (stats.used > 0)
-        assert sum(s.used for s in result.categories.values()) <= result.tokens_used or (
-            result.markdown == ""
-        )
+        assert sum(s.allocated for s in result.categories.values()) <= result.budget
 
     asyncio.run(scenario())
 
@@ -231,7 +231,7 @@ async def test_coach_prompt(store: MemoryBackend) -> None:
     assert "### Role constraints: coach" in prompt
     assert "Verify regulatory alignment" in prompt and "Write or modify implementation" in prompt
     assert "do not adjust them mid-session" in prompt and "at least 85%" in prompt
-    assert "**Turn 1** (TASK-4): Coach revise. Feedback: Missing tests for error paths." in prompt
+    assert "**Turn 1 (TASK-4)**: Coach revise. Feedback: Missing tests for error paths." in prompt
     assert "Criteria: login: met, logout: unmet." in prompt
     first = await build_coach_prompt(
         store, task.model_copy(update={"turn_number": 1}), project_id=PROJECT

@@ -141,7 +141,7 @@ async def test_player_turn_3_after_rejection(store: MemoryBackend) -> None:
     gates = names(result, C.QUALITY_GATES)
     assert "do not adjust them mid-session" in gates and "at least 80%" in gates
     turns = names(result, C.TURN_STATES)
-    assert turns.index("**Turn 1**") < turns.index("**Turn 2**")
+    assert turns.index("**Turn 1 (TASK-004)**") < turns.index("**Turn 2 (TASK-004)**")
     assert "Feedback: Coverage must be at least 80%" in turns
     assert "task_work" in names(result, C.IMPLEMENTATION_MODES)
     assert "Importing the app from authentication middleware" in names(result, C.WARNINGS)

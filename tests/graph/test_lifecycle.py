@@ -177,7 +177,7 @@ async def test_a_changed_embedder_is_reported_until_the_graph_is_reembedded(
 
 def test_a_fresh_process_never_connects_anywhere_and_closes_cleanly(tmp_path: Path) -> None:
     """Telemetry off, graphiti imported inside the guarded region, and repeated open/use/close
-    cycles (with scans abandoned half-way) never crash the interpreter."""
+    cycles (with scans abandoned half-way, and a graph left open at exit) never crash."""
     child = python(
         """
         import asyncio, os, socket, sys
@@ -200,6 +200,8 @@ def test_a_fresh_process_never_connects_anywhere_and_closes_cleanly(tmp_path: Pa
         async def main():
             for round in range(8):
                 await cycle(round)
+            left_open = await GraphBackend.open(sys.argv[1])  # closed at exit, in order
+            assert len(await left_open.search("round item")) == 10
         asyncio.run(main())
         assert "graphiti_core" in sys.modules
         print(os.environ["GRAPHITI_TELEMETRY_ENABLED"], attempts)

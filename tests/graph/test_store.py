@@ -139,3 +139,36 @@ async def test_vectors_add_hits_below_every_lexical_match(tmp_path: Path) -> Non
     assert [h.episode.name for h in await graph.search("bug")] == ["triage"]
     assert await graph.search("quick") == []
     await graph.aclose()
+
+
+TRICKY = ['with "quotes"', "back\\slash \\n", "line1\nline2", "cr\r\nlf\r", "tab\there, comma",
+          " spaced ", "émoji 🎉 ünïcode", '"', "\\", "end\\", "NULL", "[1,2]", '{"k": [1, "a"]}',
+          "", "'single'"]
+
+
+async def test_a_large_batch_round_trips_every_field_exactly(tmp_path: Path) -> None:
+    """Many new plain episodes go in by COPY, the rest by CREATE: both keep every byte."""
+    far = (datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC))
+    batch = [
+        Episode.parse(
+            id=f"ep-{n:03d}", group_id=f"g{n % 3}", kind="note", name=f"note {n} «{n}»",
+            body=f"{TRICKY[n % len(TRICKY)]} token{n}" if n % 17 else TRICKY[13],
+            created_at=far[n % 2] if n % 10 == 0 else datetime(2024, 5, 1, 12, n % 60, n % 60,
+                                                              tzinfo=timezone(timedelta(hours=2))),
+            valid_at=None if n % 3 else datetime(2024, 1, 1, tzinfo=UTC),
+            invalid_at=None if n % 4 else datetime(2030, 1, 1, 0, 0, 0, n, tzinfo=UTC),
+        )
+        for n in range(1, 120)
+    ]
+    batch.append(note("files", '{"files": ["a.py"]}'))  # an entity: the CREATE path
+    graph = await GraphBackend.open(tmp_path / "graph")
+    await graph.upsert_many(batch[:5])
+    await graph.upsert_many([*batch[:3], *batch[3:]])  # three replacements among the new
+    assert [hit.episode.id for hit in await graph.search("token42")] == ["ep-042"]
+    await graph.aclose()
+
+    graph = await GraphBackend.open(tmp_path / "graph")
+    assert [e async for e in graph.scan()] == sorted(batch, key=lambda e: (e.created_at, e.id))
+    assert [hit.episode.id for hit in await graph.search("token42")] == ["ep-042"]
+    await graph.aclose()
+    assert [p.name for p in (tmp_path / "graph").iterdir() if p.suffix == ".csv"] == []
