@@ -50,7 +50,8 @@ def ensure_project_id(project_file: Path, name_hint: str) -> tuple[str, bool]:
     return project_id, True
 
 
-def project_id(home: Path) -> str:
+def project_id(home: str | os.PathLike[str]) -> str:
     """The stable id of the project whose memory lives in ``home``, created on first use and
     named after the project folder (the parent of ``home``)."""
-    return ensure_project_id(home / "project.json", home.absolute().parent.name)[0]
+    folder = Path(home).absolute()
+    return ensure_project_id(folder / "project.json", folder.parent.name)[0]

@@ -83,10 +83,10 @@ class HashingEmbedder:
 
     def _hash_term(self, term: str) -> Vectors:
         padded = f"<{term}>"
-        grams = [padded[i : i + 3] for i in range(len(padded) - 2)]
-        gram_weight = 0.5 / len(grams) ** 0.5
-        vector = np.zeros(self._dimension, dtype=np.float32)
-        for feature, weight in [(f"w:{term}", 1.0), *((f"g:{g}", gram_weight) for g in grams)]:
-            digest = zlib.crc32(feature.encode())
-            vector[digest % self._dimension] += weight if digest & 0x8000_0000 else -weight
-        return vector
+        features = [f"w:{term}", *(f"g:{padded[i : i + 3]}" for i in range(len(padded) - 2))]
+        gram_weight = 0.5 / (len(features) - 1) ** 0.5
+        digests = [zlib.crc32(feature.encode()) for feature in features]
+        signed = [(1.0 if n == 0 else gram_weight) * (1 if digest & 0x8000_0000 else -1)
+                  for n, digest in enumerate(digests)]
+        buckets = [digest % self._dimension for digest in digests]
+        return np.bincount(buckets, weights=signed, minlength=self._dimension).astype(np.float32)
