@@ -54,6 +54,9 @@ class _Core:
         try:
             await self._check_embedder(reembed=reembed)
             await self._load()
+        except StoreCorrupt as exc:
+            await self.close()
+            raise BackendUnavailable(LAYER, "corrupt", exc.detail) from exc
         except BaseException:
             await self.close()
             raise
@@ -66,7 +69,7 @@ class _Core:
     async def read(self, work: Callable[[Session], T]) -> T:
         try:
             return await self.db.run(work)
-        except RuntimeError as exc:
+        except (RuntimeError, ValueError) as exc:  # ValueError: a row that is no valid Episode
             raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
 
     async def write(self, work: Callable[[Session], T]) -> T:

@@ -211,3 +211,20 @@ def test_a_fresh_process_never_connects_anywhere_and_closes_cleanly(tmp_path: Pa
     out, _ = child.communicate(timeout=120)
     assert child.returncode == 0
     assert out == "false []\n"
+
+
+async def test_a_row_that_is_no_valid_episode_makes_the_graph_corrupt(tmp_path: Path) -> None:
+    import kuzu
+
+    folder = tmp_path / "graph"
+    graph = await GraphBackend.open(folder)
+    await graph.upsert(NOTE)
+    await graph.aclose()
+    database = kuzu.Database(str(folder / DB_FILE))
+    connection = kuzu.Connection(database)
+    connection.execute("MATCH (e:Episodic) SET e.group_id = 'not a group!'")
+    connection.close()
+    database.close()
+    with pytest.raises(BackendUnavailable) as refused:
+        await GraphBackend.open(folder)
+    assert refused.value.reason == "corrupt" and "group_id" in refused.value.detail
