@@ -89,7 +89,7 @@ class LexicalIndex:
     def __init__(self) -> None:
         # term -> (group, kind) -> key -> (term frequency, document length)
         self._postings: dict[str, dict[Partition, dict[Hashable, tuple[int, int]]]] = {}
-        self._df: dict[str, int] = {}
+        self._df: Counter[str] = Counter()
         self._docs: dict[Hashable, tuple[Partition, Counter[str]]] = {}
         self._vocabulary: list[str] = []  # sorted, for prefix look-ups
         self._vocabulary_dirty = False
@@ -107,12 +107,12 @@ class LexicalIndex:
         counts = Counter(terms(text))
         length = sum(counts.values())
         partition = (group, kind)
-        postings, df = self._postings, self._df
+        postings = self._postings
+        self._df.update(counts.keys())  # counted in C; this loop is most of an index build
         for term, tf in counts.items():
             partitions = postings.get(term)
             if partitions is None:
                 postings[term] = {partition: {key: (tf, length)}}
-                df[term] = 1
                 self._vocabulary_dirty = True
                 continue
             bucket = partitions.get(partition)
@@ -120,7 +120,6 @@ class LexicalIndex:
                 partitions[partition] = {key: (tf, length)}
             else:
                 bucket[key] = (tf, length)
-            df[term] += 1
         self._docs[key] = (partition, counts)
         self._total_length += length
 

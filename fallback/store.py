@@ -290,7 +290,7 @@ class FileBackend:
             text = seen[0]
             if text is None:
                 return
-            self._sync_group(group)
+            self._sync_group(group, kinds={kind})
             bullets = views.hand_ids(views.parse(text), group, kind)
             rejected = []
             for episode_id, bullet in bullets.items():

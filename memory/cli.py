@@ -22,6 +22,7 @@ import orjson
 from pydantic import ValidationError
 
 from backends.errors import DualmemError, InvalidEpisode, WriteFailed
+from backends.graph import GraphBackend
 from backends.model import Episode, check_group_id, ensure_body_fits
 from backends.protocol import BatchUpsert, MemoryBackend
 from memory import demo
@@ -475,6 +476,14 @@ class _LazyProgress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
+
+
+@command("reembed", "recompute every vector of the graph with the built-in embedder (after "
+         "an embedder change is reported)")
+async def cmd_reembed(args: argparse.Namespace, config: Config) -> Output:
+    count = await GraphBackend.reembed(config.graph_dir)
+    return Output({"reembedded": count, "location": str(config.graph_dir)},
+                  f"re-embedded {count} episodes in {config.graph_dir}")
 
 
 @command("demo", "run the main job end to end in a temporary folder, saying what it does")

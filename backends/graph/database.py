@@ -225,9 +225,12 @@ def _graphiti_schema() -> str:
     # Nothing may phone home; graphiti reads this when it is imported.
     os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
     try:
-        # Its modules warn at import (pydantic v1-style config); the warnings are not ours.
+        # graphiti 0.31.1's models still use pydantic v1-style class Config, which pydantic
+        # warns about at import: that one warning is graphiti's, not ours, so it alone is muted.
+        from pydantic.warnings import PydanticDeprecatedSince20
+
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)
             from graphiti_core.driver.kuzu_driver import SCHEMA_QUERIES
     except ImportError as exc:
         raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc

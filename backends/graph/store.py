@@ -88,7 +88,7 @@ class _Core:
                 LAYER, "embedder mismatch",
                 f"stored vectors are {have.get('embedder')}/{have.get('dimension')}, this "
                 f"process embeds with {want['embedder']}/{want['dimension']}; re-embed with "
-                "GraphBackend.reembed(path)",
+                "`dualmem reembed` (GraphBackend.reembed(path))",
             )
         stored = await self.read(rows.texts) if have else []
         vectors = self.embedder.embed([text for _, text in stored])

@@ -3,18 +3,21 @@ corrupt or unreadable folders, a changed embedder, no network, no crash at close
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import orjson
 import pytest
 
 from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.database import DB_FILE
 from backends.model import Episode
+from memory.cli import main
 from memory.config import Config
 from memory.selection import open_backend
 
@@ -228,3 +231,21 @@ async def test_a_row_that_is_no_valid_episode_makes_the_graph_corrupt(tmp_path: 
     with pytest.raises(BackendUnavailable) as refused:
         await GraphBackend.open(folder)
     assert refused.value.reason == "corrupt" and "group_id" in refused.value.detail
+
+
+def test_the_cli_names_an_embedder_change_and_reembed_mends_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def store_with_an_older_embedder() -> None:
+        graph = await GraphBackend.open(tmp_path / "graph", embedder=HashingEmbedder(dimension=64))
+        await graph.upsert(NOTE)
+        await graph.aclose()
+
+    asyncio.run(store_with_an_older_embedder())
+    home = ["--home", str(tmp_path), "--backend", "graph"]
+    assert main([*home, "list"]) == 1
+    assert "embedder mismatch" in capsys.readouterr().err
+    assert main([*home, "reembed", "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["reembedded"] == 1
+    assert main([*home, "search", "writer", "--json"]) == 0
+    assert NOTE.id in capsys.readouterr().out
