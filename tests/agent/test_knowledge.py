@@ -169,7 +169,10 @@ KEYS = [item.key for item in builtin_knowledge().items()]
 
 
 # One fresh store per example: tmp_path is shared by the examples, the folder in it is not.
-@settings(max_examples=5, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=5,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     times=st.integers(min_value=2, max_value=4),
     stale=st.sets(st.sampled_from(KEYS), max_size=4),

@@ -61,7 +61,7 @@ tasks = st.builds(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     task=tasks,
     phase=st.sampled_from(Phase),
