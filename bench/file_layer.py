@@ -20,7 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -185,19 +185,25 @@ async def locomo_quality() -> str:
     return locomo.table({locomo.BASELINE: locomo.bm25_quality(data), "file layer": ours}, data)
 
 
-async def _run(sizes: Sequence[int]) -> None:
-    print(f"file layer bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cpu(s)")
+async def report(
+    layer: str,
+    sizes: Sequence[int],
+    bench_size: Callable[[int], Awaitable[list[Figure]]],
+    quality: Callable[[], Awaitable[str]],
+) -> None:
+    """Print a layer's figures at each size, then its LoCoMo table (shared by the layer benches)."""
+    print(f"{layer} bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cpu(s)")
     for count in sizes:
         print(f"\n{count:,} episodes in {GROUPS} groups, ~{BODY_CHARS} chars each")
-        print(f"{'metric':<28}{'file layer':>16}{'baseline':>16}{'ratio':>7}  baseline is")
+        print(f"{'metric':<28}{layer:>16}{'baseline':>16}{'ratio':>7}  baseline is")
         for figure in await bench_size(count):
             print(figure.row(), flush=True)
     print()
-    print(await locomo_quality())
+    print(await quality())
 
 
 def main(sizes: Sequence[int] = (1000, 10000)) -> None:
-    asyncio.run(_run(sizes))
+    asyncio.run(report("file layer", sizes, bench_size, locomo_quality))
 
 
 if __name__ == "__main__":

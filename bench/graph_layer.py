@@ -22,7 +22,6 @@ import tempfile
 import time
 import warnings
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from backends.graph.rows import encode, text
 from backends.model import Episode
 from bench import locomo
 from bench.bm25 import BM25
-from bench.file_layer import BODY_CHARS, GROUPS, Figure, queries, synthetic
+from bench.file_layer import BODY_CHARS, Figure, queries, report, synthetic
 from fallback import FileBackend
 
 ONE_BY_ONE = 200
@@ -185,19 +184,8 @@ async def locomo_quality() -> str:
     return locomo.table(results, data)
 
 
-async def _run(sizes: Sequence[int]) -> None:
-    print(f"graph layer bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cpu(s)")
-    for count in sizes:
-        print(f"\n{count:,} episodes in {GROUPS} groups, ~{BODY_CHARS} chars each")
-        print(f"{'metric':<28}{'graph layer':>16}{'baseline':>16}{'ratio':>7}  baseline is")
-        for figure in await bench_size(count):
-            print(figure.row(), flush=True)
-    print()
-    print(await locomo_quality())
-
-
 def main(sizes: Sequence[int] = (1000, 10000)) -> None:
-    asyncio.run(_run(sizes))
+    asyncio.run(report("graph layer", sizes, bench_size, locomo_quality))
 
 
 if __name__ == "__main__":

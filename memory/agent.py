@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from backends.errors import InvalidEpisode
 from backends.model import Episode, natural_key, now, stable_id
 from backends.protocol import MemoryBackend
 from memory.markdown import describe, item_text
-from memory.records import parse, title
+from memory.records import json_object, parse, title
 from memory.scopes import (
     ADR,
     CODEBASE_DISCOVERY,
@@ -88,12 +87,7 @@ def session_from_json(
 ) -> tuple[int, dict[str, Any]]:
     """An Auto-Claude session file (``session_NNN.json``) as ``(number, insights)``; the number
     is ``session_num``, else the file's ``session_number``, else the one in its name."""
-    try:
-        insights = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidEpisode(f"{file_name or 'session file'}: not valid JSON ({exc})") from None
-    if not isinstance(insights, dict):
-        raise InvalidEpisode(f"{file_name or 'session file'}: not a JSON object")
+    insights = json_object(text, file_name or "session file")
     named = _SESSION_FILE.search(file_name)
     number = session_num if session_num is not None else insights.get("session_number")
     if number is None and named:

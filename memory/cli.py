@@ -35,6 +35,7 @@ from memory.markdown import export_markdown
 from memory.migration import import_auto_claude, migrate_home
 from memory.progress import Progress
 from memory.project import ensure_project_id, project_id
+from memory.records import json_object
 from memory.seeding import seed_home
 from memory.selection import Selection, open_backend
 from memory.status import collect_status
@@ -175,12 +176,7 @@ def _parse_jsonl(raw: bytes, path: Path, max_body_bytes: int) -> list[Episode]:
         if not line.strip():
             continue
         where = f"{path} line {number}"
-        try:
-            fields = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise InvalidEpisode(f"{where}: not valid JSON ({exc})") from None
-        if not isinstance(fields, dict):
-            raise InvalidEpisode(f"{where}: not a JSON object")
+        fields = json_object(line, where)
         try:
             episode = Episode.parse(**fields)
             ensure_body_fits(episode, max_body_bytes)

@@ -4,14 +4,27 @@ body under a natural key, so writing it again updates it instead of adding a dup
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
+from backends.errors import InvalidEpisode
 from backends.model import Episode, stable_id
 from backends.protocol import MemoryBackend
 
 Record = TypeVar("Record", bound=BaseModel)
+
+
+def json_object(text: str | bytes, where: str) -> dict[str, Any]:
+    """``text`` parsed as one JSON object; ``InvalidEpisode`` naming ``where`` otherwise."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidEpisode(f"{where}: not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise InvalidEpisode(f"{where}: not a JSON object")
+    return value
 
 
 def title(text: str, limit: int = 120) -> str:

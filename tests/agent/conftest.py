@@ -7,21 +7,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from every_layer import LAYERS, layer, open_layer, store
 
 from backends.protocol import MemoryBackend
 
-from .layers import LAYERS, open_layer
-
-
-@pytest.fixture(params=LAYERS)
-def layer(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-async def store(layer: str, tmp_path: Path) -> AsyncIterator[MemoryBackend]:
-    async with open_layer(layer, tmp_path / "store") as opened:
-        yield opened
+__all__ = ["layer", "store"]  # fixtures shared with the other per-layer suites
 
 
 @pytest.fixture(params=[*LAYERS, None])

@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from every_layer import open_layer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,8 +31,6 @@ from seeds import (
     seed_system_knowledge,
     seeded_version,
 )
-
-from .layers import open_layer
 
 PLAYER = builtin_knowledge().roles["player"]
 OVERRIDES = """\

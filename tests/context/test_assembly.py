@@ -9,6 +9,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+from every_layer import open_layer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ from memory.scopes import GOTCHA, PATTERN, TASK_OUTCOME, project_group
 from memory.turns import TurnState, record_turn
 from seeds import Overrides
 
-from .conftest import fill, open_layer
+from .conftest import fill
 
 C = Category
 WORDS = ["auth", "session", "middleware", "tool", "server", "ping", "cache", "retry",

@@ -1,5 +1,5 @@
-"""The backends the contract suite runs against. A layer joins with one entry in ``FACTORIES``:
-an async function that opens it in a fresh folder (and opens it again there, for persistence)."""
+"""The backends the contract suite runs against: every layer in ``every_layer.FACTORIES``, each
+opened in a fresh folder (and opened again there, for persistence)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from every_layer import FACTORIES, Factory
 
-from backends.graph import GraphBackend
 from backends.protocol import MemoryBackend
-from fallback import FileBackend
-
-Factory = Callable[[Path], Awaitable[MemoryBackend]]
-
-
-async def open_file_layer(folder: Path) -> MemoryBackend:
-    return await FileBackend.open(folder)
-
-
-async def open_graph_layer(folder: Path) -> MemoryBackend:
-    return await GraphBackend.open(folder)
-
-
-FACTORIES: dict[str, Factory] = {"file": open_file_layer, "graph": open_graph_layer}
 
 
 class Handle:

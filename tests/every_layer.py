@@ -1,0 +1,48 @@
+"""Every real layer, by name. The suites that run against each layer (contract, agent, context)
+open them from here, so a new layer joins all of them with one entry in ``FACTORIES``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from backends.graph import GraphBackend
+from backends.protocol import MemoryBackend
+from fallback import FileBackend
+
+Factory = Callable[[Path], Awaitable[MemoryBackend]]
+
+
+async def open_file_layer(folder: Path) -> MemoryBackend:
+    return await FileBackend.open(folder)
+
+
+async def open_graph_layer(folder: Path) -> MemoryBackend:
+    return await GraphBackend.open(folder)
+
+
+FACTORIES: dict[str, Factory] = {"file": open_file_layer, "graph": open_graph_layer}
+LAYERS = sorted(FACTORIES)
+
+
+@asynccontextmanager
+async def open_layer(layer: str, folder: Path) -> AsyncIterator[MemoryBackend]:
+    store = await FACTORIES[layer](folder)
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+@pytest.fixture(params=LAYERS)
+def layer(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def store(layer: str, tmp_path: Path) -> AsyncIterator[MemoryBackend]:
+    async with open_layer(layer, tmp_path / "store") as opened:
+        yield opened
