@@ -70,6 +70,14 @@ def queries(episodes: Sequence[Episode], seed: int = SEED) -> list[tuple[str, st
     return [(" ".join(rng.sample(e.body.split(), 3)), e.group_id) for e in picked]
 
 
+def common_queries(episodes: Sequence[Episode], seed: int = SEED) -> list[str]:
+    """Six words of a stored episode, so mostly frequent ones (the vocabulary is Zipf): the
+    queries that make an inverted index walk long postings, searched over every group."""
+    rng = random.Random(seed + 2)
+    picked = rng.sample(list(episodes), min(QUERIES, len(episodes)))
+    return [" ".join(rng.sample(e.body.split(), 6)) for e in picked]
+
+
 def _atomic_write(folder: Path, episode: Episode) -> None:
     target = folder / episode.group_id / f"{episode.id}.json"
     temp = target.with_suffix(".tmp")
@@ -109,9 +117,12 @@ async def _open(folder: Path) -> FileBackend:
     return await FileBackend.open(folder, max_body_bytes=DEFAULT_MAX_BODY_BYTES)
 
 
-async def _file_layer(folder: Path, episodes: Sequence[Episode], asked: Sequence[tuple[str, str]]
-                      ) -> tuple[float, float, list[float]]:
-    """(write seconds, cold open to first result seconds, search latencies)."""
+Timings = tuple[float, float, list[float], list[float]]
+"""write seconds, cold open to first result seconds, own-group and all-group search latencies"""
+
+
+async def _file_layer(folder: Path, episodes: Sequence[Episode], asked: Sequence[tuple[str, str]],
+                      common: Sequence[str]) -> Timings:
     backend = await _open(folder)
     started = time.perf_counter()
     for episode in episodes:
@@ -129,12 +140,17 @@ async def _file_layer(folder: Path, episodes: Sequence[Episode], asked: Sequence
         started = time.perf_counter()
         await backend.search(query, group_ids=[group], limit=10)
         latencies.append(time.perf_counter() - started)
+    wide = []
+    for query in common:
+        started = time.perf_counter()
+        await backend.search(query, limit=10)
+        wide.append(time.perf_counter() - started)
     await backend.aclose()
-    return write, cold, latencies
+    return write, cold, latencies, wide
 
 
-def _baseline(folder: Path, episodes: Sequence[Episode], asked: Sequence[tuple[str, str]]
-              ) -> tuple[float, float, list[float]]:
+def _baseline(folder: Path, episodes: Sequence[Episode], asked: Sequence[tuple[str, str]],
+              common: Sequence[str]) -> Timings:
     for group in {e.group_id for e in episodes}:
         (folder / group).mkdir(parents=True)
     started = time.perf_counter()
@@ -152,18 +168,26 @@ def _baseline(folder: Path, episodes: Sequence[Episode], asked: Sequence[tuple[s
         started = time.perf_counter()
         indexes[group].search(query)
         latencies.append(time.perf_counter() - started)
-    return write, cold, latencies
+    everything = BM25((e.id, f"{e.name} {e.body}") for e in loaded)
+    wide = []
+    for query in common:
+        started = time.perf_counter()
+        everything.search(query)
+        wide.append(time.perf_counter() - started)
+    return write, cold, latencies, wide
 
 
 async def bench_size(count: int) -> list[Figure]:
     episodes = synthetic(count)
-    asked = queries(episodes)
+    asked, common = queries(episodes), common_queries(episodes)
     with tempfile.TemporaryDirectory(prefix="dualmem-bench-") as scratch:
-        ours = await _file_layer(Path(scratch) / "files", episodes, asked)
-        base = _baseline(Path(scratch) / "baseline", episodes, asked)
-    (write, cold, search), (b_write, b_cold, b_search) = ours, base
+        ours = await _file_layer(Path(scratch) / "files", episodes, asked, common)
+        base = _baseline(Path(scratch) / "baseline", episodes, asked, common)
+    (write, cold, search, wide), (b_write, b_cold, b_search, b_wide) = ours, base
     p50, p95 = _percentiles(search)
     b_p50, b_p95 = _percentiles(b_search)
+    w_p50, w_p95 = _percentiles(wide)
+    bw_p50, bw_p95 = _percentiles(b_wide)
     return [
         Figure("write, one upsert each", "ep/s", count / write, count / b_write,
                "one JSON file per episode: temp, fsync, rename"),
@@ -171,6 +195,8 @@ async def bench_size(count: int) -> list[Figure]:
                "read + parse every file, build BM25, one search"),
         Figure("search p50 (own group)", "ms", p50, b_p50, "plain BM25 in memory"),
         Figure("search p95 (own group)", "ms", p95, b_p95, "plain BM25 in memory"),
+        Figure("common words p50 (all)", "ms", w_p50, bw_p50, "plain BM25 in memory, all groups"),
+        Figure("common words p95 (all)", "ms", w_p95, bw_p95, "plain BM25 in memory, all groups"),
     ]
 
 
