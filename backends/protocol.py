@@ -91,3 +91,10 @@ class BatchUpsert(Protocol):
         """``upsert`` of each episode in order; all durable when it returns. If it raises, any
         subset may be stored, so callers must be able to write the batch again."""
         ...
+
+
+async def upsert_all(target: MemoryBackend, episodes: Sequence[Episode]) -> list[Receipt]:
+    """``upsert`` of each episode, in one batch when the target takes batches."""
+    if isinstance(target, BatchUpsert):
+        return await target.upsert_many(episodes)
+    return [await target.upsert(episode) for episode in episodes]

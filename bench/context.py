@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from backends.protocol import BatchUpsert, MemoryBackend
+from backends.protocol import MemoryBackend, upsert_all
 from bench.context_corpus import MEMORIES, PROJECT, filler, score_populations
 from fallback import FileBackend
 from memory.context import CachedStore, Phase, Task, Thresholds, build_context
@@ -72,12 +72,8 @@ async def _opened(opener: Callable[[Path], object], folder: Path) -> AsyncIterat
 async def _populate(store: MemoryBackend, size: int) -> float:
     started = time.perf_counter()
     episodes = [*MEMORIES.values(), *filler(size - len(MEMORIES))]
-    if isinstance(store, BatchUpsert):
-        for start in range(0, len(episodes), BATCH):
-            await store.upsert_many(episodes[start : start + BATCH])
-    else:
-        for episode in episodes:
-            await store.upsert(episode)
+    for start in range(0, len(episodes), BATCH):
+        await upsert_all(store, episodes[start : start + BATCH])
     for turn, feedback in ((1, "Initial implementation incomplete"),
                            (2, "Coverage must be at least 80%; missing tests for error paths")):
         await record_turn(store, PROJECT, TurnState(

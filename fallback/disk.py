@@ -14,21 +14,27 @@ _TEMP_SUFFIX = ".tmp"
 
 
 @overload
-def write_atomic(path: Path, data: bytes) -> os.stat_result: ...
+def write_atomic(path: Path, data: bytes, *, sync_folder: bool = True) -> os.stat_result: ...
 
 
 @overload
 def write_atomic(
-    path: Path, data: bytes, abandon_if: Callable[[], bool]
+    path: Path, data: bytes, abandon_if: Callable[[], bool], *, sync_folder: bool = True
 ) -> os.stat_result | None: ...
 
 
 def write_atomic(
-    path: Path, data: bytes, abandon_if: Callable[[], bool] | None = None
+    path: Path,
+    data: bytes,
+    abandon_if: Callable[[], bool] | None = None,
+    *,
+    sync_folder: bool = True,
 ) -> os.stat_result | None:
     """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename, fsync folder.
     Returns the new file's status, taken before anyone else could change it. ``abandon_if`` is
-    asked last, just before the rename; when it says so, nothing is replaced and None returned."""
+    asked last, just before the rename; when it says so, nothing is replaced and None returned.
+    With ``sync_folder=False`` the rename is durable only once the caller runs ``sync_folder``
+    (a batch syncs each folder once, not once per file)."""
     folder = path.parent
     make_folder(folder)
     temp = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
@@ -46,7 +52,8 @@ def write_atomic(
             temp.unlink()
             return None
         os.replace(temp, path)
-        _fsync_folder(folder)
+        if sync_folder:
+            _fsync_folder(folder)
     except BaseException as exc:
         temp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
@@ -80,6 +87,14 @@ def make_folder(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WriteFailed(f"cannot create {folder}: {exc.strerror or exc}") from exc
+
+
+def sync_folder(folder: Path) -> None:
+    """Make the renames and deletes done in ``folder`` durable."""
+    try:
+        _fsync_folder(folder)
+    except OSError as exc:
+        raise WriteFailed(f"cannot sync {folder}: {exc.strerror or exc}") from exc
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -74,11 +74,18 @@ class FileBackend:
         return self._catalog.problems()
 
     async def upsert(self, episode: Episode) -> Receipt:
+        return (await self.upsert_many([episode]))[0]
+
+    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
+        """``upsert`` of each episode in order, the last of one id winning, under one hold of the
+        lock: each view the batch touches is rendered once and each folder synced once. Every
+        episode is checked before anything is written."""
         self._check_open()
-        episode = _validated(episode, self._max_body_bytes)
-        path = self._layout.episode_path(episode.group_id, episode.id)
-        self._store(episode)
-        return Receipt(id=episode.id, layer=self.layer, location=str(path))
+        checked = [_validated(episode, self._max_body_bytes) for episode in episodes]
+        stored = {episode.id: episode for episode in checked}
+        self._store(list(stored.values()))
+        places = {e.id: str(self._layout.episode_path(e.group_id, e.id)) for e in stored.values()}
+        return [Receipt(id=e.id, layer=self.layer, location=places[e.id]) for e in checked]
 
     async def get(self, episode_id: str) -> Episode | None:
         self._check_open()
@@ -231,23 +238,27 @@ class FileBackend:
         except Timeout as exc:
             raise WriteFailed(f"the lock {self._layout.lock} was held too long") from exc
 
-    def _store(self, episode: Episode) -> None:
-        path = self._layout.episode_path(episode.group_id, episode.id)
+    def _store(self, batch: list[Episode]) -> None:
         with self._writing():
-            copies = self._copies(episode.id)
-            self._refresh_views(copies, episode.id, episode)
-            self._write_episode(episode)
-            for old in copies:
-                if old != path:  # the episode moved to another group
-                    disk.remove(old)
-                    self._catalog.drop(old)
+            copies = {episode.id: self._copies(episode.id) for episode in batch}
+            self._refresh_views({e.id: (copies[e.id], e) for e in batch})
+            folders: set[Path] = set()
+            for episode in batch:
+                path = self._write_episode(episode, sync_folder=False)
+                folders.add(path.parent)
+                for old in copies[episode.id]:
+                    if old != path:  # the episode moved to another group
+                        disk.remove(old)
+                        self._catalog.drop(old)
+            for folder in sorted(folders):
+                disk.sync_folder(folder)
 
     def _remove(self, episode_id: str) -> bool:
         with self._writing():
             copies = self._copies(episode_id)
             if not copies:
                 return False
-            self._refresh_views(copies, episode_id, None)
+            self._refresh_views({episode_id: (copies, None)})
             for path in copies:
                 disk.remove(path)
                 self._catalog.drop(path)
@@ -265,21 +276,28 @@ class FileBackend:
                 found.append(path)
         return found
 
-    def _refresh_views(self, copies: list[Path], episode_id: str, new: Episode | None) -> None:
-        """Render every view that shows the episode before or after the change; views go first,
-        so a crash leaves at worst a bullet that the next reconciliation settles."""
-        touched = [stored.episode for path in copies if (stored := self._catalog.at(path))]
-        if new is not None:
-            touched.append(new)
+    def _refresh_views(self, changes: dict[str, tuple[list[Path], Episode | None]]) -> None:
+        """Render every view that shows a changed episode before or after the change (id ->
+        its stored copies, its new version or None when deleted). Views go first, so a crash
+        leaves at worst a bullet that the next reconciliation settles."""
+        touched = [
+            stored.episode
+            for paths, _ in changes.values()
+            for path in paths
+            if (stored := self._catalog.at(path))
+        ]
+        touched += [new for _, new in changes.values() if new is not None]
         affected = sorted({(e.group_id, e.kind) for e in touched if e.kind in VIEW_FILES})
         for group in sorted({group for group, _ in affected}):
             self._sync_group(group, kinds=VIEW_FILES)
         for group, kind in affected:
-            shown = [e for e in self._catalog.select({group}, {kind}) if e.id != episode_id]
-            if new is not None and (new.group_id, new.kind) == (group, kind):
-                self._write_view(group, kind, [*shown, new])
-            else:
-                self._write_view(group, kind, shown, drop={episode_id})
+            arriving = [
+                new for _, new in changes.values()
+                if new is not None and (new.group_id, new.kind) == (group, kind)
+            ]
+            leaving = set(changes) - {new.id for new in arriving}
+            shown = [e for e in self._catalog.select({group}, {kind}) if e.id not in changes]
+            self._write_view(group, kind, [*shown, *arriving], drop=leaving)
 
     def _reconcile(self, group: str, kind: str) -> None:
         """Take in what a person changed in a view: a new hand bullet becomes an episode, a removed
@@ -313,9 +331,11 @@ class FileBackend:
             else:
                 self._catalog.drop(path)
 
-    def _write_episode(self, episode: Episode) -> None:
+    def _write_episode(self, episode: Episode, *, sync_folder: bool = True) -> Path:
         path = self._layout.episode_path(episode.group_id, episode.id)
-        self._catalog.put(episode, path, signature(disk.write_atomic(path, codec.encode(episode))))
+        status = disk.write_atomic(path, codec.encode(episode), sync_folder=sync_folder)
+        self._catalog.put(episode, path, signature(status))
+        return path
 
     def _write_view(
         self,

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from backends.errors import DualmemError, InvalidEpisode, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, check_group_id, ensure_body_fits
-from backends.protocol import BatchUpsert, MemoryBackend
+from backends.protocol import MemoryBackend, upsert_all
 from memory import demo
 from memory.agent import AgentMemory, session_from_json, session_line
 from memory.config import BACKEND_CHOICES, Config
@@ -186,14 +186,6 @@ def _parse_jsonl(raw: bytes, path: Path, max_body_bytes: int) -> list[Episode]:
     return episodes
 
 
-async def _store(backend: MemoryBackend, batch: Sequence[Episode]) -> None:
-    if isinstance(backend, BatchUpsert):
-        await backend.upsert_many(batch)
-    else:
-        for episode in batch:
-            await backend.upsert(episode)
-
-
 @command("import", "store every episode of a JSON Lines file (as written by export)",
          lambda parser: parser.add_argument("file", type=Path, metavar="FILE.jsonl"))
 async def cmd_import(args: argparse.Namespace, config: Config) -> Output:
@@ -204,7 +196,7 @@ async def cmd_import(args: argparse.Namespace, config: Config) -> Output:
             try:
                 for start in range(0, len(episodes), IMPORT_BATCH):
                     batch = episodes[start : start + IMPORT_BATCH]
-                    await _store(backend, batch)
+                    await upsert_all(backend, batch)
                     stored += len(batch)
                     bar.advance(len(batch))
             except DualmemError as exc:

@@ -26,10 +26,10 @@ from watchdog.observers import Observer
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import MemoryBackend, Tombstones
+from backends.protocol import MemoryBackend, Tombstones, upsert_all
 from fallback import FileBackend
 from memory.config import Config
-from migrate import FILES_TO_GRAPH, Ledger, Migrator, make_plan, upsert_all
+from migrate import FILES_TO_GRAPH, Ledger, Migrator, make_plan
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -160,21 +160,11 @@ class DualBackend:
     # -- writes ---------------------------------------------------------------------------
 
     async def upsert(self, episode: Episode) -> Receipt:
-        if self._graph is not None:
-            async with self._lock:
-                receipt = await self._graph_write(self._graph.upsert(episode))
-                if receipt is not None:
-                    await self._mirror(episode)
-                    return receipt
-        try:
-            receipt = await self._files.upsert(episode)
-        except WriteFailed as exc:
-            raise WriteFailed(f"no layer could store {episode.id}: {self._why}; {exc}") from exc
-        self._changed()
-        return receipt.model_copy(update={"pending": True})
+        return (await self.upsert_many([episode]))[0]
 
     async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
-        """``upsert`` of each, in one graph transaction when this process holds the graph."""
+        """``upsert`` of each: in one graph transaction when this process holds the graph, else
+        in one file-layer batch, marked pending."""
         if self._graph is not None:
             async with self._lock:
                 receipts = await self._graph_write(upsert_all(self._graph, episodes))
@@ -182,7 +172,14 @@ class DualBackend:
                     for episode in episodes:
                         await self._mirror(episode)
                     return receipts
-        return [await self.upsert(episode) for episode in episodes]
+        try:
+            receipts = await upsert_all(self._files, episodes)
+        except WriteFailed as exc:
+            ids = ", ".join(episode.id for episode in episodes[:3])
+            more = f" and {len(episodes) - 3} more" if len(episodes) > 3 else ""
+            raise WriteFailed(f"no layer could store {ids}{more}: {self._why}; {exc}") from exc
+        self._changed()
+        return [receipt.model_copy(update={"pending": True}) for receipt in receipts]
 
     async def delete(self, episode_id: str) -> bool:
         if self._graph is not None:

@@ -12,7 +12,6 @@ from migrate.migrator import (
     dry_run,
     make_plan,
     prune,
-    upsert_all,
 )
 from migrate.verify import GroupCheck, Verification, verify
 
@@ -29,6 +28,5 @@ __all__ = [
     "dry_run",
     "make_plan",
     "prune",
-    "upsert_all",
     "verify",
 ]

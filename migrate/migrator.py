@@ -13,15 +13,15 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from backends.errors import DualmemError, MigrationError
-from backends.model import Episode, Receipt
-from backends.protocol import BatchUpsert, MemoryBackend, Tombstones
+from backends.model import Episode
+from backends.protocol import MemoryBackend, Tombstones, upsert_all
 from migrate.ledger import Ledger
 from migrate.verify import Index, Source, Verification, verify
 
@@ -177,13 +177,6 @@ class Migrator:
             )
             if progress is not None:
                 progress(start + len(batch), total)
-
-
-async def upsert_all(target: MemoryBackend, episodes: Sequence[Episode]) -> list[Receipt]:
-    """``upsert`` of each episode, in one batch when the target takes batches."""
-    if isinstance(target, BatchUpsert):
-        return await target.upsert_many(episodes)
-    return [await target.upsert(episode) for episode in episodes]
 
 
 async def dry_run(source: Source, ledger: Ledger, stream: str = FILES_TO_GRAPH) -> MigrationReport:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+
+from backends.errors import InvalidEpisode
 from backends.model import Episode
-from backends.protocol import MemoryBackend
+from backends.protocol import BatchUpsert, MemoryBackend
 from contract.episodes import BASE_TIME, make
 
 
@@ -34,6 +37,31 @@ async def test_a_round_trip_keeps_every_field_exactly(store: MemoryBackend) -> N
     assert stored.valid_at == datetime(2024, 3, 1, 0, 0, 0, 1, tzinfo=UTC)
     assert stored.created_at.utcoffset() == timedelta(0)
     assert await listed(store) == [episode]
+
+
+async def test_a_batch_is_each_upsert_in_order_the_last_of_an_id_winning(
+    store: MemoryBackend,
+) -> None:
+    assert isinstance(store, BatchUpsert)
+    await store.upsert(make(0, kind="pattern", body="old"))
+    batch = [
+        make(1, kind="pattern"),
+        make(0, kind="pattern", group_id="project_b", body="moved and rewritten"),
+        make(2, kind="gotcha"),
+        make(1, kind="pattern", body="the last version of episode 1"),
+    ]
+    receipts = await store.upsert_many(batch)
+    assert [receipt.id for receipt in receipts] == [episode.id for episode in batch]
+    assert {receipt.layer for receipt in receipts} == {store.layer}
+    assert await listed(store) == [batch[1], batch[3], batch[2]]
+    assert await listed(store, group_ids=["project_a"], kinds=["pattern"]) == [batch[3]]
+
+
+async def test_a_batch_with_one_invalid_episode_stores_nothing(store: MemoryBackend) -> None:
+    assert isinstance(store, BatchUpsert)
+    with pytest.raises(InvalidEpisode):
+        await store.upsert_many([make(1), make(2, body="x" * (2 << 20)), make(3)])
+    assert await store.count() == 0
 
 
 async def test_upsert_of_an_existing_id_replaces_it(store: MemoryBackend) -> None:

@@ -220,6 +220,23 @@ async def test_a_hand_bullet_and_the_api_share_one_memory_for_one_text(
     await eventually(lambda: files.search("sentinel"), bool)
     assert await files.count(group_ids=["project_a"], kinds=["pattern"]) == 2
 
+
+async def test_a_batch_renders_each_view_it_touches_once_and_right(
+    files: FileBackend, home: Path
+) -> None:
+    await files.upsert(make(1, kind="pattern", name="leaves for gotchas"))
+    await files.upsert_many([
+        make(1, kind="gotcha", name="now a gotcha"),
+        make(2, kind="pattern", name="second pattern"),
+        make(3, kind="pattern", name="third pattern"),
+        make(2, kind="pattern", name="second pattern, renamed"),
+    ])
+    patterns = [line for line in view(home).read_text().split("\n") if generated(line)]
+    gotchas = [line for line in view(home, "gotchas.md").read_text().split("\n") if generated(line)]
+    assert len(patterns) == 2 and len(gotchas) == 1
+    assert "second pattern, renamed" in patterns[0] and "third pattern" in patterns[1]
+    assert "now a gotcha" in gotchas[0]
+
 one_line = st.text(st.characters(exclude_characters="\n", codec="utf-8"), max_size=30)
 
 
