@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,6 +56,7 @@ class FileBackend:
         self._lock = FileLock(self._layout.lock, timeout=LOCK_TIMEOUT, poll_interval=LOCK_POLL)
         self._watcher: Watcher | None = None
         self._tombstones = TombstoneFolder(self._layout.root)
+        self._listeners: list[Callable[[], None]] = []
         self._closed = False
 
     @classmethod
@@ -67,6 +68,11 @@ class FileBackend:
         backend = cls(Path(root), max_body_bytes)
         backend._start()
         return backend
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (from the watcher's thread) each time a change on disk, by this
+        process or another, has been taken into this layer: what it reads is current then."""
+        self._listeners.append(listener)
 
     @property
     def problems(self) -> list[tuple[Path, str]]:
@@ -183,6 +189,8 @@ class FileBackend:
                     self._sync_group(path.name)
         except (DualmemError, OSError) as exc:
             self._catalog.report(path, str(exc))
+        for listener in self._listeners:
+            listener()
 
     def _sync_group(self, group: str, kinds: Collection[str] | None = None) -> None:
         """Make the catalog hold exactly the episode files of ``group`` on disk: new files are

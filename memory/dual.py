@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
-
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
@@ -40,7 +37,6 @@ GraphOpener = Callable[[], Awaitable[MemoryBackend]]
 RETRY_FIRST = 0.2
 RETRY_MAX = 2.0
 DEBOUNCE = 0.1
-SETTLE = 0.5
 SWEEP = 5.0
 """seconds between replays when no change is seen, for changes a watcher can miss"""
 NEVER_RETRY = frozenset({"not installed"})
@@ -99,11 +95,8 @@ class DualBackend:
 
     layer = "dual"
 
-    def __init__(
-        self, files: MemoryBackend, files_dir: Path, ledger: Ledger, open_graph: GraphOpener
-    ):
+    def __init__(self, files: FileBackend, ledger: Ledger, open_graph: GraphOpener):
         self._files = files
-        self._files_dir = files_dir
         self._ledger = ledger
         self._open_graph = open_graph
         self._graph: MemoryBackend | None = None
@@ -118,17 +111,16 @@ class DualBackend:
         self._view: tuple[int, _Pending] | None = None
         self._hashes: dict[str, tuple[Episode, str]] = {}
         self._version = 0
-        self._observer: Any = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
     @classmethod
     async def open(
-        cls, files: MemoryBackend, files_dir: Path, ledger_path: Path, open_graph: GraphOpener
+        cls, files: FileBackend, ledger_path: Path, open_graph: GraphOpener
     ) -> DualBackend:
         """Take ``files`` (closed with the store) and try the graph once; in the background,
         replay pending file memory when holding the graph, or keep retrying it otherwise."""
-        store = cls(files, files_dir, Ledger.open(ledger_path), open_graph)
+        store = cls(files, Ledger.open(ledger_path), open_graph)
         async with store._lock:
             await store._try_graph()
         store._task = asyncio.create_task(store._supervise(), name="dualmem-dual")
@@ -137,10 +129,6 @@ class DualBackend:
     @property
     def holds_graph(self) -> bool:
         return self._graph is not None
-
-    @property
-    def files_dir(self) -> Path:
-        return self._files_dir
 
     @property
     def layer_in_use(self) -> str:
@@ -152,10 +140,9 @@ class DualBackend:
         return self._why
 
     @property
-    def problems(self) -> Sequence[object]:
+    def problems(self) -> list[tuple[Path, str]]:
         """Files the file layer could not read (shown by ``dualmem status``)."""
-        found: Sequence[object] = getattr(self._files, "problems", ())
-        return found
+        return self._files.problems
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -321,9 +308,7 @@ class DualBackend:
             pending=dict(sorted(plan.pending_by_group().items())),
             pending_deletes=len(plan.deletes),
             last_migration=self._ledger.last_run(FILES_TO_GRAPH),
-            unreadable=tuple(
-                ": ".join(map(str, p)) if isinstance(p, tuple) else str(p) for p in self.problems
-            ),
+            unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),
         )
 
     async def replay(self) -> None:
@@ -355,7 +340,6 @@ class DualBackend:
                 self._task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._task
-            await self._stop_watching()
             try:
                 if self._graph is not None:
                     if self._dirty.is_set():
@@ -390,45 +374,28 @@ class DualBackend:
             async with self._lock:
                 await self._try_graph()
         delay = RETRY_FIRST
-        wait = 0.0
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), wait or SWEEP)
-            triggered = self._dirty.is_set()
+                await asyncio.wait_for(self._dirty.wait(), SWEEP)
             await asyncio.sleep(DEBOUNCE)
             try:
                 await self.replay()
                 delay = RETRY_FIRST
-                # The file layer's own watcher may not have read what ours saw: look again soon.
-                wait = SETTLE if triggered else 0.0
             except DualmemError as exc:
                 log.warning("replay into the graph failed, will retry: %s", exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
 
     def _watch(self) -> None:
+        """Replay whenever the file layer has taken in a change (another process's write)."""
         loop = asyncio.get_running_loop()
-        changed = self._changed
 
-        class Changed(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.event_type not in ("opened", "closed_no_write"):
-                    # The loop may be gone if the store was never closed: nothing to tell.
-                    with contextlib.suppress(RuntimeError):
-                        loop.call_soon_threadsafe(changed)
+        def changed() -> None:
+            # The loop may be gone if the store was never closed: nothing to tell.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._changed)
 
-        self._files_dir.mkdir(parents=True, exist_ok=True)
-        observer = Observer()
-        observer.schedule(Changed(), str(self._files_dir), recursive=True)
-        observer.daemon = True
-        observer.start()
-        self._observer = observer
-
-    async def _stop_watching(self) -> None:
-        observer, self._observer = self._observer, None
-        if observer is not None:
-            observer.stop()
-            await asyncio.to_thread(observer.join)
+        self._files.subscribe(changed)
 
 
 async def open_dual(config: Config) -> DualBackend:
@@ -440,7 +407,7 @@ async def open_dual(config: Config) -> DualBackend:
         return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
 
     try:
-        return await DualBackend.open(files, config.files_dir, ledger_path(config), open_graph)
+        return await DualBackend.open(files, ledger_path(config), open_graph)
     except BaseException:
         await files.aclose()
         raise

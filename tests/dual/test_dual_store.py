@@ -48,14 +48,14 @@ async def flaky(tmp_path: Path) -> AsyncIterator[DualBackend]:
     async def open_graph() -> MemoryBackend:
         return await FlakyGraph.open(config.graph_dir)
 
-    store = await DualBackend.open(files, config.files_dir, ledger_path(config), open_graph)
+    store = await DualBackend.open(files, ledger_path(config), open_graph)
     yield store
     FlakyGraph.failing = False
     await store.aclose()
 
 
 async def test_a_failing_graph_sends_writes_to_files_and_reads_merge_them(
-    flaky: DualBackend,
+    flaky: DualBackend, tmp_path: Path
 ) -> None:
     first, second, third = (episode("mine", n) for n in range(3))
     assert (await flaky.upsert(first)).layer == "graph"
@@ -80,7 +80,7 @@ async def test_a_failing_graph_sends_writes_to_files_and_reads_merge_them(
 
     FlakyGraph.failing = False
     await flaky.replay()
-    graph = await GraphBackend.open(flaky.files_dir.parent / "graph")
+    graph = await GraphBackend.open(Config(home=tmp_path).graph_dir)
     try:
         assert [e async for e in graph.scan()] == [newer, second]
     finally:
@@ -95,7 +95,7 @@ async def test_a_write_no_layer_can_take_raises(tmp_path: Path) -> None:
     async def locked() -> MemoryBackend:
         raise BackendUnavailable("graph", "locked by another process", "pid 1")
 
-    store = await DualBackend.open(files, config.files_dir, ledger_path(config), locked)
+    store = await DualBackend.open(files, ledger_path(config), locked)
     try:
         # A file where the group's folder belongs: the file layer cannot write there either.
         (config.files_dir / "episodes" / "proc-mine").write_text("in the way")
