@@ -21,6 +21,8 @@ from functools import lru_cache
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from backends.model import Episode
+
 K1 = 1.2
 B = 0.75
 PREFIX_WEIGHT = 0.8
@@ -65,6 +67,11 @@ def _undouble(word: str) -> str:
     if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz":
         return word[:-1]
     return word
+
+
+def search_text(episode: Episode) -> str:
+    """What every layer's search reads of an episode, so equal memories rank alike anywhere."""
+    return f"{episode.name}\n{episode.body}"
 
 
 def terms(text: str) -> list[str]:

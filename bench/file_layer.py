@@ -16,7 +16,6 @@ import asyncio
 import itertools
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -88,16 +87,11 @@ def _atomic_write(folder: Path, episode: Episode) -> None:
     os.replace(temp, target)
 
 
-def _bm25_by_group(episodes: Sequence[Episode]) -> dict[str, BM25]:
+def bm25_by_group(episodes: Sequence[Episode]) -> dict[str, BM25]:
     by_group: dict[str, list[tuple[str, str]]] = {}
     for e in episodes:
         by_group.setdefault(e.group_id, []).append((e.id, f"{e.name} {e.body}"))
     return {group: BM25(docs) for group, docs in by_group.items()}
-
-
-def _percentiles(seconds: Sequence[float]) -> tuple[float, float]:
-    ms = sorted(1000 * s for s in seconds)
-    return statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))]
 
 
 @dataclass(frozen=True)
@@ -171,7 +165,7 @@ def _baseline(folder: Path, episodes: Sequence[Episode], asked: Sequence[tuple[s
 
     started = time.perf_counter()
     loaded = [Episode(**orjson.loads(path.read_bytes())) for path in folder.glob("*/*.json")]
-    indexes = _bm25_by_group(loaded)
+    indexes = bm25_by_group(loaded)
     indexes[asked[0][1]].search(asked[0][0])
     cold = time.perf_counter() - started
     latencies = []
@@ -196,10 +190,10 @@ async def bench_size(count: int) -> list[Figure]:
         batched = await _batched_write(Path(scratch) / "batched", episodes)
         base = _baseline(Path(scratch) / "baseline", episodes, asked, common)
     (write, cold, search, wide), (b_write, b_cold, b_search, b_wide) = ours, base
-    p50, p95 = _percentiles(search)
-    b_p50, b_p95 = _percentiles(b_search)
-    w_p50, w_p95 = _percentiles(wide)
-    bw_p50, bw_p95 = _percentiles(b_wide)
+    p50, p95 = locomo.percentiles(search)
+    b_p50, b_p95 = locomo.percentiles(b_search)
+    w_p50, w_p95 = locomo.percentiles(wide)
+    bw_p50, bw_p95 = locomo.percentiles(b_wide)
     return [
         Figure("write, one upsert each", "ep/s", count / write, count / b_write,
                "one JSON file per episode: temp, fsync, rename"),

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -27,11 +26,11 @@ from typing import Any
 
 from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.database import DB_FILE
-from backends.graph.rows import encode, text
+from backends.graph.rows import encode
 from backends.model import Episode
+from backends.ranking import search_text
 from bench import locomo
-from bench.bm25 import BM25
-from bench.file_layer import BODY_CHARS, Figure, queries, report, synthetic
+from bench.file_layer import BODY_CHARS, Figure, bm25_by_group, queries, report, synthetic
 from fallback import FileBackend
 
 ONE_BY_ONE = 200
@@ -63,7 +62,7 @@ def _raw_ingest(folder: Path, episodes: Sequence[Episode], *, full: bool) -> flo
     connection.execute("ALTER TABLE Episodic ADD invalid_at TIMESTAMP")
     connection.execute("ALTER TABLE Episodic ADD valid_at_set BOOLEAN")
     connection.execute("ALTER TABLE Episodic ADD embedding_f16 STRING")
-    vectors = [encode(v) for v in HashingEmbedder().embed([text(e) for e in episodes])]
+    vectors = [encode(v) for v in HashingEmbedder().embed([search_text(e) for e in episodes])]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # prepare() is deprecated, and fast
         statement = connection.prepare((_FULL_ROW if full else _BARE_ROW) + "})")
@@ -83,11 +82,6 @@ def _raw_ingest(folder: Path, episodes: Sequence[Episode], *, full: bool) -> flo
     connection.close()
     database.close()
     return seconds
-
-
-def _percentiles(seconds: Sequence[float]) -> tuple[float, float]:
-    ms = sorted(1000 * s for s in seconds)
-    return statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))]
 
 
 def _size_mb(folder: Path) -> float:
@@ -128,16 +122,13 @@ async def bench_size(count: int) -> list[Figure]:
         closed = time.perf_counter() - started
         size = _size_mb(folder)
 
-    by_group: dict[str, list[tuple[str, str]]] = {}
-    for e in episodes:
-        by_group.setdefault(e.group_id, []).append((e.id, f"{e.name} {e.body}"))
-    indexes = {group: BM25(docs) for group, docs in by_group.items()}
+    indexes = bm25_by_group(episodes)
     base = []
     for query, group in asked:
         started = time.perf_counter()
         indexes[group].search(query)
         base.append(time.perf_counter() - started)
-    (p50, p95), (b_p50, b_p95) = _percentiles(latencies), _percentiles(base)
+    (p50, p95), (b_p50, b_p95) = locomo.percentiles(latencies), locomo.percentiles(base)
     return [
         Figure("ingest, upsert_many", "ep/s", count / ingest, count / raw_bare,
                "raw Kùzu prepared CREATE, graphiti's bare row, 1 tx"),
@@ -156,18 +147,9 @@ async def bench_size(count: int) -> list[Figure]:
 async def _graph_quality(data: locomo.LoCoMo, folder: Path) -> locomo.Quality:
     graph = await GraphBackend.open(folder)
     try:
-        await graph.upsert_many(data.items)
-        rankings: dict[str, list[str]] = {}
-        latencies = []
-        for question in data.questions:
-            started = time.perf_counter()
-            hits = await graph.search(question.text, group_ids=[question.group_id],
-                                      limit=locomo.TOP)
-            latencies.append(time.perf_counter() - started)
-            rankings[question.qid] = [hit.episode.id for hit in hits]
+        return await locomo.measure(graph, data)
     finally:
         await graph.aclose()
-    return locomo.score(data.questions, rankings, latencies)
 
 
 async def locomo_quality() -> str:

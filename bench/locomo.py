@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from backends.model import Episode
-from backends.protocol import MemoryBackend
+from backends.protocol import MemoryBackend, upsert_all
 from bench.bm25 import BM25
 
 ENV = "DUALMEM_LOCOMO"
@@ -114,19 +114,24 @@ def score(
     """Metrics from each question's ranked ids (by qid) and the search latencies in seconds."""
     rows = [(q, rankings[q.qid]) for q in questions]
     categories = sorted({q.category for q in questions})
-    ms = sorted(1000 * t for t in latencies)
+    p50_ms, p95_ms = percentiles(latencies)
     return Quality(
         overall=_metrics(rows),
         categories={c: _metrics([row for row in rows if row[0].category == c]) for c in categories},
-        p50_ms=statistics.median(ms),
-        p95_ms=ms[min(len(ms) - 1, int(0.95 * len(ms)))],
+        p50_ms=p50_ms,
+        p95_ms=p95_ms,
     )
+
+
+def percentiles(seconds: Sequence[float]) -> tuple[float, float]:
+    """p50 and p95 of latencies given in seconds, in milliseconds."""
+    ms = sorted(1000 * s for s in seconds)
+    return statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))]
 
 
 async def measure(backend: MemoryBackend, data: LoCoMo) -> Quality:
     """Store every item in ``backend`` (expected empty), then ask every question."""
-    for item in data.items:
-        await backend.upsert(item)
+    await upsert_all(backend, data.items)
     rankings: dict[str, list[str]] = {}
     latencies = []
     for question in data.questions:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.model import Episode
-from backends.ranking import LexicalIndex
+from backends.ranking import LexicalIndex, search_text
 
 # Changes when a file is replaced or rewritten; equal signatures let a refresh skip the read.
 Signature = tuple[int, int, int]
@@ -68,8 +68,7 @@ class Catalog:
             self._know(path)
             if previous is None or previous.episode != episode:
                 self._index.add(
-                    episode.id, f"{episode.name}\n{episode.body}",
-                    group=episode.group_id, kind=episode.kind,
+                    episode.id, search_text(episode), group=episode.group_id, kind=episode.kind
                 )
 
     def drop(self, path: Path) -> None:

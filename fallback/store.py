@@ -248,7 +248,8 @@ class FileBackend:
 
     def _store(self, batch: list[Episode]) -> None:
         with self._writing():
-            copies = {episode.id: self._copies(episode.id) for episode in batch}
+            groups = self._layout.groups()  # cannot change while we hold the lock
+            copies = {episode.id: self._copies(episode.id, groups) for episode in batch}
             self._refresh_views({e.id: (copies[e.id], e) for e in batch})
             folders: set[Path] = set()
             for episode in batch:
@@ -263,7 +264,7 @@ class FileBackend:
 
     def _remove(self, episode_id: str) -> bool:
         with self._writing():
-            copies = self._copies(episode_id)
+            copies = self._copies(episode_id, self._layout.groups())
             if not copies:
                 return False
             self._refresh_views({episode_id: (copies, None)})
@@ -273,11 +274,11 @@ class FileBackend:
             self._tombstones.bury([episode_id])
             return True
 
-    def _copies(self, episode_id: str) -> list[Path]:
-        """The readable files of this id in every group, read into the catalog."""
+    def _copies(self, episode_id: str, groups: list[str]) -> list[Path]:
+        """The readable files of this id in each of ``groups``, read into the catalog."""
         name = file_name(episode_id)
         found = []
-        for group in self._layout.groups():
+        for group in groups:
             path = self._layout.episodes / group / name
             self._load(path)
             if self._catalog.at(path) is not None:

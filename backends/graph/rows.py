@@ -61,11 +61,6 @@ SET_EMBEDDING = "MATCH (e:Episodic {uuid: $uuid}) SET e.embedding_f16 = $embeddi
 PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
 
 
-def text(episode: Episode) -> str:
-    """What search reads of an episode (the file layer reads the same)."""
-    return f"{episode.name}\n{episode.body}"
-
-
 def encode(vector: Vectors) -> str:
     return base64.b64encode(vector.astype("<f2").tobytes()).decode("ascii")
 
@@ -215,11 +210,6 @@ def count(session: Session, groups: Sequence[str] | None, kinds: Sequence[str] |
 def every_row(session: Session) -> list[StoredRow]:
     found = session.rows(f"MATCH (e:Episodic) WHERE {_OURS} RETURN {_COLUMNS}, e.embedding_f16")
     return [StoredRow(_episode(row[:-1]), row[-1]) for row in found]
-
-
-def texts(session: Session) -> list[tuple[str, str]]:
-    found = session.rows(f"MATCH (e:Episodic) WHERE {_OURS} RETURN e.uuid, e.name, e.content")
-    return [(key, f"{name}\n{body}") for key, name, body in found]
 
 
 def _filters(

@@ -23,6 +23,7 @@ from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import EpisodeIndex
 from backends.graph.structure import extract
 from backends.model import DEFAULT_MAX_BODY_BYTES, Episode, Hit, Receipt, ensure_body_fits
+from backends.ranking import search_text
 
 T = TypeVar("T")
 FETCH_CHUNK = 256
@@ -90,13 +91,13 @@ class _Core:
                 f"process embeds with {want['embedder']}/{want['dimension']}; re-embed with "
                 "`dualmem reembed` (GraphBackend.reembed(path))",
             )
-        stored = await self.read(rows.texts) if have else []
-        vectors = self.embedder.embed([text for _, text in stored])
+        stored = [row.episode for row in await self.read(rows.every_row)] if have else []
+        vectors = self.embedder.embed([search_text(episode) for episode in stored])
 
         def record(session: Session) -> None:
             with session.transaction():
-                for (key, _), vector in zip(stored, vectors, strict=True):
-                    session.rows(rows.SET_EMBEDDING, uuid=key, embedding=rows.encode(vector))
+                for episode, vector in zip(stored, vectors, strict=True):
+                    session.rows(rows.SET_EMBEDDING, uuid=episode.id, embedding=rows.encode(vector))
                 for key, value in want.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
@@ -106,7 +107,7 @@ class _Core:
     async def _load(self) -> None:
         stored = await self.read(rows.every_row)
         vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
-        missing = [rows.text(row.episode)
+        missing = [search_text(row.episode)
                    for row, vector in zip(stored, vectors, strict=True) if vector is None]
         fresh = iter(self.embedder.embed(missing))
         for row, vector in zip(stored, vectors, strict=True):
@@ -114,7 +115,7 @@ class _Core:
 
     def remember(self, episode: Episode, vector: Vectors) -> None:
         self.episodes[episode.id] = episode
-        self.index.put(episode.id, rows.text(episode), group=episode.group_id, kind=episode.kind,
+        self.index.put(episode.id, search_text(episode), group=episode.group_id, kind=episode.kind,
                        vector=vector)
 
     def forget(self, key: str) -> None:
@@ -179,7 +180,7 @@ class GraphBackend:
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
-        vectors = core.embedder.embed([rows.text(episode) for episode in latest])
+        vectors = core.embedder.embed([search_text(episode) for episode in latest])
         writes = [
             rows.EpisodeWrite(episode, rows.encode(vector), extract(episode.group_id, episode.data))
             for episode, vector in zip(latest, vectors, strict=True)

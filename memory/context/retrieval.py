@@ -12,13 +12,12 @@ memories relevant to a task score 0.169 or more, unrelated work 0.120 or less (d
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 
-from backends.model import Episode, Hit
+from backends.model import Episode, Hit, natural_key
 from backends.protocol import MemoryBackend
 from memory.context.analysis import Analysis, topic
 from memory.context.budget import Category
@@ -49,7 +48,6 @@ KINDS: Mapping[Category, tuple[str, ...]] = {
 MIN_FETCH, MAX_FETCH = 3, 20
 TOKENS_PER_FETCHED = 50  # fetch about one candidate per 50 tokens of allocation
 MIN_CLIP_CHARS = 80  # a memory clipped shorter than this says too little to keep
-_FOLD = re.compile(r"\W+")
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,7 @@ def select(
             episode = hit.episode
             if hit.score < threshold or not in_force(episode, at):
                 continue
-            fingerprint = _FOLD.sub(" ", f"{episode.name} {episode.body}".casefold()).strip()
+            fingerprint = natural_key(f"{episode.name} {episode.body}")
             if episode.id in seen or fingerprint in seen:
                 continue
             seen.update((episode.id, fingerprint))

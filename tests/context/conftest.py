@@ -7,12 +7,11 @@ from collections.abc import Iterable
 from every_layer import layer, store
 
 from backends.model import Episode
-from backends.protocol import MemoryBackend
+from backends.protocol import MemoryBackend, upsert_all
 
 __all__ = ["fill", "layer", "store"]  # layer, store: fixtures shared by the per-layer suites
 
 
 async def fill(store: MemoryBackend, episodes: Iterable[Episode]) -> None:
-    for episode in episodes:
-        await store.upsert(episode)
+    await upsert_all(store, list(episodes))
 
