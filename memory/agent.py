@@ -16,7 +16,6 @@ spec's group, and reads by search also see the project's group.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from backends.errors import InvalidEpisode
 from backends.model import Episode, natural_key, now, stable_id
 from backends.protocol import MemoryBackend
-from memory.markdown import describe, item_text
+from memory.markdown import describe
 from memory.records import json_object, parse, title
 from memory.scopes import (
     ADR,
@@ -39,12 +38,12 @@ from memory.scopes import (
     TASK_OUTCOME,
     project_group,
 )
+from migrate.auto_claude import SESSION_FILE, item_text, session_key
 from seeds import put_if_changed
 
 DEFAULT_CONTEXT_CHARS = 4000
 _CONTEXT_ITEMS = 5
 _LINE_CHARS = 280
-_SESSION_FILE = re.compile(r"session_(\d+)\.json$")
 
 
 class TaskOutcome(BaseModel):
@@ -78,17 +77,13 @@ class SimilarOutcome:
     recorded_at: datetime
 
 
-def _session_key(session_num: int) -> str:
-    return f"session-{session_num:03d}"
-
-
 def session_from_json(
     text: str, *, file_name: str = "", session_num: int | None = None
 ) -> tuple[int, dict[str, Any]]:
     """An Auto-Claude session file (``session_NNN.json``) as ``(number, insights)``; the number
     is ``session_num``, else the file's ``session_number``, else the one in its name."""
     insights = json_object(text, file_name or "session file")
-    named = _SESSION_FILE.search(file_name)
+    named = SESSION_FILE.search(file_name)
     number = session_num if session_num is not None else insights.get("session_number")
     if number is None and named:
         number = int(named.group(1))
@@ -191,7 +186,7 @@ class AgentMemory:
         if session_num < 0:
             raise InvalidEpisode(f"session number must be 0 or more, not {session_num}")
         discoveries = insights.get("discoveries") or {}
-        key = _session_key(session_num)
+        key = session_key(session_num)
         # Without a timestamp of its own, a session keeps the one it was first saved with, so
         # saving it again rewrites nothing.
         earlier = await self.store.get(stable_id(self.group, SESSION_INSIGHT, key))

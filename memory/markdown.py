@@ -18,17 +18,7 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import MemoryBackend
 from memory.scopes import ADR, CODEBASE_DISCOVERY, FAILED_APPROACH, GOTCHA, PATTERN, SESSION_INSIGHT
-
-
-def item_text(item: Any, *keys: str) -> str:
-    """The text of a list item that may be a string or a mapping (Auto-Claude writes both)."""
-    if isinstance(item, Mapping):
-        for key in keys:
-            value = item.get(key)
-            if isinstance(value, str | int) and str(value).strip():
-                return str(value).strip()
-        return "; ".join(f"{k}: {v}" for k, v in item.items())
-    return str(item).strip()
+from migrate.auto_claude import item_text
 
 
 def _one_line(text: str) -> str:

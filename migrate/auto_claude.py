@@ -17,7 +17,7 @@ is one memory. Times come from the data, else from the file's modification time.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ SOURCE = "migration"
 
 _BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
 _DATED = re.compile(r"\[(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)\]")
-_SESSION = re.compile(r"session_(\d+)\.json$")
+SESSION_FILE = re.compile(r"session_(\d+)\.json$")
 
 
 class AutoClaudeFolder:
@@ -102,11 +102,11 @@ class AutoClaudeFolder:
         when = _time(data.get("timestamp")) or _mtime(file)
         out = [
             self._episode(
-                SESSION_INSIGHT, f"session-{number:03d}", f"Session {number} insights", data, when
+                SESSION_INSIGHT, session_key(number), f"Session {number} insights", data, when
             )
         ]
         for subtask in data.get("subtasks_completed") or []:
-            label = _text(subtask, "id", "subtask_id", "description", "title")
+            label = item_text(subtask, "id", "subtask_id", "description", "title")
             body = {"subtask": subtask, "session": number, "outcome": "completed"}
             out.append(
                 self._episode(TASK_OUTCOME, f"subtask-{label}", f"Completed: {label}", body, when)
@@ -116,7 +116,7 @@ class AutoClaudeFolder:
         if isinstance(files, dict):
             files = [{"path": p, "description": d} for p, d in files.items()]
         for item in files:
-            path = _text(item, "path", "file", "file_path")
+            path = item_text(item, "path", "file", "file_path")
             out.append(self._file(path, item, when))
         for kind, key in ((PATTERN, "patterns_found"), (GOTCHA, "gotchas_encountered")):
             for item in discoveries.get(key) or []:
@@ -146,7 +146,7 @@ class AutoClaudeFolder:
         return self._episode(CODEBASE_DISCOVERY, path, path, body, when)
 
     def _insight(self, kind: str, item: Any, when: datetime) -> Episode:
-        text = _text(item, kind, "text", "description", "content")
+        text = item_text(item, kind, "text", "description", "content")
         body: Any = item if isinstance(item, dict) else text
         return self._episode(kind, natural_key(text), text, body, when)
 
@@ -204,15 +204,22 @@ def _markdown_items(text: str) -> list[tuple[str, datetime | None]]:
     return items
 
 
-def _text(item: Any, *keys: str) -> str:
-    if isinstance(item, dict):
+def item_text(item: Any, *keys: str) -> str:
+    """The text of a list item that may be a string or a mapping (Auto-Claude writes both): the
+    first of ``keys`` it has, else all its fields in key order, so the same item always reads
+    (and is keyed) the same, whoever reads it."""
+    if isinstance(item, Mapping):
         for key in keys:
-            if isinstance(item.get(key), str | int) and str(item[key]).strip():
-                return str(item[key]).strip()
-        return orjson.dumps(item, option=orjson.OPT_SORT_KEYS).decode()
+            value = item.get(key)
+            if isinstance(value, str | int) and str(value).strip():
+                return str(value).strip()
+        return "; ".join(f"{k}: {v}" for k, v in sorted(item.items()))
     return str(item).strip()
 
 
+def session_key(number: int) -> str:
+    """The natural key of a session's insight, shared by the importer and the agent API."""
+    return f"session-{number:03d}"
 
 
 def _time(value: Any) -> datetime | None:
@@ -229,7 +236,7 @@ def _mtime(file: Path) -> datetime:
 
 
 def _session_number(file: Path) -> int:
-    found = _SESSION.search(file.name)
+    found = SESSION_FILE.search(file.name)
     return int(found.group(1)) if found else 0
 
 

@@ -12,6 +12,7 @@ from auto_claude_folder import EXPECTED_KINDS, SESSION_1, build
 
 from backends.graph import GraphBackend
 from backends.model import Episode
+from memory.agent import AgentMemory
 from migrate import AutoClaudeFolder, Ledger, Migrator
 
 
@@ -73,3 +74,18 @@ async def test_each_insight_pattern_gotcha_and_file_is_one_episode(
     assert dated.created_at == datetime(2025, 3, 1, 11, tzinfo=UTC)
     outcomes = sorted(orjson.dumps(e.data["subtask"]) for e in await by_kind(graph, "task_outcome"))
     assert len(outcomes) == 3
+
+
+async def test_an_item_without_known_keys_is_one_memory_whoever_reads_it(
+    tmp_path: Path, graph: GraphBackend
+) -> None:
+    sessions = tmp_path / "memory" / "session_insights"
+    sessions.mkdir(parents=True)
+    insights = {"discoveries": {"patterns_found": [{"rule": "retry once", "scope": "network"}]}}
+    (sessions / "session_001.json").write_bytes(orjson.dumps(insights))
+    imported = {e.id for e in AutoClaudeFolder(tmp_path / "memory", "proj-1").episodes()
+                if e.kind == "pattern"}
+
+    reordered = {"discoveries": {"patterns_found": [{"scope": "network", "rule": "retry once"}]}}
+    saved = await AgentMemory(graph, "proj-1").save_session_insights(1, reordered)
+    assert imported and imported == {e.id for e in saved if e.kind == "pattern"}
