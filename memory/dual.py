@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import MemoryBackend, Tombstones, upsert_all
+from backends.protocol import MemoryBackend, upsert_all
 from fallback import FileBackend
 from memory.config import Config
 from migrate import FILES_TO_GRAPH, Ledger, Migrator, make_plan
@@ -156,8 +156,7 @@ class DualBackend:
             async with self._lock:
                 receipts = await self._graph_write(upsert_all(self._graph, episodes))
                 if receipts is not None:
-                    for episode in episodes:
-                        await self._mirror(episode)
+                    await self._mirror(episodes)
                     return receipts
         try:
             receipts = await upsert_all(self._files, episodes)
@@ -176,11 +175,11 @@ class DualBackend:
                     # The file copy goes too, and its tombstone with it: a later write of the
                     # same id must not meet an old delete.
                     in_files = await self._files.delete(episode_id)
-                    if in_files and isinstance(self._files, Tombstones):
+                    if in_files:
                         await self._files.forget_tombstones([episode_id])
                     return existed or in_files
         existed = await self._files.delete(episode_id)
-        if not existed and isinstance(self._files, Tombstones):
+        if not existed:
             # The graph may hold it: the delete must reach it later.
             await self._files.bury([episode_id])
         self._changed()
@@ -196,16 +195,16 @@ class DualBackend:
         self._why = HOLDING
         return done
 
-    async def _mirror(self, episode: Episode) -> None:
-        """Keep a file copy of a graph-written episode current, so that readers that cannot
+    async def _mirror(self, episodes: Sequence[Episode]) -> None:
+        """Keep the file copies of graph-written episodes current, so that readers that cannot
         open the graph, and the verification of migrations, never meet a stale one."""
-        copy = await self._files.get(episode.id)
-        if copy is None or copy == episode:
+        stale = [e for e in episodes if (copy := await self._files.get(e.id)) and copy != e]
+        if not stale:
             return
         with contextlib.suppress(WriteFailed):
-            await self._files.upsert(episode)
+            await self._files.upsert_many(stale)
             self._ledger.record(
-                FILES_TO_GRAPH, [(episode.id, episode.group_id, episode.content_hash())]
+                FILES_TO_GRAPH, [(e.id, e.group_id, e.content_hash()) for e in stale]
             )
 
     # -- reads ----------------------------------------------------------------------------
@@ -359,7 +358,7 @@ class DualBackend:
             self._retry = exc.reason not in NEVER_RETRY
             return
         self._graph = graph
-        self._migrator = Migrator(self._files, graph, self._ledger)
+        self._migrator = Migrator(self._files, graph, self._ledger, hashes=self._hashes)
         self._why = HOLDING
         self._changed()  # whatever others wrote meanwhile is replayed first
         self._watch()

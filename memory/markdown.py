@@ -90,21 +90,25 @@ async def render_pages(
     store: MemoryBackend, group_ids: Sequence[str] | None = None
 ) -> dict[str, str]:
     """The Markdown export as ``{relative path: text}`` (see the module docstring)."""
+    page_of = {kind: file_name for file_name, _, kinds in _VIEWS for kind in kinds}
+    listed: dict[str, dict[str, list[str]]] = {name: defaultdict(list) for name, *_ in _VIEWS}
+    sessions = {}
+    # One scan for every page: scan order is global, so each page's lines keep their order.
+    async for episode in store.scan(group_ids=group_ids, kinds=[*page_of, SESSION_INSIGHT]):
+        if episode.kind in page_of:
+            listed[page_of[episode.kind]][episode.group_id].append(f"- {describe(episode)}")
+        elif isinstance(data := episode.data, dict):
+            number = data.get("session_number")
+            stem = f"session_{number:03d}" if isinstance(number, int) else episode.id
+            sessions[f"sessions/{episode.group_id}/{stem}.md"] = render_session(data)
     pages = {}
-    for file_name, heading, kinds in _VIEWS:
-        by_group: dict[str, list[str]] = defaultdict(list)
-        async for episode in store.scan(group_ids=group_ids, kinds=kinds):
-            by_group[episode.group_id].append(f"- {describe(episode)}")
+    for file_name, heading, _ in _VIEWS:
+        by_group = listed[file_name]
         lines = [f"# {heading}", ""]
         for group in sorted(by_group):
             lines += [f"## {group}", "", *by_group[group], ""]
         pages[file_name] = "\n".join(lines)
-    async for episode in store.scan(group_ids=group_ids, kinds=[SESSION_INSIGHT]):
-        data = episode.data
-        if isinstance(data, dict):
-            number = data.get("session_number")
-            stem = f"session_{number:03d}" if isinstance(number, int) else episode.id
-            pages[f"sessions/{episode.group_id}/{stem}.md"] = render_session(data)
+    pages.update(sessions)
     return pages
 
 

@@ -16,7 +16,7 @@ from backends.graph import GraphBackend
 from fallback import FileBackend
 from memory.config import Config
 from memory.dual import ledger_path
-from memory.project import ensure_project_id
+from memory.project import project_id
 from memory.selection import open_backend
 from migrate import AutoClaudeFolder, Ledger, MigrationReport, Migrator, Progress, dry_run, prune
 
@@ -75,7 +75,7 @@ async def import_auto_claude(
 ) -> MigrationReport:
     """Import an Auto-Claude memory folder into the home's memory (the graph when this process
     can hold it, else the file layer, pending), under ``group_id`` (default: the project's)."""
-    group = group_id or ensure_project_id(config.project_file, config.home.parent.name)[0]
+    group = group_id or project_id(config.home)
     source = AutoClaudeFolder(folder, group)
     ledger = Ledger.open(ledger_path(config))
     try:

@@ -42,8 +42,11 @@ class Plan:
     """tombstones of ids the source holds again, or pruned on purpose: forgotten, not replayed"""
     pruned: list[str]
     """marks of an interrupted prune: dropped once its tombstones are forgotten"""
-    scanned: int
     index: Index
+
+    @property
+    def scanned(self) -> int:
+        return len(self.index)
 
     def pending_by_group(self) -> dict[str, int]:
         return dict(Counter(e.group_id for e in self.writes))
@@ -109,13 +112,15 @@ class Migrator:
         *,
         stream: str = FILES_TO_GRAPH,
         batch_size: int = BATCH_SIZE,
+        hashes: dict[str, tuple[Episode, str]] | None = None,
     ) -> None:
+        """``hashes``: a content-hash cache to share with other planners of the same source."""
         self.source = source
         self.target = target
         self.ledger = ledger
         self.stream = stream
         self.batch_size = batch_size
-        self._hashes: dict[str, tuple[Episode, str]] = {}
+        self._hashes = {} if hashes is None else hashes
 
     async def plan(self) -> Plan:
         return await make_plan(self.source, self.ledger, self.stream, self._hashes)
@@ -233,7 +238,7 @@ async def make_plan(
         async for tomb in source.tombstones():
             gone = tomb.id not in index and tomb.id not in pruned
             (deletes if gone else stale).append(tomb.id)
-    return Plan(writes, deletes, stale, sorted(pruned), len(index), index)
+    return Plan(writes, deletes, stale, sorted(pruned), index)
 
 
 async def prune(
