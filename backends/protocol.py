@@ -4,6 +4,7 @@ assembly are written once against it and never ask which layer they are talking 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -80,6 +81,41 @@ class Tombstones(Protocol):
 
     async def forget_tombstones(self, episode_ids: Collection[str]) -> None:
         """Drop the tombstones of these ids (they have been replayed); unknown ids are ignored."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a journal stands: its changes are numbered within an epoch."""
+
+    epoch: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed after a position: ids written and ids deleted, in the order they happened,
+    and the position they bring a reader to. ``reset`` means the asked position is not of this
+    journal (another epoch, or ahead of it): the reader must compare everything it holds."""
+
+    position: Position
+    written: list[str]
+    deleted: list[str]
+    reset: bool = False
+
+
+@runtime_checkable
+class Journal(Protocol):
+    """Optional: a layer that numbers its changes, so a derived copy (the graph, an index) can
+    catch up by reading what changed since its last position instead of everything."""
+
+    def position(self) -> Position:
+        """The position after the newest change."""
+        ...
+
+    def changes_since(self, position: Position | None, limit: int = 5000) -> Changes:
+        """At most ``limit`` changes after ``position`` (None: from the start); ids written
+        are read back with ``get``."""
         ...
 
 

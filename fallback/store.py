@@ -1,15 +1,20 @@
 """The file layer: a ``MemoryBackend`` over a folder of JSON episodes and Markdown views.
 
-The files are the truth (FORMAT.md); each process keeps a catalog of them with a search index,
-built at open, updated by its own writes and by a watcher for everyone else's. Writers take one
-cross-process lock, so a write, the views it touches and a view's reconciliation never interleave.
+The files are the truth (FORMAT.md). ``index.sqlite3`` beside them is a derived cache that every
+process shares: opening checks it against the folders' modification times and the views'
+signatures and re-reads only what changed, so an open costs milliseconds whatever the size.
+Writers take one cross-process lock, write the files, then the index, then the views the change
+touches; readers never take the lock. A watcher takes in changes made by hand (or by a writer
+that died between its files and the index) while a process runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,9 +36,9 @@ from backends.model import (
     Receipt,
     ensure_body_fits,
 )
-from backends.protocol import Tombstone
+from backends.protocol import Changes, Position, Tombstone
 from fallback import codec, disk, views
-from fallback.catalog import Catalog, Signature, signature
+from fallback.index import FileIndex, Row, Signature, signature
 from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name
 from fallback.tombstones import TombstoneFolder
 from fallback.watch import Watcher
@@ -48,36 +53,58 @@ LOCK_POLL = 0.001
 class FileBackend:
     layer = "file"
 
-    def __init__(self, root: Path, max_body_bytes: int) -> None:
-        """Use ``await FileBackend.open(...)``, which also loads the folder and starts watching."""
-        self._layout = Layout(root.absolute())
+    def __init__(self, layout: Layout, index: FileIndex, max_body_bytes: int) -> None:
+        """Use ``await FileBackend.open(...)``, which also checks the index and starts watching."""
+        self._layout = layout
+        self._index = index
         self._max_body_bytes = max_body_bytes
-        self._catalog = Catalog()
-        self._lock = FileLock(self._layout.lock, timeout=LOCK_TIMEOUT, poll_interval=LOCK_POLL)
+        self._lock = FileLock(layout.lock, timeout=LOCK_TIMEOUT, poll_interval=LOCK_POLL)
         self._watcher: Watcher | None = None
-        self._tombstones = TombstoneFolder(self._layout.root)
+        self._tombstones = TombstoneFolder(layout.root)
         self._listeners: list[Callable[[], None]] = []
         self._closed = False
 
     @classmethod
     async def open(
-        cls, root: str | os.PathLike[str], *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        watch: bool = True,
     ) -> FileBackend:
         """Open (creating when needed) the file layer in folder ``root``. Unreadable files do not
-        stop it: they are listed in ``problems`` and left as they are."""
-        backend = cls(Path(root), max_body_bytes)
-        backend._start()
+        stop it: they are listed in ``problems`` and left as they are. ``watch=False`` skips the
+        watcher (a one-shot command: changes made later by others reach its next open)."""
+        backend, fresh = await asyncio.to_thread(cls._prepare, Path(root), max_body_bytes)
+        try:
+            await asyncio.to_thread(backend._start, fresh=fresh, watch=watch)
+        except BaseException:
+            await backend.aclose()
+            raise
         return backend
+
+    @classmethod
+    def _prepare(cls, root: Path, max_body_bytes: int) -> tuple[FileBackend, bool]:
+        layout = Layout(root.absolute())
+        try:
+            for folder in (layout.root, layout.episodes, layout.views):
+                disk.make_folder(folder)
+            index, fresh = FileIndex.open(layout.root)
+        except (WriteFailed, sqlite3.Error, OSError) as exc:
+            raise BackendUnavailable("file", "cannot use its folder", f"{root}: {exc}") from exc
+        return cls(layout, index, max_body_bytes), fresh
 
     def subscribe(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` (from the watcher's thread) each time a change on disk, by this
-        process or another, has been taken into this layer: what it reads is current then."""
+        process or another, may have reached the index: what it reads is current then."""
         self._listeners.append(listener)
 
     @property
     def problems(self) -> list[tuple[Path, str]]:
         """Files that could not be read or used, with the reason, for ``status`` to show."""
-        return self._catalog.problems()
+        return self._index.problems()
+
+    # -- the protocol -----------------------------------------------------------------------
 
     async def upsert(self, episode: Episode) -> Receipt:
         return (await self.upsert_many([episode]))[0]
@@ -88,20 +115,21 @@ class FileBackend:
         episode is checked before anything is written."""
         self._check_open()
         checked = [_validated(episode, self._max_body_bytes) for episode in episodes]
-        stored = {episode.id: episode for episode in checked}
-        self._store(list(stored.values()))
-        places = {e.id: str(self._layout.episode_path(e.group_id, e.id)) for e in stored.values()}
-        return [Receipt(id=e.id, layer=self.layer, location=places[e.id]) for e in checked]
+        stored = list({episode.id: episode for episode in checked}.values())
+        await asyncio.to_thread(self._store, stored)
+        return [Receipt(id=e.id, layer=self.layer,
+                        location=str(self._layout.episode_path(e.group_id, e.id)))
+                for e in checked]
 
     async def get(self, episode_id: str) -> Episode | None:
         self._check_open()
-        return self._catalog.get(episode_id)
+        return self._index.get(episode_id) if EPISODE_ID.fullmatch(episode_id) else None
 
     async def delete(self, episode_id: str) -> bool:
         self._check_open()
         if not EPISODE_ID.fullmatch(episode_id):
             return False  # no such id can be stored, so it is missing
-        return self._remove(episode_id)
+        return await asyncio.to_thread(self._remove, episode_id)
 
     async def search(
         self,
@@ -112,23 +140,46 @@ class FileBackend:
         limit: int = 10,
     ) -> list[Hit]:
         self._check_open()
-        found = self._catalog.search(query, _as_set(group_ids), _as_set(kinds), limit)
+        found = self._index.search(query, _as_set(group_ids), _as_set(kinds), limit)
         return [Hit(episode=episode, score=score, layer=self.layer) for episode, score in found]
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
         self._check_open()
-        for episode in self._catalog.select(_as_set(group_ids), _as_set(kinds)):
+        for episode in self._index.select(_as_set(group_ids), _as_set(kinds)):
             yield episode
 
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
         self._check_open()
-        return len(self._catalog.select(_as_set(group_ids), _as_set(kinds)))
+        return self._index.count(_as_set(group_ids), _as_set(kinds))
 
-    # Tombstones (backends.protocol.Tombstones): deletes kept for the migrator to replay
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._watcher is not None:
+            await asyncio.to_thread(self._watcher.stop)
+        self._index.close()
+
+    # -- the journal (backends.protocol.Journal) --------------------------------------------
+
+    def position(self) -> Position:
+        self._check_open()
+        return self._index.position()
+
+    def changes_since(self, position: Position | None, limit: int = 5000) -> Changes:
+        self._check_open()
+        return self._index.changes_since(position, limit)
+
+    def content_hashes(self) -> dict[str, str]:
+        """id -> content hash of every episode, from the index (no file is read)."""
+        self._check_open()
+        return self._index.hashes()
+
+    # -- tombstones (backends.protocol.Tombstones): deletes kept for the migrator -----------
 
     async def bury(self, episode_ids: Collection[str]) -> None:
         self._check_open()
@@ -143,231 +194,251 @@ class FileBackend:
         self._check_open()
         self._tombstones.forget(episode_ids)
 
-    async def aclose(self) -> None:
-        if self._closed:
+    # -- opening and watching ---------------------------------------------------------------
+
+    def _start(self, *, fresh: bool, watch: bool) -> None:
+        # Watch first, then check: a change made while checking is seen by one or the other.
+        if watch:
+            self._watcher = Watcher(self._layout.root, self._on_change)
+        self._catch_up(everything=fresh)
+
+    def _catch_up(self, *, everything: bool = False) -> None:
+        """Bring the index up to date with the disk: re-read the group folders whose mtime
+        moved (or all of them) and reconcile the views whose signature did. Takes the lock only
+        when something moved, so an open of an unchanged home writes nothing."""
+        stale = self._stale_groups(everything)
+        edited = [view for view in self._layout.view_paths()
+                  if everything or self._index.view_signature(view) != _signature_of(view)]
+        if not stale and not edited:
             return
-        self._closed = True
-        if self._watcher is not None:
-            await asyncio.to_thread(self._watcher.stop)
+        with self._writing():
+            for group in stale:
+                self._sync_group(group)
+            for view in edited:
+                group_kind = self._layout.view_of(view)
+                if group_kind is not None:
+                    self._reconcile(*group_kind)
 
-    # Opening and watching
-
-    def _start(self) -> None:
-        root = self._layout.root
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-            disk.make_folder(self._layout.episodes)
-            disk.make_folder(self._layout.views)
-        except (OSError, WriteFailed) as exc:
-            raise BackendUnavailable(self.layer, "cannot use its folder", f"{root}: {exc}") from exc
-        # Watch first, then load: a change made while loading is seen by one or the other.
-        self._watcher = Watcher(root, self._on_change)
-        try:
-            with self._catalog.locked():
-                for group in self._layout.groups():
-                    self._sync_group(group)
-            for view in self._layout.view_paths():
-                self._on_change(view, edited=True)
-        except BaseException:
-            self._watcher.stop()
-            raise
+    def _stale_groups(self, everything: bool) -> list[str]:
+        on_disk = set(self._layout.groups())
+        recorded = {folder.name for folder in self._index.folders()}
+        stale = {group for group in recorded - on_disk if GROUP_ID.fullmatch(group)}
+        for group in on_disk:
+            folder = self._layout.group_folder(group)
+            if everything or self._index.folder_mtime(folder) != _mtime(folder):
+                stale.add(group)
+        return sorted(stale)
 
     def _on_change(self, path: Path, edited: bool) -> None:
-        """Bring the catalog up to date with ``path`` (any path below the root; called from the
-        watcher's thread). Failures are reported as problems: a watcher must not die."""
+        """Take in a change below the root (called from the watcher's thread). Failures are
+        reported as problems: a watcher must not die."""
         try:
-            if self._layout.episode_group(path) is not None:
-                with self._catalog.locked():
-                    self._load(path)
-            elif (view := self._layout.view_of(path)) is not None:
+            group = self._layout.episode_group(path)
+            view = self._layout.view_of(path)
+            if group is not None:
+                if self._index_disagrees(path):
+                    with self._writing():
+                        self._sync_group(group)
+            elif view is not None:
                 # Only a finished edit: a view read half-written would look like a person
                 # deleting bullets, and every view dualmem writes is reconciled already.
-                if edited:
-                    self._reconcile(*view)
+                if edited and self._index.view_signature(path) != _signature_of(path):
+                    with self._writing():
+                        self._reconcile(*view)
             elif path.parent == self._layout.episodes and GROUP_ID.fullmatch(path.name):
-                with self._catalog.locked():
+                with self._writing():
                     self._sync_group(path.name)
-        except (DualmemError, OSError) as exc:
-            self._catalog.report(path, str(exc))
+        except (DualmemError, OSError, sqlite3.Error) as exc:
+            if not self._closed:
+                self._index.report(path, str(exc))
         for listener in self._listeners:
             listener()
 
-    def _sync_group(self, group: str, kinds: Collection[str] | None = None) -> None:
-        """Make the catalog hold exactly the episode files of ``group`` on disk: new files are
-        read, vanished ones dropped, and known ones re-read if changed (only those of ``kinds``,
-        when given: a view's refresh need not stat the whole group)."""
-        folder = self._layout.group_folder(group)
-        on_disk: set[str] = set()
-        if folder.is_dir():
-            with os.scandir(folder) as entries:
-                on_disk = {e.name for e in entries if is_episode_name(e.name)}
-        known = self._catalog.names_in(folder)
-        for name in known - on_disk:
-            self._catalog.drop(folder / name)
-        recheck = known & on_disk
-        if kinds is not None:
-            shown = self._catalog.select({group}, kinds)
-            recheck &= {file_name(episode.id) for episode in shown}
-        for name in sorted((on_disk - known) | recheck):
-            self._load(folder / name)
+    def _index_disagrees(self, path: Path) -> bool:
+        """The episode file at ``path`` is not what the index says it is (new, changed, gone,
+        or written by a process that has yet to record it: the lock then waits for it)."""
+        return self._index.signature_at(path) != _signature_of(path)
 
-    def _load(self, path: Path) -> None:
-        """Read the episode file at ``path`` into the catalog, unless it is unchanged."""
+    def _sync_group(self, group: str) -> None:
+        """Make the index hold exactly the readable episode files of ``group`` (under the lock):
+        new and changed files are read, vanished ones dropped. Views of the kinds that changed
+        are rendered again."""
+        folder = self._layout.group_folder(group)
+        before = _mtime(folder)
+        on_disk: dict[str, os.DirEntry[str]] = {}
+        if before is not None:
+            with os.scandir(folder) as entries:
+                on_disk = {e.name: e for e in entries if is_episode_name(e.name)}
+        known = {file_name(i): (i, s) for i, s in self._index.in_group(group).items()}
+        problems = self._index.problems_in(folder)
+        gone = [known[name][0] for name in known.keys() - on_disk.keys()]
+        for name in problems - on_disk.keys():
+            self._index.clear_problem(folder / name)
+        rows: list[Row] = []
+        for name, entry in sorted(on_disk.items()):
+            stored = known.get(name)
+            if stored is not None and stored[1] == _entry_signature(entry):
+                continue
+            row = self._read(folder / name)
+            if row is None:
+                if stored is not None:
+                    gone.append(stored[0])
+            else:
+                rows.append(row)
+        touched = self._kinds_of(gone) | {(r.episode.group_id, r.episode.kind) for r in rows}
+        with self._index.transaction():
+            self._index.drop(gone)
+            self._index.put(rows)
+            self._index.record_folder(folder, before, time.time_ns())
+        self._render(touched, drop=set(gone))
+
+    def _read(self, path: Path) -> Row | None:
+        """The episode file at ``path`` as an index row, or None (reported) when it is not one."""
         try:
-            if (stored := self._catalog.at(path)) and stored.signature == signature(path.stat()):
-                return
             with path.open("rb") as file:
                 sig = signature(os.fstat(file.fileno()))
                 data = file.read()
         except FileNotFoundError:
-            self._catalog.drop(path)
-            return
+            return None
         except OSError as exc:
-            self._catalog.report(path, f"cannot be read: {exc.strerror or exc}")
-            return
+            self._index.report(path, f"cannot be read: {exc.strerror or exc}")
+            return None
         try:
             episode = codec.decode(data)
         except codec.UnreadableEpisode as exc:
-            self._catalog.report(path, str(exc))
-            return
+            self._index.report(path, str(exc))
+            return None
         if (path.parent.name, path.name) != (episode.group_id, file_name(episode.id)):
             expected = self._layout.episode_path(episode.group_id, episode.id)
-            self._catalog.report(path, f"holds episode {episode.id}, which belongs at {expected}")
-            return
-        self._catalog.put(episode, path, sig)
+            self._index.report(path, f"holds episode {episode.id}, which belongs at {expected}")
+            return None
+        where = self._index.located(episode.id)
+        if where is not None and where[0] != episode.group_id and self._layout.episode_path(
+                where[0], episode.id).exists():
+            self._index.report(path, f"episode {episode.id} is stored in group {where[0]} too")
+            return None
+        self._index.clear_problem(path)
+        return _row(episode, sig)
 
-    # Writing, under the cross-process lock
+    # -- writing, under the cross-process lock ----------------------------------------------
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
         try:
-            with self._lock, self._catalog.locked():
+            with self._lock, self._index.transaction():
                 yield
         except Timeout as exc:
             raise WriteFailed(f"the lock {self._layout.lock} was held too long") from exc
+        except sqlite3.Error as exc:
+            raise WriteFailed(f"cannot update the index {self._index.path}: {exc}") from exc
 
     def _store(self, batch: list[Episode]) -> None:
         with self._writing():
-            groups = self._layout.groups()  # cannot change while we hold the lock
-            copies = {episode.id: self._copies(episode.id, groups) for episode in batch}
-            self._refresh_views({e.id: (copies[e.id], e) for e in batch})
+            moved = [(e, where) for e in batch
+                     if (where := self._index.located(e.id)) is not None]
+            touched = {(e.group_id, e.kind) for e in batch}
+            touched |= {(where[0], where[1]) for _, where in moved}
+            rows: list[Row] = []
             folders: set[Path] = set()
             for episode in batch:
-                path = self._write_episode(episode, sync_folder=False)
+                path = self._layout.episode_path(episode.group_id, episode.id)
+                status = disk.write_atomic(path, codec.encode(episode), sync_folder=False)
+                rows.append(_row(episode, signature(status)))
                 folders.add(path.parent)
-                for old in copies[episode.id]:
-                    if old != path:  # the episode moved to another group
-                        disk.remove(old)
-                        self._catalog.drop(old)
+            for episode, (old_group, _, _) in moved:
+                if old_group != episode.group_id:
+                    disk.remove(self._layout.episode_path(old_group, episode.id))
             for folder in sorted(folders):
                 disk.sync_folder(folder)
+            self._index.put(rows)
+            self._record_folders(folders | {self._layout.group_folder(where[0])
+                                            for _, where in moved})
+            self._render(touched)
 
     def _remove(self, episode_id: str) -> bool:
         with self._writing():
-            copies = self._copies(episode_id, self._layout.groups())
-            if not copies:
+            where = self._index.located(episode_id)
+            if where is None:
                 return False
-            self._refresh_views({episode_id: (copies, None)})
-            for path in copies:
-                disk.remove(path)
-                self._catalog.drop(path)
+            path = self._layout.episode_path(where[0], episode_id)
+            disk.remove(path)
+            self._index.drop([episode_id])
             self._tombstones.bury([episode_id])
+            self._record_folders({path.parent})
+            self._render({(where[0], where[1])}, drop={episode_id})
             return True
 
-    def _copies(self, episode_id: str, groups: list[str]) -> list[Path]:
-        """The readable files of this id in each of ``groups``, read into the catalog."""
-        name = file_name(episode_id)
-        found = []
-        for group in groups:
-            path = self._layout.episodes / group / name
-            self._load(path)
-            if self._catalog.at(path) is not None:
-                found.append(path)
-        return found
+    def _record_folders(self, folders: Iterable[Path]) -> None:
+        now = time.time_ns()
+        for folder in folders:
+            self._index.record_folder(folder, _mtime(folder), now)
 
-    def _refresh_views(self, changes: dict[str, tuple[list[Path], Episode | None]]) -> None:
-        """Render every view that shows a changed episode before or after the change (id ->
-        its stored copies, its new version or None when deleted). Views go first, so a crash
-        leaves at worst a bullet that the next reconciliation settles."""
-        touched = [
-            stored.episode
-            for paths, _ in changes.values()
-            for path in paths
-            if (stored := self._catalog.at(path))
-        ]
-        touched += [new for _, new in changes.values() if new is not None]
-        affected = sorted({(e.group_id, e.kind) for e in touched if e.kind in VIEW_FILES})
-        for group in sorted({group for group, _ in affected}):
-            self._sync_group(group, kinds=VIEW_FILES)
-        for group, kind in affected:
-            arriving = [
-                new for _, new in changes.values()
-                if new is not None and (new.group_id, new.kind) == (group, kind)
-            ]
-            leaving = set(changes) - {new.id for new in arriving}
-            shown = [e for e in self._catalog.select({group}, {kind}) if e.id not in changes]
-            self._write_view(group, kind, [*shown, *arriving], drop=leaving)
+    def _kinds_of(self, episode_ids: Iterable[str]) -> set[tuple[str, str]]:
+        return {(where[0], where[1]) for i in episode_ids
+                if (where := self._index.located(i)) is not None}
 
     def _reconcile(self, group: str, kind: str) -> None:
-        """Take in what a person changed in a view: a new hand bullet becomes an episode, a removed
-        one takes its episode with it; then render the view again if it is not current."""
+        """Take in what a person changed in a view (under the lock): a new hand bullet becomes an
+        episode, a removed one takes its episode with it (a delete like any other, so the graph
+        hears of it); then render the view again if it is not current."""
         path = self._layout.view_path(group, kind)
-        with self._writing():
-            seen = self._read_view(path)
-            text = seen[0]
-            if text is None:
-                return
-            self._sync_group(group, kinds={kind})
-            bullets = views.hand_ids(views.parse(text), group, kind)
-            rejected = []
-            for episode_id, bullet in bullets.items():
-                if self._catalog.get(episode_id) is None:
-                    try:
-                        episode = views.hand_episode(group, kind, bullet)
-                        ensure_body_fits(episode, self._max_body_bytes)
-                    except InvalidEpisode as exc:
-                        rejected.append(f"bullet {bullet[:40]!r} is not a memory: {exc}")
-                        continue
-                    self._write_episode(episode)
-            for episode in self._catalog.select({group}, {kind}):
-                if views.is_hand_shaped(episode) and episode.id not in bullets:
-                    stored_path = self._layout.episode_path(group, episode.id)
-                    disk.remove(stored_path)
-                    self._catalog.drop(stored_path)
-            self._write_view(group, kind, self._catalog.select({group}, {kind}), seen=seen)
-            if rejected:
-                self._catalog.report(path, "; ".join(rejected))
-            else:
-                self._catalog.drop(path)
+        seen = self._read_view(path)
+        text = seen[0]
+        if text is None:
+            self._index.record_view(path, None)
+            return
+        bullets = views.hand_ids(views.parse(text), group, kind)
+        rejected, added = [], []
+        for episode_id, bullet in bullets.items():
+            if self._index.located(episode_id) is None:
+                try:
+                    episode = views.hand_episode(group, kind, bullet)
+                    ensure_body_fits(episode, self._max_body_bytes)
+                except InvalidEpisode as exc:
+                    rejected.append(f"bullet {bullet[:40]!r} is not a memory: {exc}")
+                    continue
+                status = disk.write_atomic(self._layout.episode_path(group, episode_id),
+                                           codec.encode(episode))
+                added.append(_row(episode, signature(status)))
+        removed = [episode_id for episode_id, _, hand in self._index.bullets(group, kind)
+                   if hand and episode_id not in bullets]
+        for episode_id in removed:
+            disk.remove(self._layout.episode_path(group, episode_id))
+        self._index.put(added)
+        self._index.drop(removed)
+        self._tombstones.bury(removed)
+        self._record_folders({self._layout.group_folder(group)})
+        self._write_view(group, kind, seen=seen)
+        if rejected:
+            self._index.report(path, "; ".join(rejected))
+        else:
+            self._index.clear_problem(path)
 
-    def _write_episode(self, episode: Episode, *, sync_folder: bool = True) -> Path:
-        path = self._layout.episode_path(episode.group_id, episode.id)
-        status = disk.write_atomic(path, codec.encode(episode), sync_folder=sync_folder)
-        self._catalog.put(episode, path, signature(status))
-        return path
+    def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = ()) -> None:
+        for group, kind in sorted(touched):
+            if kind in VIEW_FILES:
+                self._write_view(group, kind, drop=drop)
 
     def _write_view(
-        self,
-        group: str,
-        kind: str,
-        episodes: list[Episode],
-        drop: set[str] | None = None,
-        seen: _ViewRead | None = None,
+        self, group: str, kind: str, *, drop: Collection[str] = (), seen: _ViewRead | None = None
     ) -> None:
-        """Render the view; ``seen`` is the view as the caller read it, when it did."""
+        """Render the view from the index; ``seen`` is the view as the caller read it."""
         path = self._layout.view_path(group, kind)
         try:
             existing, sig = seen or self._read_view(path)
-            rendered = views.render(existing, group, kind, episodes, drop or set())
+            shown = [(i, line) for i, line, _ in self._index.bullets(group, kind)]
+            rendered = views.render(existing, group, kind, shown, drop)
             if rendered != existing:
                 # A person may be saving it right now, without our lock: then let theirs stand
                 # (their close brings us back here).
                 unchanged = (existing, sig)
-                disk.write_atomic(
+                status = disk.write_atomic(
                     path, rendered.encode(), abandon_if=lambda: self._read_view(path) != unchanged
                 )
+                sig = None if status is None else signature(status)
+            self._index.record_view(path, sig)
         except StoreCorrupt as exc:
-            self._catalog.report(path, exc.detail)  # a person's file we cannot read: leave it be
+            self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be
 
     def _read_view(self, path: Path) -> _ViewRead:
         try:
@@ -386,12 +457,39 @@ class FileBackend:
             raise BackendUnavailable(self.layer, "closed")
 
 
+def _row(episode: Episode, sig: Signature) -> Row:
+    shown = episode.kind in VIEW_FILES
+    return Row(episode, sig, episode.content_hash(), views.bullet(episode) if shown else None,
+               shown and views.is_hand_shaped(episode))
+
+
 def _validated(episode: Episode, max_body_bytes: int) -> Episode:
     """Check the episode again: one built with ``model_construct`` skipped the model's rules,
     and file paths are made from its fields."""
     checked = Episode.parse(**{name: getattr(episode, name, None) for name in Episode.model_fields})
     ensure_body_fits(checked, max_body_bytes)
     return checked
+
+
+def _mtime(folder: Path) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def _signature_of(path: Path) -> Signature | None:
+    try:
+        return signature(path.stat())
+    except FileNotFoundError:
+        return None
+
+
+def _entry_signature(entry: os.DirEntry[str]) -> Signature | None:
+    try:
+        return signature(entry.stat())
+    except FileNotFoundError:
+        return None
 
 
 def _as_set(values: Sequence[str] | None) -> set[str] | None:

@@ -76,21 +76,28 @@ def is_hand_shaped(episode: Episode) -> bool:
     )
 
 
+def bullet(episode: Episode) -> str:
+    """The line that shows ``episode`` in its view: a plain hand bullet for what a hand bullet
+    stands for, else a generated one."""
+    return f"- {episode.body}" if is_hand_shaped(episode) else _generated_line(episode)
+
+
 def render(
     existing: str | None,
     group_id: str,
     kind: str,
-    episodes: Iterable[Episode],
+    shown: Iterable[tuple[str, str]],
     drop: Collection[str] = (),
 ) -> str:
-    """The view of ``episodes`` (one group and kind): every line a person wrote is kept in place,
-    except hand bullets whose episode id is in ``drop``; generated bullets follow, oldest first."""
+    """The view of ``shown``, (id, bullet) of the group's episodes of ``kind`` oldest first:
+    every line a person wrote is kept in place, except hand bullets whose episode id is in
+    ``drop`` (deleted); generated bullets follow, in order."""
     if existing is None or not existing.strip():
         existing = f"# {_TITLES[kind]}: {group_id}\n\n{_INTRO}"
-    lines = parse(existing)
+    bullets = dict(shown)
     present: set[str] = set()
     kept: list[str] = []
-    for line in lines:
+    for line in parse(existing):
         if line.generated_id is not None:
             continue
         if line.hand_text is None:
@@ -103,14 +110,7 @@ def render(
         kept.append(f"- {line.hand_text}" if line.edited else line.raw)
     while kept and not kept[-1].strip():
         kept.pop()
-    ordered = sorted(
-        (e for e in episodes if e.id not in drop), key=lambda e: (e.created_at, e.id)
-    )
-    added = [
-        f"- {e.body}" if is_hand_shaped(e) else _generated_line(e)
-        for e in ordered
-        if e.id not in present
-    ]
+    added = [line for episode_id, line in bullets.items() if episode_id not in present]
     return "\n".join([*kept, "", *added] if added else kept) + "\n"
 
 

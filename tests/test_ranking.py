@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.ranking import LexicalIndex, stem, terms
+from backends.ranking import stem, terms
+from backends.textindex import CHUNK, TextIndex
 
 WORDS = ["paint", "painting", "sunrise", "lake", "kuzu", "graph", "lock", "file", "agent", "test",
          "memory", "deadline", "budget", "token", "coach", "player", "gate", "review", "the", "a"]
 
 
-def build(documents: dict[str, str], groups: int = 3) -> LexicalIndex:
-    index = LexicalIndex()
+def empty() -> TextIndex:
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    TextIndex.create(db)
+    return TextIndex(db)
+
+
+def build(documents: dict[str, str], groups: int = 3) -> TextIndex:
+    index = empty()
     for n, (key, text) in enumerate(sorted(documents.items())):
         index.add(key, text, group=f"g{n % groups}", kind="note")
     return index
@@ -47,7 +56,7 @@ def test_remove_and_replace_update_every_structure() -> None:
 
 
 def test_filters_keep_other_groups_and_kinds_out() -> None:
-    index = LexicalIndex()
+    index = empty()
     index.add("x", "graph lock", group="alpha", kind="pattern")
     index.add("y", "graph lock", group="beta", kind="gotcha")
     assert [k for k, _ in index.search("graph", groups={"beta"})] == ["y"]
@@ -72,3 +81,50 @@ def test_pruned_top_k_equals_the_exhaustive_ranking(
     assert index.search(query, limit=limit) == exhaustive[:limit]
     assert all(0.0 < score <= 1.0 for _, score in exhaustive)
     assert [score for _, score in exhaustive] == sorted((s for _, s in exhaustive), reverse=True)
+
+
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["put", "put", "drop"]),
+        st.text("abcdef", min_size=1, max_size=2),
+        st.lists(st.sampled_from(WORDS), min_size=0, max_size=10).map(" ".join),
+        st.integers(0, 2),
+    ),
+    max_size=60,
+)
+
+
+@given(edits=EDITS, query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join))
+def test_an_index_changed_step_by_step_answers_as_one_built_at_once(
+    edits: list[tuple[str, str, str, int]], query: str
+) -> None:
+    stepwise = empty()
+    final: dict[str, tuple[str, int]] = {}
+    for action, key, text, group in edits:
+        if action == "put":
+            stepwise.add(key, text, group=f"g{group}", kind="note")
+            final[key] = (text, group)
+        else:
+            stepwise.remove(key)
+            final.pop(key, None)
+    rebuilt = empty()
+    for key, (text, group) in final.items():
+        rebuilt.add(key, text, group=f"g{group}", kind="note")
+    assert len(stepwise) == len(rebuilt) == len(final)
+    for groups in (None, {"g0"}, {"g1", "g2"}):
+        assert stepwise.search(query, groups=groups, limit=50) == rebuilt.search(
+            query, groups=groups, limit=50)
+
+
+def test_postings_span_chunks_and_survive_removal_in_the_middle() -> None:
+    index = empty()
+    count = 2 * CHUNK + 7
+    for n in range(count):
+        index.add(f"k{n:05d}", "graph lock" if n % 2 else "graph", group="g", kind="note")
+    for n in range(0, count, 3):
+        index.remove(f"k{n:05d}")
+    alive = [n for n in range(count) if n % 3]
+    found = {key for key, _ in index.search("graph", limit=count)}
+    assert found == {f"k{n:05d}" for n in alive}
+    assert {key for key, _ in index.search("lock", limit=count)} == {
+        f"k{n:05d}" for n in alive if n % 2}

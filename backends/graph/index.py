@@ -1,4 +1,4 @@
-"""The graph layer's search index: the shared ``LexicalIndex``, and below its matches the
+"""The graph layer's search index: the shared ``TextIndex``, and below its matches the
 nearest stored vectors (a hybrid that never reorders lexical matches; see ``VECTOR_WEIGHT``).
 
 Built from the Episodic rows at open and kept current by our own writes (we are the only
@@ -7,13 +7,15 @@ does not depend on the database's full-text extension (LadybugDB does not bundle
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import sqlite3
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from backends.graph.embedder import Vectors
-from backends.ranking import LexicalIndex
+from backends.textindex import Document, TextIndex
 
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
@@ -25,9 +27,20 @@ VECTOR_WEIGHT = 0.05  # a vector-only hit scores at most this; a lexical match a
 VECTOR_ONLY_MIN = 0.6
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: str
+    text: str
+    group: str
+    kind: str
+    vector: Vectors
+
+
 class EpisodeIndex:
     def __init__(self, dimension: int) -> None:
-        self.lexical = LexicalIndex()
+        self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        TextIndex.create(self._db)
+        self.lexical = TextIndex(self._db)
         self._rows: dict[str, int] = {}
         self._free: list[int] = []
         self._vectors: Vectors = np.zeros((0, dimension), dtype=np.float32)
@@ -43,17 +56,20 @@ class EpisodeIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._rows
 
-    def put(self, key: str, text: str, *, group: str, kind: str, vector: Vectors) -> None:
-        """Index (or re-index) ``key``."""
-        self.lexical.add(key, text, group=group, kind=kind)
-        row = self._rows.get(key)
-        if row is None:
-            row = self._free.pop() if self._free else self._grow()
-            self._rows[key] = row
-            self._keys[row] = key
-        self._vectors[row] = vector
-        self._groups[row] = self._code(group)
-        self._kinds[row] = self._code(kind)
+    def put(self, entries: Sequence[Entry]) -> None:
+        """Index (or re-index) each entry."""
+        self._db.execute("BEGIN")
+        self.lexical.add_many(Document(e.key, e.text, e.group, e.kind) for e in entries)
+        self._db.execute("COMMIT")
+        for entry in entries:
+            row = self._rows.get(entry.key)
+            if row is None:
+                row = self._free.pop() if self._free else self._grow()
+                self._rows[entry.key] = row
+                self._keys[row] = entry.key
+            self._vectors[row] = entry.vector
+            self._groups[row] = self._code(entry.group)
+            self._kinds[row] = self._code(entry.kind)
 
     def drop(self, key: str) -> None:
         row = self._rows.pop(key, None)

@@ -20,9 +20,10 @@ from backends.errors import BackendUnavailable, StoreCorrupt, WriteFailed
 from backends.graph import rows
 from backends.graph.database import LAYER, GraphDatabase, Session
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
-from backends.graph.index import EpisodeIndex
+from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.structure import extract
 from backends.model import DEFAULT_MAX_BODY_BYTES, Episode, Hit, Receipt, ensure_body_fits
+from backends.protocol import Position
 from backends.ranking import search_text
 
 T = TypeVar("T")
@@ -110,13 +111,14 @@ class _Core:
         missing = [search_text(row.episode)
                    for row, vector in zip(stored, vectors, strict=True) if vector is None]
         fresh = iter(self.embedder.embed(missing))
-        for row, vector in zip(stored, vectors, strict=True):
-            self.remember(row.episode, next(fresh) if vector is None else vector)
+        self.remember([(row.episode, next(fresh) if vector is None else vector)
+                       for row, vector in zip(stored, vectors, strict=True)])
 
-    def remember(self, episode: Episode, vector: Vectors) -> None:
-        self.episodes[episode.id] = episode
-        self.index.put(episode.id, search_text(episode), group=episode.group_id, kind=episode.kind,
-                       vector=vector)
+    def remember(self, written: Sequence[tuple[Episode, Vectors]]) -> None:
+        for episode, _ in written:
+            self.episodes[episode.id] = episode
+        self.index.put([Entry(episode.id, search_text(episode), episode.group_id, episode.kind,
+                              vector) for episode, vector in written])
 
     def forget(self, key: str) -> None:
         self.episodes.pop(key, None)
@@ -195,13 +197,11 @@ class GraphBackend:
             # failure); the index learns each part once it is committed.
             if rest:
                 await core.write(partial(rows.write_episodes, writes=rest, stored=stored))
-                for write in rest:
-                    core.remember(write.episode, by_id[write.episode.id])
+                core.remember([(write.episode, by_id[write.episode.id]) for write in rest])
             if bulk:
                 await core.write(partial(rows.copy_episodes, writes=bulk,
                                          directory=core.directory))
-                for write in bulk:
-                    core.remember(write.episode, by_id[write.episode.id])
+                core.remember([(write.episode, by_id[write.episode.id]) for write in bulk])
         location = str(core.db.file)
         # model_construct: the fields are known good, and validation was 5% of a batch write.
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
@@ -252,6 +252,27 @@ class GraphBackend:
     ) -> int:
         core = self._open_core()
         return await core.read(lambda session: rows.count(session, group_ids, kinds))
+
+    async def applied(self) -> Position | None:
+        """The position of the journal this graph was last brought up to (``record_applied``),
+        or None when it never was: a new graph, or one written before the journal existed."""
+        meta = self._open_core().db.meta
+        if "journal_epoch" not in meta:
+            return None
+        return Position(meta["journal_epoch"], int(meta["journal_seq"]))
+
+    async def record_applied(self, position: Position) -> None:
+        """Remember that every change of the journal up to ``position`` is in this graph."""
+        core = self._open_core()
+        values = {"journal_epoch": position.epoch, "journal_seq": str(position.seq)}
+
+        def record(session: Session) -> None:
+            with session.transaction():
+                for key, value in values.items():
+                    session.rows(rows.PUT_META, key=key, value=value)
+
+        await core.write(record)
+        core.db.meta.update(values)
 
     async def aclose(self) -> None:
         core, self._core = self._core, None

@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from fallback.index import FILE as INDEX_FILE
+
 T = TypeVar("T")
 
 WATCH_PATIENCE = 2.0  # the promise is one second; twice that absorbs a busy machine
@@ -32,8 +34,10 @@ async def eventually(
 
 
 def tree(folder: Path) -> dict[str, bytes | None]:
-    """Every path below ``folder`` with its bytes (None for folders)."""
+    """Every path below ``folder`` with its bytes (None for folders), less the derived index,
+    which a reader may touch (SQLite's shared-memory file) and which holds no memory of its own."""
     return {
         str(path.relative_to(folder)): None if path.is_dir() else path.read_bytes()
         for path in sorted(folder.rglob("*"))
+        if not path.name.startswith(INDEX_FILE)
     }

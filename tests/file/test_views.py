@@ -246,7 +246,8 @@ one_line = st.text(st.characters(exclude_characters="\n", codec="utf-8"), max_si
 )
 def test_render_keeps_every_persons_line_and_settles(person: list[str], names: list[str]) -> None:
     episodes = [
-        Episode.parse(id=f"e{n}", group_id="g", kind="pattern", name=name, body="")
+        (f"e{n}", views.bullet(Episode.parse(id=f"e{n}", group_id="g", kind="pattern", name=name,
+                                             body="")))
         for n, name in enumerate(names)
     ]
     first = views.render("\n".join(["# mine", *person]) + "\n", "g", "pattern", episodes)

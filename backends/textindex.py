@@ -1,0 +1,364 @@
+"""The lexical index both layers search with, kept in SQLite and queried in place.
+
+A text's folded, stemmed terms (``ranking.terms``) become postings, (document number, term
+frequency, length), in chunks of at most ``CHUNK`` documents per (term, partition), packed as
+arrays; partitions are (group, kind), so a filtered search never reads another group's postings.
+The vocabulary with document frequencies is a B-tree, so prefix widening is a range read.
+BM25 is computed at query time from what is stored (tf, length, df, N, total length): an index
+updated incrementally answers exactly as one built again from the same texts. Opening costs a
+connection; nothing grows in memory with the store.
+
+The caller owns the connection and its transactions: every method runs inside whatever
+transaction is open, so a layer can change its own tables and this index atomically.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import sqlite3
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from backends.ranking import (
+    K1,
+    MAX_QUERY_TERMS,
+    MAX_WIDENED,
+    PREFIX_WEIGHT,
+    TYPO_WEIGHT,
+    WIDEN_BELOW_DF,
+    B,
+    idf,
+    terms,
+    typo_candidates,
+)
+
+CHUNK = 512
+_LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
+_MAX_U16 = 0xFFFF
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS lex_parts (
+    part INTEGER PRIMARY KEY, grp TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE (grp, kind));
+CREATE TABLE IF NOT EXISTS lex_docs (
+    key TEXT PRIMARY KEY, doc INTEGER NOT NULL UNIQUE, part INTEGER NOT NULL,
+    length INTEGER NOT NULL, terms TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lex_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lex_postings (
+    term TEXT NOT NULL, part INTEGER NOT NULL, first INTEGER NOT NULL,
+    docs BLOB NOT NULL, tfs BLOB NOT NULL, lens BLOB NOT NULL,
+    PRIMARY KEY (term, part, first)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lex_stats (
+    id INTEGER PRIMARY KEY CHECK (id = 0), docs INTEGER NOT NULL, length INTEGER NOT NULL,
+    next_doc INTEGER NOT NULL);
+INSERT OR IGNORE INTO lex_stats VALUES (0, 0, 0, 1);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    key: str
+    text: str
+    group: str
+    kind: str
+
+
+@dataclass(slots=True)
+class _Chunk:
+    first: int
+    docs: array[int]
+    tfs: array[int]
+    lens: array[int]
+
+    @classmethod
+    def load(cls, row: Sequence[object]) -> _Chunk:
+        first, docs, tfs, lens = row
+        chunk = cls(int(first), array("I"), array("H"), array("H"))  # type: ignore[call-overload]
+        chunk.docs.frombytes(docs)  # type: ignore[arg-type]
+        chunk.tfs.frombytes(tfs)  # type: ignore[arg-type]
+        chunk.lens.frombytes(lens)  # type: ignore[arg-type]
+        return chunk
+
+    def row(self, term: str, part: int) -> tuple[object, ...]:
+        return (term, part, self.first, self.docs.tobytes(), self.tfs.tobytes(),
+                self.lens.tobytes())
+
+
+@dataclass(frozen=True, slots=True)
+class _TermPlan:
+    variants: list[tuple[str, float]]  # (vocabulary term, its BM25 gain: weighted idf x (k1+1))
+    bound: float  # the most this query term can add to any document's score
+    reference: float  # what it adds to the best score a document could reach
+
+
+class TextIndex:
+    """The ``lex_*`` tables of one SQLite database."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._vocabulary: tuple[tuple[int, int], list[str]] | None = None
+
+    @staticmethod
+    def create(db: sqlite3.Connection) -> None:
+        """Create the tables if they are missing (inside the caller's transaction)."""
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT docs FROM lex_stats").fetchone()[0])
+
+    def __contains__(self, key: object) -> bool:
+        found = self._db.execute("SELECT 1 FROM lex_docs WHERE key = ?", (key,))
+        return found.fetchone() is not None
+
+    def add(self, key: str, text: str, *, group: str, kind: str) -> None:
+        """Index ``text`` under ``key``, replacing what ``key`` held before."""
+        self.add_many([Document(key, text, group, kind)])
+
+    def add_many(self, documents: Iterable[Document]) -> None:
+        """``add`` of each document, the last of one key winning; postings of one (term,
+        partition) are appended together, so a batch rewrites each chunk once."""
+        latest = {document.key: document for document in documents}
+        self.remove_many(latest)
+        docs, length, next_doc = self._db.execute(
+            "SELECT docs, length, next_doc FROM lex_stats").fetchone()
+        postings: dict[tuple[str, int], list[tuple[int, int, int]]] = defaultdict(list)
+        df: Counter[str] = Counter()
+        rows = []
+        parts = self._parts_by_name()
+        for document in latest.values():
+            counts = Counter(terms(document.text))
+            size = sum(counts.values())
+            part = parts.get((document.group, document.kind))
+            if part is None:
+                part = parts[document.group, document.kind] = self._new_part(document)
+            doc = next_doc
+            next_doc += 1
+            for term, tf in counts.items():
+                postings[term, part].append((doc, min(tf, _MAX_U16), min(size, _MAX_U16)))
+            df.update(counts.keys())
+            rows.append((document.key, doc, part, size, " ".join(counts)))
+            docs += 1
+            length += size
+        self._db.executemany("INSERT INTO lex_docs VALUES (?, ?, ?, ?, ?)", rows)
+        self._db.executemany(
+            "INSERT INTO lex_terms VALUES (?, ?) ON CONFLICT (term) DO UPDATE SET df = df + ?",
+            ((term, n, n) for term, n in df.items()),
+        )
+        for (term, part), entries in postings.items():
+            self._append(term, part, entries)
+        self._db.execute("UPDATE lex_stats SET docs = ?, length = ?, next_doc = ?",
+                         (docs, length, next_doc))
+
+    def remove(self, key: str) -> None:
+        self.remove_many([key])
+
+    def remove_many(self, keys: Iterable[str]) -> None:
+        """Forget these keys; unknown keys are ignored."""
+        stored = []
+        for key in keys:
+            row = self._db.execute(
+                "SELECT doc, part, length, terms FROM lex_docs WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                stored.append((key, *row))
+        if not stored:
+            return
+        by_posting: dict[tuple[str, int], list[int]] = defaultdict(list)
+        df: Counter[str] = Counter()
+        for _key, doc, part, _length, text in stored:
+            for term in text.split():
+                by_posting[term, part].append(doc)
+                df[term] += 1
+        for (term, part), gone in by_posting.items():
+            self._drop(term, part, gone)
+        self._db.executemany("UPDATE lex_terms SET df = df - ? WHERE term = ?",
+                             ((n, term) for term, n in df.items()))
+        self._db.execute("DELETE FROM lex_terms WHERE df <= 0")
+        self._db.executemany("DELETE FROM lex_docs WHERE key = ?", ((row[0],) for row in stored))
+        self._db.execute("UPDATE lex_stats SET docs = docs - ?, length = length - ?",
+                         (len(stored), sum(row[3] for row in stored)))
+
+    def clear(self) -> None:
+        for table in ("lex_parts", "lex_docs", "lex_terms", "lex_postings"):
+            self._db.execute(f"DELETE FROM {table}")
+        self._db.execute("UPDATE lex_stats SET docs = 0, length = 0")
+
+    def search(
+        self,
+        query: str,
+        *,
+        groups: Collection[str] | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int = 10,
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` keys with scores in (0, 1], best first (ties by key). Scores are
+        normalised against the best score any document could reach for the query."""
+        n, total_length = self._db.execute("SELECT docs, length FROM lex_stats").fetchone()
+        if limit <= 0 or not n:
+            return []
+        query_terms = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
+        parts = self._parts(groups, kinds)
+        if not query_terms or (parts is not None and not parts):
+            return []
+        flat = K1 * (1 - B)
+        per_length = K1 * B / (total_length / n or 1.0)
+        plans = [self._plan(term, n) for term in query_terms]
+        best_possible = sum(plan.reference for plan in plans)
+        # Max-score pruning, exact for the top ``limit``: terms are taken rarest first, and once
+        # the current limit-th score beats all that the remaining terms could add, a document
+        # not yet scored can no longer enter the top, so common terms only update candidates.
+        plans.sort(key=lambda plan: -plan.bound)
+        remaining = sum(plan.bound for plan in plans)
+        scores: dict[int, float] = {}
+        for plan in plans:
+            closed = len(scores) >= limit and heapq.nlargest(limit, scores.values())[-1] > remaining
+            remaining -= plan.bound
+            per_doc: dict[int, float] = {}
+            for variant, gain in plan.variants:
+                for chunk in self._postings(variant, parts):
+                    entries = zip(chunk.docs, chunk.tfs, chunk.lens, strict=True)
+                    if closed:
+                        where = dict(zip(chunk.docs, range(len(chunk.docs)), strict=True))
+                        entries = ((d, chunk.tfs[where[d]], chunk.lens[where[d]])
+                                   for d in scores.keys() & where.keys())
+                    for doc, tf, size in entries:
+                        value = gain * tf / (tf + flat + per_length * size)
+                        if value > per_doc.get(doc, 0.0):
+                            per_doc[doc] = value
+            for doc, value in per_doc.items():
+                scores[doc] = scores.get(doc, 0.0) + value
+        if not scores:
+            return []
+        floor = heapq.nlargest(limit, scores.values())[-1]
+        best = {doc: value for doc, value in scores.items() if value >= floor}
+        keys = self._keys(best)
+        top = sorted(((keys[doc], value) for doc, value in best.items()),
+                     key=lambda kv: (-kv[1], kv[0]))[:limit]
+        return [(key, min(1.0, value / best_possible)) for key, value in top]
+
+    # -- postings ---------------------------------------------------------------------------
+
+    def _append(self, term: str, part: int, entries: list[tuple[int, int, int]]) -> None:
+        """Add entries (document numbers above every stored one) after the last chunk."""
+        row = self._db.execute(
+            "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ? AND part = ?"
+            " ORDER BY first DESC LIMIT 1", (term, part)).fetchone()
+        chunks = [_Chunk.load(row)] if row is not None else []
+        for doc, tf, size in entries:
+            if not chunks or len(chunks[-1].docs) >= CHUNK:
+                chunks.append(_Chunk(doc, array("I"), array("H"), array("H")))
+            chunk = chunks[-1]
+            chunk.docs.append(doc)
+            chunk.tfs.append(tf)
+            chunk.lens.append(size)
+        self._db.executemany("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?)",
+                             (chunk.row(term, part) for chunk in chunks))
+
+    def _drop(self, term: str, part: int, gone: list[int]) -> None:
+        """Remove these document numbers from the postings of (term, part)."""
+        changed: dict[int, _Chunk] = {}
+        for doc in sorted(gone):
+            chunk = next((c for c in changed.values() if c.first <= doc
+                          and c.docs and c.docs[-1] >= doc), None)
+            if chunk is None:
+                row = self._db.execute(
+                    "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ? AND part = ?"
+                    " AND first <= ? ORDER BY first DESC LIMIT 1", (term, part, doc)).fetchone()
+                if row is None:
+                    continue
+                chunk = changed.setdefault(int(row[0]), _Chunk.load(row))
+            at = bisect.bisect_left(chunk.docs, doc)
+            if at < len(chunk.docs) and chunk.docs[at] == doc:
+                del chunk.docs[at], chunk.tfs[at], chunk.lens[at]
+        for chunk in changed.values():
+            if chunk.docs:
+                self._db.execute("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?)",
+                                 chunk.row(term, part))
+            else:
+                self._db.execute(
+                    "DELETE FROM lex_postings WHERE term = ? AND part = ? AND first = ?",
+                    (term, part, chunk.first))
+
+    def _postings(self, term: str, parts: set[int] | None) -> list[_Chunk]:
+        if parts is None:
+            rows = self._db.execute(
+                "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ?", (term,))
+        else:
+            marks = ",".join("?" * len(parts))
+            rows = self._db.execute(
+                "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ?"
+                f" AND part IN ({marks})", (term, *parts))
+        return [_Chunk.load(row) for row in rows]
+
+    # -- partitions, keys, vocabulary -------------------------------------------------------
+
+    def _parts_by_name(self) -> dict[tuple[str, str], int]:
+        return {(grp, kind): part for part, grp, kind in
+                self._db.execute("SELECT part, grp, kind FROM lex_parts")}
+
+    def _new_part(self, document: Document) -> int:
+        cursor = self._db.execute("INSERT INTO lex_parts (grp, kind) VALUES (?, ?)",
+                                  (document.group, document.kind))
+        return int(cursor.lastrowid or 0)
+
+    def _parts(
+        self, groups: Collection[str] | None, kinds: Collection[str] | None
+    ) -> set[int] | None:
+        """The partitions a filter admits; None when there is no filter."""
+        if groups is None and kinds is None:
+            return None
+        return {part for (grp, kind), part in self._parts_by_name().items()
+                if (groups is None or grp in groups) and (kinds is None or kind in kinds)}
+
+    def _keys(self, docs: Collection[int]) -> dict[int, str]:
+        found: dict[int, str] = {}
+        listed = list(docs)
+        for start in range(0, len(listed), 500):
+            part = listed[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found.update(self._db.execute(
+                f"SELECT doc, key FROM lex_docs WHERE doc IN ({marks})", part).fetchall())
+        return found
+
+    def _df(self, term: str) -> int:
+        row = self._db.execute("SELECT df FROM lex_terms WHERE term = ?", (term,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _plan(self, term: str, n: int) -> _TermPlan:
+        variants = [(variant, idf(n, df) * weight * (K1 + 1))
+                    for variant, df, weight in self._variants(term, n)]
+        exact = next((gain for variant, gain in variants if variant == term), None)
+        return _TermPlan(
+            variants=variants,
+            bound=max((gain for _, gain in variants), default=0.0),
+            reference=exact if exact is not None else idf(n, 0) * (K1 + 1),
+        )
+
+    def _variants(self, term: str, n: int) -> list[tuple[str, int, float]]:
+        """The term itself and, for a term of four letters or more that is rare or unknown here,
+        vocabulary terms it prefixes and close misspellings (one edit, two from eight letters).
+        A common term needs no widening: it already matches plenty, and widening it would
+        multiply the postings a search walks."""
+        df = self._df(term)
+        found = [(term, df, 1.0)] if df else []
+        if len(term) < 4 or df > max(WIDEN_BELOW_DF, n // 100):
+            return found
+        prefixed = self._db.execute(
+            "SELECT term, df FROM lex_terms WHERE term > ? AND term < ? ORDER BY term LIMIT ?",
+            (term, term + _LAST, MAX_WIDENED))
+        found += [(candidate, count, PREFIX_WEIGHT) for candidate, count in prefixed]
+        if not df:
+            for candidate in typo_candidates(term, self._vocabulary_list()):
+                found.append((candidate, self._df(candidate), TYPO_WEIGHT))
+        return found
+
+    def _vocabulary_list(self) -> list[str]:
+        """Every term, loaded once per change of the index (typo widening needs them all)."""
+        version = self._db.execute("SELECT next_doc, docs FROM lex_stats").fetchone()
+        if self._vocabulary is None or self._vocabulary[0] != tuple(version):
+            listed = [row[0] for row in self._db.execute("SELECT term FROM lex_terms")]
+            self._vocabulary = (tuple(version), listed)  # type: ignore[assignment]
+        return self._vocabulary[1]  # type: ignore[index]

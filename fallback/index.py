@@ -1,0 +1,392 @@
+"""The file layer's index: a SQLite cache of what the episode files hold, shared by every process.
+
+    <root>/index.sqlite3 (+ -wal, -shm)
+
+The files are the truth; this is derived from them and can be deleted at any time (the next
+open builds it again). It holds, per episode, its document, where its file is and that file's
+signature, its content hash, its view bullet, and the search index (``backends.textindex``).
+
+It is also the journal's position: every change (an episode written, replaced or deleted, by
+dualmem or found on disk) takes the next ``seq``, and deletes are kept as ``gone`` rows, so a
+consumer such as the graph asks for ``changes_since`` its last position instead of rescanning.
+A position is only meaningful within one ``epoch``: a rebuilt index starts a new one.
+
+Every writer changes the files and then this index under the file layer's cross-process lock;
+readers never take that lock (SQLite's WAL gives them a consistent snapshot).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+
+from backends.errors import StoreCorrupt
+from backends.model import Episode
+from backends.protocol import Changes, Position
+from backends.ranking import search_text
+from backends.textindex import Document, TextIndex
+from fallback.layout import file_name
+
+FILE = "index.sqlite3"
+SCHEMA_VERSION = "1"
+
+Signature = str
+"""inode, modification time and size of a file: equal signatures let a check skip the read"""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS episodes (
+    id TEXT PRIMARY KEY, group_id TEXT NOT NULL, kind TEXT NOT NULL, created_at TEXT NOT NULL,
+    file TEXT NOT NULL, sig TEXT NOT NULL, hash TEXT NOT NULL, seq INTEGER NOT NULL,
+    bullet TEXT, hand INTEGER NOT NULL, doc BLOB NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS episodes_by_time ON episodes (created_at, id);
+CREATE INDEX IF NOT EXISTS episodes_by_group ON episodes (group_id, kind, created_at, id);
+CREATE INDEX IF NOT EXISTS episodes_by_seq ON episodes (seq);
+CREATE INDEX IF NOT EXISTS episodes_by_file ON episodes (group_id, file);
+CREATE TABLE IF NOT EXISTS gone (id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS gone_by_seq ON gone (seq);
+CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS views (path TEXT PRIMARY KEY, sig TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
+"""
+# A folder modified within this long of being recorded may change again within the file
+# system's timestamp granularity without its mtime moving: such a record is checked next time.
+_RACY_NS = 50_000_000
+
+
+def signature(stat: os.stat_result) -> Signature:
+    return f"{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
+
+
+def time_key(value: datetime) -> str:
+    """A UTC time as text that sorts as the time does (fixed width, microseconds always)."""
+    return f"{value:%Y-%m-%dT%H:%M:%S.%f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What a write records of one episode."""
+
+    episode: Episode
+    signature: Signature
+    content_hash: str
+    bullet: str | None
+    hand: bool
+
+
+class FileIndex:
+    """One connection to ``<root>/index.sqlite3``, shared by the caller's threads."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.path = path
+        self._db = db
+        self._lock = threading.RLock()
+        self.text = TextIndex(db)
+
+    @classmethod
+    def open(cls, root: Path, *, writable: bool = True) -> tuple[FileIndex, bool]:
+        """Open the index under ``root``; returns it and whether it was made new (empty, to be
+        filled from the files). A damaged or foreign index is replaced by a new one; without
+        ``writable`` (a read-only home) a new index lives in memory only."""
+        path = root / FILE
+        if not writable:
+            index = cls._connect(path, read_only=True)
+            if index is not None and index._current():
+                return index, False
+            return cls._create(sqlite3.connect(":memory:", isolation_level=None,
+                                               check_same_thread=False), path), True
+        index = cls._connect(path, read_only=False)
+        if index is not None and index._current():
+            return index, False
+        if index is not None:
+            index.close()
+        for leftover in (path, path.with_name(FILE + "-wal"), path.with_name(FILE + "-shm")):
+            leftover.unlink(missing_ok=True)
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        db.execute("PRAGMA journal_mode=WAL")
+        return cls._create(db, path), True
+
+    @classmethod
+    def _connect(cls, path: Path, *, read_only: bool) -> FileIndex | None:
+        if not path.exists():
+            return None
+        try:
+            if read_only:
+                db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
+                                     isolation_level=None, check_same_thread=False)
+            else:
+                db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                     timeout=30.0)
+                db.execute("PRAGMA journal_mode=WAL")
+            # Durable enough for a cache: a lost last commit leaves a folder whose mtime
+            # disagrees, which the next open re-reads.
+            db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error:
+            return None
+        return cls(db, path)
+
+    @classmethod
+    def _create(cls, db: sqlite3.Connection, path: Path) -> FileIndex:
+        index = cls(db, path)
+        with index.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            TextIndex.create(db)
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                ("schema", SCHEMA_VERSION), ("epoch", uuid.uuid4().hex), ("seq", "0")])
+        return index
+
+    def _current(self) -> bool:
+        """The index is ours, of this schema, and SQLite can read it."""
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            self._db.execute("SELECT count(*) FROM lex_stats").fetchone()
+        except sqlite3.Error:
+            return False
+        return row is not None and row[0] == SCHEMA_VERSION
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic change of the index (re-entrant within a thread)."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- the journal ------------------------------------------------------------------------
+
+    def position(self) -> Position:
+        with self._lock:
+            meta = dict(self._db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('epoch', 'seq')").fetchall())
+        return Position(meta["epoch"], int(meta["seq"]))
+
+    def changes_since(self, position: Position | None, limit: int = 5000) -> Changes:
+        """At most ``limit`` changes after ``position`` (None: from the journal's start)."""
+        current = self.position()
+        if position is not None and (position.epoch != current.epoch
+                                     or position.seq > current.seq):
+            return Changes(current, [], [], reset=True)
+        after = 0 if position is None else position.seq
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, id, 1 FROM episodes WHERE seq > ?1 UNION ALL"
+                " SELECT seq, id, 0 FROM gone WHERE seq > ?1 ORDER BY 1 LIMIT ?2",
+                (after, limit)).fetchall()
+        if not rows:
+            return Changes(current, [], [])
+        last = rows[-1][0] if len(rows) == limit else current.seq
+        return Changes(Position(current.epoch, last),
+                       [row[1] for row in rows if row[2]], [row[1] for row in rows if not row[2]])
+
+    def _next_seq(self) -> int:
+        seq = int(self._db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()[0]) + 1
+        self._db.execute("UPDATE meta SET value = ? WHERE key = 'seq'", (str(seq),))
+        return seq
+
+    # -- episodes ---------------------------------------------------------------------------
+
+    def put(self, rows: Sequence[Row]) -> None:
+        """Record these episodes as stored (each replaces the same id), each a new change."""
+        with self.transaction():
+            for row in rows:
+                e = row.episode
+                self._db.execute("DELETE FROM gone WHERE id = ?", (e.id,))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (e.id, e.group_id, e.kind, time_key(e.created_at), file_name(e.id),
+                     row.signature,
+                     row.content_hash, self._next_seq(), row.bullet, int(row.hand),
+                     orjson.dumps(e.to_json())))
+            self.text.add_many(Document(r.episode.id, search_text(r.episode), r.episode.group_id,
+                                        r.episode.kind) for r in rows)
+
+    def drop(self, episode_ids: Collection[str]) -> None:
+        """Record these ids as deleted (unknown ones are ignored), each a new change."""
+        with self.transaction():
+            for episode_id in episode_ids:
+                deleted = self._db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
+                if deleted.rowcount:
+                    self._db.execute("INSERT OR REPLACE INTO gone VALUES (?, ?)",
+                                     (episode_id, self._next_seq()))
+            self.text.remove_many(episode_ids)
+
+    def get(self, episode_id: str) -> Episode | None:
+        with self._lock:
+            row = self._db.execute("SELECT doc FROM episodes WHERE id = ?",
+                                   (episode_id,)).fetchone()
+        return None if row is None else self._episode(row[0])
+
+    def located(self, episode_id: str) -> tuple[str, str, Signature] | None:
+        """(group, kind, file signature) of the stored episode of this id."""
+        with self._lock:
+            row = self._db.execute("SELECT group_id, kind, sig FROM episodes WHERE id = ?",
+                                   (episode_id,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def signature_at(self, path: Path) -> Signature | None:
+        """The signature recorded for the episode file at ``path`` (``<group>/<file name>``)."""
+        with self._lock:
+            row = self._db.execute("SELECT sig FROM episodes WHERE group_id = ? AND file = ?",
+                                   (path.parent.name, path.name)).fetchone()
+        return None if row is None else str(row[0])
+
+    def hashes(self) -> dict[str, str]:
+        """id -> content hash of every episode."""
+        with self._lock:
+            return dict(self._db.execute("SELECT id, hash FROM episodes").fetchall())
+
+    def in_group(self, group_id: str) -> dict[str, str]:
+        """id -> signature of every episode of ``group_id``."""
+        with self._lock:
+            return dict(self._db.execute("SELECT id, sig FROM episodes WHERE group_id = ?",
+                                         (group_id,)).fetchall())
+
+    def folders(self) -> list[Path]:
+        """The folders whose mtime is recorded."""
+        with self._lock:
+            return [Path(row[0]) for row in self._db.execute("SELECT path FROM folders")]
+
+    def select(
+        self,
+        group_ids: Collection[str] | None = None,
+        kinds: Collection[str] | None = None,
+        batch: int = 500,
+    ) -> Iterator[Episode]:
+        """The matching episodes ordered by (created_at, id), read in batches."""
+        where, params = _filters(group_ids, kinds)
+        if where is None:
+            return
+        after: tuple[str, str] = ("", "")
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT created_at, id, doc FROM episodes WHERE {where}"
+                    " AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
+                    (*params, *after, batch)).fetchall()
+            for row in rows:
+                yield self._episode(row[2])
+            if len(rows) < batch:
+                return
+            after = (rows[-1][0], rows[-1][1])
+
+    def count(self, group_ids: Collection[str] | None = None,
+              kinds: Collection[str] | None = None) -> int:
+        where, params = _filters(group_ids, kinds)
+        if where is None:
+            return 0
+        with self._lock:
+            return int(self._db.execute(f"SELECT count(*) FROM episodes WHERE {where}",
+                                        params).fetchone()[0])
+
+    def bullets(self, group_id: str, kind: str) -> list[tuple[str, str, bool]]:
+        """(id, view bullet, hand-shaped) of the group's episodes of ``kind``, oldest first."""
+        with self._lock:
+            return [(row[0], row[1], bool(row[2])) for row in self._db.execute(
+                "SELECT id, bullet, hand FROM episodes WHERE group_id = ? AND kind = ?"
+                " ORDER BY created_at, id", (group_id, kind))]
+
+    def search(self, query: str, group_ids: Collection[str] | None,
+               kinds: Collection[str] | None, limit: int) -> list[tuple[Episode, float]]:
+        with self._lock:
+            ranked = self.text.search(query, groups=group_ids, kinds=kinds, limit=limit)
+            found = []
+            for key, score in ranked:
+                row = self._db.execute("SELECT doc FROM episodes WHERE id = ?", (key,)).fetchone()
+                if row is not None:
+                    found.append((self._episode(row[0]), score))
+        return found
+
+    def _episode(self, doc: bytes) -> Episode:
+        try:
+            return Episode.model_validate_json(doc)
+        except ValueError as exc:
+            raise StoreCorrupt(self.path, f"an indexed episode does not parse: {exc}") from exc
+
+    # -- what the files looked like ---------------------------------------------------------
+
+    def folder_mtime(self, folder: Path) -> int | None:
+        with self._lock:
+            row = self._db.execute("SELECT mtime FROM folders WHERE path = ?",
+                                   (str(folder),)).fetchone()
+        return None if row is None else int(row[0])
+
+    def record_folder(self, folder: Path, mtime_ns: int | None, now_ns: int) -> None:
+        """Remember a folder's mtime once the index agrees with it (None: the folder is gone).
+        A racy one is recorded as -1, which never matches, so the next check reads it."""
+        with self.transaction():
+            if mtime_ns is None:
+                self._db.execute("DELETE FROM folders WHERE path = ?", (str(folder),))
+                return
+            value = -1 if now_ns - mtime_ns < _RACY_NS else mtime_ns
+            self._db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (str(folder), value))
+
+    def view_signature(self, path: Path) -> Signature | None:
+        with self._lock:
+            row = self._db.execute("SELECT sig FROM views WHERE path = ?",
+                                   (str(path),)).fetchone()
+        return None if row is None else str(row[0])
+
+    def record_view(self, path: Path, sig: Signature | None) -> None:
+        with self.transaction():
+            if sig is None:
+                self._db.execute("DELETE FROM views WHERE path = ?", (str(path),))
+            else:
+                self._db.execute("INSERT OR REPLACE INTO views VALUES (?, ?)", (str(path), sig))
+
+    def report(self, path: Path, reason: str) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO problems VALUES (?, ?)", (str(path), reason))
+
+    def clear_problem(self, path: Path) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM problems WHERE path = ?", (str(path),))
+
+    def problems(self) -> list[tuple[Path, str]]:
+        with self._lock:
+            return [(Path(path), reason) for path, reason in
+                    self._db.execute("SELECT path, reason FROM problems ORDER BY path")]
+
+    def problems_in(self, folder: Path) -> set[str]:
+        """Names of the files in ``folder`` reported as problems."""
+        prefix = str(folder) + os.sep
+        with self._lock:
+            rows = self._db.execute("SELECT path FROM problems WHERE path > ? AND path < ?",
+                                    (prefix, prefix + "\U0010ffff")).fetchall()
+        return {Path(row[0]).name for row in rows if Path(row[0]).parent == folder}
+
+
+def _filters(
+    group_ids: Collection[str] | None, kinds: Collection[str] | None
+) -> tuple[str | None, list[str]]:
+    """A WHERE clause and its parameters; None when a filter is empty (nothing matches)."""
+    clauses, params = ["1"], []
+    for column, values in (("group_id", group_ids), ("kind", kinds)):
+        if values is None:
+            continue
+        if not values:
+            return None, []
+        clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+        params.extend(values)
+    return " AND ".join(clauses), params
