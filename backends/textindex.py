@@ -219,7 +219,8 @@ class TextIndex:
             per_doc: dict[int, float] = {}
             for variant, gain in plan.variants:
                 for chunk in self._postings(variant, parts):
-                    entries = zip(chunk.docs, chunk.tfs, chunk.lens, strict=True)
+                    entries: Iterable[tuple[int, int, int]] = zip(
+                        chunk.docs, chunk.tfs, chunk.lens, strict=True)
                     if closed:
                         where = dict(zip(chunk.docs, range(len(chunk.docs)), strict=True))
                         entries = ((d, chunk.tfs[where[d]], chunk.lens[where[d]])
@@ -357,8 +358,9 @@ class TextIndex:
 
     def _vocabulary_list(self) -> list[str]:
         """Every term, loaded once per change of the index (typo widening needs them all)."""
-        version = self._db.execute("SELECT next_doc, docs FROM lex_stats").fetchone()
-        if self._vocabulary is None or self._vocabulary[0] != tuple(version):
+        next_doc, docs = self._db.execute("SELECT next_doc, docs FROM lex_stats").fetchone()
+        version = (int(next_doc), int(docs))
+        if self._vocabulary is None or self._vocabulary[0] != version:
             listed = [row[0] for row in self._db.execute("SELECT term FROM lex_terms")]
-            self._vocabulary = (tuple(version), listed)  # type: ignore[assignment]
-        return self._vocabulary[1]  # type: ignore[index]
+            self._vocabulary = (version, listed)
+        return self._vocabulary[1]

@@ -245,6 +245,11 @@ class FileIndex:
                                    (episode_id,)).fetchone()
         return None if row is None else (row[0], row[1], row[2])
 
+    def deleted(self) -> set[str]:
+        """Ids whose deletion the journal records (and that were not written again since)."""
+        with self._lock:
+            return {row[0] for row in self._db.execute("SELECT id FROM gone")}
+
     def signature_at(self, path: Path) -> Signature | None:
         """The signature recorded for the episode file at ``path`` (``<group>/<file name>``)."""
         with self._lock:
@@ -381,7 +386,8 @@ def _filters(
     group_ids: Collection[str] | None, kinds: Collection[str] | None
 ) -> tuple[str | None, list[str]]:
     """A WHERE clause and its parameters; None when a filter is empty (nothing matches)."""
-    clauses, params = ["1"], []
+    clauses: list[str] = ["1"]
+    params: list[str] = []
     for column, values in (("group_id", group_ids), ("kind", kinds)):
         if values is None:
             continue

@@ -179,6 +179,12 @@ class FileBackend:
         self._check_open()
         return self._index.hashes()
 
+    def deleted_ids(self) -> set[str]:
+        """Ids this layer has deleted (and not stored again): recorded in the index, and as
+        tombstones not yet forgotten."""
+        self._check_open()
+        return self._index.deleted() | {tomb.id for tomb in self._tombstones.read()}
+
     # -- tombstones (backends.protocol.Tombstones): deletes kept for the migrator -----------
 
     async def bury(self, episode_ids: Collection[str]) -> None:

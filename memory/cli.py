@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 import orjson
 from pydantic import ValidationError
 
-from backends.errors import DualmemError, InvalidEpisode, WriteFailed
+from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, check_group_id, ensure_body_fits
 from backends.protocol import MemoryBackend, upsert_all
@@ -162,7 +162,7 @@ async def cmd_add(args: argparse.Namespace, config: Config) -> Output:
                              key=args.key, source=args.source)
     async with _opened(config) as (backend, _):
         receipt = await backend.upsert(episode)
-    pending = " (pending migration to the graph)" if receipt.pending else ""
+    pending = " (the journal; the graph's holder indexes it)" if receipt.pending else ""
     return Output(
         receipt.model_dump(mode="json"),
         f"stored {receipt.id} in the {receipt.layer} layer{pending}\n  {receipt.location}",
@@ -307,6 +307,25 @@ async def cmd_status(args: argparse.Namespace, config: Config) -> Output:
         return Output(status.to_json(), status.describe())
     return Output(status.to_json() | {"dual": dual.to_json()},
                   f"{status.describe()}\n{dual.describe()}")
+
+
+@command("repair", "compare the graph with the journal and make it equal again (a damaged "
+         "graph is moved aside and rebuilt; memories only the graph holds join the journal)")
+async def cmd_repair(args: argparse.Namespace, config: Config) -> Output:
+    if config.backend != "auto":
+        raise UsageError("repair works on the dual store: use --backend auto")
+    async with _opened(config) as (backend, _):
+        if not isinstance(backend, DualBackend) or not backend.holds_graph:
+            reason = backend.reason if isinstance(backend, DualBackend) else "not the dual store"
+            raise BackendUnavailable("graph", reason, "repair needs to hold the graph")
+        verdict = await backend.repair()
+        left = await backend.differences()
+        journal = await backend.count()
+    return Output(
+        {"repaired": verdict.to_json(), "differences": left.to_json(), "journal": journal},
+        f"graph made equal to the journal ({journal} episodes): wrote {verdict.written}, "
+        f"deleted {verdict.deleted}, {verdict.joined} graph-only memories joined the journal",
+    )
 
 
 @command("seed", "seed system knowledge and the project overview (idempotent)",

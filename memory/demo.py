@@ -133,7 +133,7 @@ async def main():
         print("holding" if store.holds_graph else "not holding", flush=True)
         await asyncio.to_thread(sys.stdin.readline)
         for _ in range(50):
-            if (await store.status()).pending_total == 0:
+            if (await store.status()).pending == 0:
                 break
             await asyncio.sleep(0.1)
         print(orjson.dumps((await store.status()).to_json()).decode(), flush=True)
@@ -153,8 +153,8 @@ async def _writes_while_held(demo: Demo) -> None:
         added = await demo.cli(
             "--backend", "auto", "add", "--group", GROUP, "--kind", "gotcha",
             "--name", "Writes never wait for the graph",
-            "--body", "A process that cannot open the graph writes to the file layer; the "
-            "holder replays it within about a second.",
+            "--body", "A process that does not hold the graph writes the journal (the files), "
+            "which every process reads; the holder indexes it within about a second.",
         )
         demo.note(f"stored in the {added['layer']} layer, pending={added['pending']}")
         out, _ = await asyncio.wait_for(holder.communicate(b"stop\n"), 30)
@@ -163,12 +163,14 @@ async def _writes_while_held(demo: Demo) -> None:
             holder.kill()
             await holder.wait()
     seen = orjson.loads(out.splitlines()[-1])
-    if seen["pending_total"] != 0:
-        raise DemoFailed(f"the holder still had {seen['pending_total']} pending memories")
-    demo.note("the holder saw the new file, replayed it into the graph, then exited: "
-              f"{seen['pending_total']} pending")
-    report = await demo.cli("migrate")
-    demo.note(f"nothing left for a migration to replay ({report['written']} written)")
+    if seen["pending"] != 0:
+        raise DemoFailed(f"the holder still had {seen['pending']} pending memories")
+    demo.note("the holder indexed the journal's new memory into the graph, then exited: "
+              f"{seen['pending']} pending")
+    report = await demo.cli("--backend", "auto", "repair")
+    if any(report["differences"].values()):
+        raise DemoFailed(f"the graph differs from the journal: {report['differences']}")
+    demo.note(f"the graph equals the journal ({report['journal']} memories)")
     await demo.cli("--backend", "graph", "search", "writes wait graph", "--group", GROUP)
 
 
@@ -230,7 +232,7 @@ STEPS: list[Step] = [
     Step("read one back by id", _get),
     Step("list a group", _list),
     Step("what is stored, where, and why that layer", _status),
-    Step("write while another process holds the graph; it replays the write", _writes_while_held),
+    Step("write while another process holds the graph; it indexes the write", _writes_while_held),
     Step("seed system knowledge, save a session and a turn, export as Markdown", _agent_memory),
     Step("the context a task needs, within its token budget", _context),
     Step("export, import into a fresh home, export again", _round_trip),

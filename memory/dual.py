@@ -1,13 +1,18 @@
-"""The dual store: the graph when this process holds it, the file layer otherwise, one memory.
+"""The dual store (``auto``): the file layer is the complete journal, the graph the primary index.
 
-Kùzu admits one read-write process per database. The process that opens it (the holder) writes
-there, watches the file layer and replays into the graph what other processes wrote to files
-while it held the lock. Every other process writes to the file layer, marked pending, keeps its
-deletes as tombstones, and retries the graph with backoff so that it takes over when the holder
-exits. Any number of processes write; the graph converges.
+Every acknowledged write is durable in the files first, whichever process makes it, so every
+process reads every memory. Kùzu admits one read-write process per database: the process that
+holds the graph brings it up to the journal's position before it answers (its reads are
+current) and within about a second of any other process's write (the file layer's watcher wakes
+it). The graph records the position it has reached. At take-over it catches up from there; a
+graph that is new, of another journal, or whose count disagrees with the journal is made equal
+to the journal again; one that cannot be opened because it is damaged is moved aside (never
+deleted) and rebuilt. Until the graph has caught up, and in every process that does not hold
+it, reads are answered from the files' own index. Non-holders retry the graph, so one takes
+over when the holder exits.
 
-While pending file memory exists, reads consult both layers and merge them by id; the pending
-file copy is the newer one (it has not reached the graph yet), otherwise the graph's copy wins.
+A graph written before the journal existed (memories held only in the graph) is brought in at
+its first take-over: its memories are written into the journal, except those deleted since.
 """
 
 from __future__ import annotations
@@ -15,69 +20,72 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+import orjson
+
+from backends.errors import BackendUnavailable, DualmemError, MigrationError
 from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import MemoryBackend, upsert_all
+from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
 from memory.config import Config
-from migrate import FILES_TO_GRAPH, Ledger, Migrator, make_plan
+from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
-GraphOpener = Callable[[], Awaitable[MemoryBackend]]
+GraphOpener = Callable[[], Awaitable[GraphBackend]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
 
 RETRY_FIRST = 0.2
 RETRY_MAX = 2.0
-DEBOUNCE = 0.1
+DEBOUNCE = 0.05
 SWEEP = 5.0
-"""seconds between replays when no change is seen, for changes a watcher can miss"""
+"""seconds between catch-ups when no change is seen, for changes a watcher can miss"""
+BATCH = 500
+INLINE_GAP = 2000
+"""a reader in the holder catches the graph up itself when fewer changes than this wait;
+a larger gap (another process's big import) is left to the background, and the read served
+from the files meanwhile"""
 NEVER_RETRY = frozenset({"not installed"})
+DAMAGED = frozenset({"corrupt"})
 HOLDING = "this process holds the graph"
-# A failing graph is a reason to fall back for this write, not to give up the lock.
-_LAYER_FAILURES = (WriteFailed, BackendUnavailable, StoreCorrupt)
+CLOSE_WAIT = 30.0
+"""seconds ``aclose`` waits for a supervisor in the middle of a graph write to stop"""
+APPLIED_FILE = "journal.json"
 
 
 @dataclass(frozen=True)
 class DualStatus:
-    """Where writes go now and why, what waits for the graph, the last migration's result."""
+    """Where reads are answered now and why, what waits for the graph, the last migration."""
 
     layer: str
     reason: str
-    pending: dict[str, int]
-    """file episodes not yet in the graph, per group"""
-    pending_deletes: int
+    pending: int
+    """changes of the journal the graph has not taken in yet (None-holders: as last recorded)"""
+    journal: int
+    """episodes in the journal"""
     last_migration: dict[str, Any] | None
     unreadable: tuple[str, ...]
-
-    @property
-    def pending_total(self) -> int:
-        return sum(self.pending.values()) + self.pending_deletes
 
     def to_json(self) -> dict[str, Any]:
         return {
             "layer": self.layer,
             "reason": self.reason,
             "pending": self.pending,
-            "pending_deletes": self.pending_deletes,
-            "pending_total": self.pending_total,
+            "journal": self.journal,
             "last_migration": self.last_migration,
             "unreadable": list(self.unreadable),
         }
 
     def describe(self) -> str:
-        waiting = ", ".join(f"{group}: {n}" for group, n in self.pending.items()) or "none"
-        lines = [
-            f"pending for the graph: {sum(self.pending.values())} episode(s) ({waiting}), "
-            f"{self.pending_deletes} delete(s)"
-        ]
+        lines = [f"journal: {self.journal} episode(s); changes not yet in the graph: "
+                 f"{self.pending}"]
         last = self.last_migration
         if last is None:
             lines.append("last migration: none")
@@ -90,39 +98,63 @@ class DualStatus:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What making the graph equal to the journal did (or, from ``differences``, would do)."""
+
+    written: int
+    """journal episodes the graph lacked or held otherwise"""
+    deleted: int
+    """graph episodes the journal records as deleted"""
+    joined: int
+    """graph episodes the journal lacked, written into it"""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.deleted or self.joined)
+
+    def to_json(self) -> dict[str, int]:
+        return {"written": self.written, "deleted": self.deleted, "joined": self.joined}
+
+
 class DualBackend:
-    """A ``MemoryBackend`` over the graph and file layers; open with ``DualBackend.open``."""
+    """A ``MemoryBackend`` over the file journal and the graph; open with ``DualBackend.open``."""
 
     layer = "dual"
 
-    def __init__(self, files: FileBackend, ledger: Ledger, open_graph: GraphOpener):
+    def __init__(self, files: FileBackend, open_graph: GraphOpener, graph_dir: Path,
+                 ledger_path: Path) -> None:
         self._files = files
-        self._ledger = ledger
         self._open_graph = open_graph
-        self._graph: MemoryBackend | None = None
-        self._migrator: Migrator | None = None
+        self._graph_dir = graph_dir
+        self._ledger_path = ledger_path
+        self._graph: GraphBackend | None = None
+        self._applied: Position | None = None
+        """the journal position the graph holds; None until it has caught up since take-over"""
+        self._recorded: Position | None = None
         self._why = "not opened yet"
+        self._rebuilt: str | None = None
+        """what became of a damaged graph found at take-over, for status to tell"""
         self._retry = True
-        # Set when pending file memory may exist; cleared when a replay begins.
-        self._dirty = asyncio.Event()
-        # Serializes every use of the graph (writes, replays, opening and closing it), so a
-        # replay never interleaves with a write or delete of the same episode.
+        # Serialises every use of the graph: catching up, opening and closing it.
         self._lock = asyncio.Lock()
-        self._view: tuple[int, _Pending] | None = None
-        self._hashes: dict[str, tuple[Episode, str]] = {}
-        self._version = 0
+        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
     @classmethod
-    async def open(
-        cls, files: FileBackend, ledger_path: Path, open_graph: GraphOpener
-    ) -> DualBackend:
+    async def open(cls, files: FileBackend, open_graph: GraphOpener, graph_dir: Path,
+                   ledger_path: Path) -> DualBackend:
         """Take ``files`` (closed with the store) and try the graph once; in the background,
-        replay pending file memory when holding the graph, or keep retrying it otherwise."""
-        store = cls(files, Ledger.open(ledger_path), open_graph)
+        bring the graph up to the journal when holding it, or keep retrying it otherwise."""
+        store = cls(files, open_graph, graph_dir, ledger_path)
         async with store._lock:
             await store._try_graph()
+            if await store._quick_to_take_over():
+                try:
+                    await store._take_over()
+                except DualmemError as exc:
+                    store._fail(exc)
         store._task = asyncio.create_task(store._supervise(), name="dualmem-dual")
         return store
 
@@ -132,8 +164,8 @@ class DualBackend:
 
     @property
     def layer_in_use(self) -> str:
-        """Where writes go now: ``graph`` or ``file``."""
-        return "graph" if self._graph is not None else "file"
+        """Where reads are answered now: ``graph`` or ``file``."""
+        return "graph" if self._graph is not None and self._applied is not None else "file"
 
     @property
     def reason(self) -> str:
@@ -144,81 +176,65 @@ class DualBackend:
         """Files the file layer could not read (shown by ``dualmem status``)."""
         return self._files.problems
 
-    # -- writes ---------------------------------------------------------------------------
+    # -- writes: the journal first, then the graph when this process holds it ---------------
 
     async def upsert(self, episode: Episode) -> Receipt:
         return (await self.upsert_many([episode]))[0]
 
     async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
-        """``upsert`` of each: in one graph transaction when this process holds the graph, else
-        in one file-layer batch, marked pending."""
-        if self._graph is not None:
-            async with self._lock:
-                receipts = await self._graph_write(upsert_all(self._graph, episodes))
-                if receipts is not None:
-                    await self._mirror(episodes)
-                    return receipts
-        try:
-            receipts = await upsert_all(self._files, episodes)
-        except WriteFailed as exc:
-            ids = ", ".join(episode.id for episode in episodes[:3])
-            more = f" and {len(episodes) - 3} more" if len(episodes) > 3 else ""
-            raise WriteFailed(f"no layer could store {ids}{more}: {self._why}; {exc}") from exc
-        self._changed()
-        return [receipt.model_copy(update={"pending": True}) for receipt in receipts]
+        """Durable in the journal (else it raises), and in the graph too when this process holds
+        it and the graph takes it; the receipts say which (``pending``: not in the graph yet)."""
+        receipts = await upsert_all(self._files, episodes)
+        indexed = await self._index_now()
+        layer = "graph" if indexed else "file"
+        return [receipt.model_copy(update={"layer": layer, "pending": not indexed})
+                for receipt in receipts]
 
     async def delete(self, episode_id: str) -> bool:
-        if self._graph is not None:
-            async with self._lock:
-                existed = await self._graph_write(self._graph.delete(episode_id))
-                if existed is not None:
-                    # The file copy goes too, and its tombstone with it: a later write of the
-                    # same id must not meet an old delete.
-                    in_files = await self._files.delete(episode_id)
-                    if in_files:
-                        await self._files.forget_tombstones([episode_id])
-                    return existed or in_files
         existed = await self._files.delete(episode_id)
         if not existed:
-            # The graph may hold it: the delete must reach it later.
+            # A graph written before the journal may hold it: its first take-over must not
+            # bring it back into the journal.
             await self._files.bury([episode_id])
-        self._changed()
+        await self._index_now()
         return existed
 
-    async def _graph_write(self, write: Awaitable[_T]) -> _T | None:
-        """The result of a graph write, or None when the graph failed (the caller falls back)."""
-        try:
-            done = await write
-        except _LAYER_FAILURES as exc:
-            self._why = f"graph write failed: {exc}"
-            return None
-        self._why = HOLDING
-        return done
+    async def _index_now(self) -> bool:
+        """Bring the graph up to the journal now, if this process holds it; True when it did."""
+        if self._graph is None or self._applied is None:
+            self._wake.set()
+            return False
+        async with self._lock:
+            if self._graph is None or self._applied is None:
+                return False
+            try:
+                await self._catch_up()
+            except DualmemError as exc:
+                self._fail(exc)
+                return False
+        return True
 
-    async def _mirror(self, episodes: Sequence[Episode]) -> None:
-        """Keep the file copies of graph-written episodes current, so that readers that cannot
-        open the graph, and the verification of migrations, never meet a stale one."""
-        stale = [e for e in episodes if (copy := await self._files.get(e.id)) and copy != e]
-        if not stale:
-            return
-        with contextlib.suppress(WriteFailed):
-            await self._files.upsert_many(stale)
-            self._ledger.record(
-                FILES_TO_GRAPH, [(e.id, e.group_id, e.content_hash()) for e in stale]
-            )
+    # -- reads: the graph when it is current, else the journal's own index ------------------
 
-    # -- reads ----------------------------------------------------------------------------
+    async def _reader(self) -> MemoryBackend:
+        if self._graph is None or self._applied is None:
+            return self._files
+        if self._files.position().seq - self._applied.seq > INLINE_GAP:
+            self._wake.set()
+            return self._files
+        async with self._lock:
+            graph = self._graph
+            if graph is None or self._applied is None:
+                return self._files
+            try:
+                await self._catch_up()
+            except DualmemError as exc:
+                self._fail(exc)
+                return self._files
+            return graph
 
     async def get(self, episode_id: str) -> Episode | None:
-        if self._graph is None:
-            return await self._files.get(episode_id)
-        found = await self._graph.get(episode_id)
-        if not self._dirty.is_set():
-            return found
-        pending = await self._pending_view()
-        if episode_id in pending.deleted:
-            return None
-        return pending.episodes.get(episode_id, found)
+        return await (await self._reader()).get(episode_id)
 
     async def search(
         self,
@@ -228,185 +244,277 @@ class DualBackend:
         kinds: Sequence[str] | None = None,
         limit: int = 10,
     ) -> list[Hit]:
-        if self._graph is None:
-            return await self._files.search(query, group_ids=group_ids, kinds=kinds, limit=limit)
-        hits = await self._graph.search(query, group_ids=group_ids, kinds=kinds, limit=limit)
-        if not self._dirty.is_set():
-            return hits
-        pending = await self._pending_view()
-        file_hits = await self._files.search(query, group_ids=group_ids, kinds=kinds, limit=limit)
-        # A pending copy supersedes the graph's, matching or not; a pending delete hides it.
-        merged = {h.episode.id: h for h in hits if not pending.covers(h.episode.id)}
-        for hit in file_hits:  # a file hit is never pending deletion: the files hold it
-            if hit.episode.id in pending.episodes or hit.episode.id not in merged:
-                merged[hit.episode.id] = hit
-        return sorted(merged.values(), key=lambda h: (-h.score, h.episode.id))[:limit]
+        reader = await self._reader()
+        return await reader.search(query, group_ids=group_ids, kinds=kinds, limit=limit)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
-        if self._graph is None:
-            async for episode in self._files.scan(group_ids=group_ids, kinds=kinds):
-                yield episode
-            return
-        if not self._dirty.is_set():
-            async for episode in self._graph.scan(group_ids=group_ids, kinds=kinds):
-                yield episode
-            return
-        for episode in await self._merged(group_ids, kinds):
+        reader = await self._reader()
+        async for episode in reader.scan(group_ids=group_ids, kinds=kinds):
             yield episode
 
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
+        return await (await self._reader()).count(group_ids=group_ids, kinds=kinds)
+
+    # -- keeping the graph equal to the journal (under self._lock) --------------------------
+
+    async def _catch_up(self) -> None:
+        """Apply the journal's changes since the graph's position; a position the journal does
+        not know (a rebuilt index) makes the graph equal to the journal instead."""
+        graph = self._graph
+        assert graph is not None and self._applied is not None
+        while True:
+            changes = self._files.changes_since(self._applied, limit=BATCH)
+            if changes.reset:
+                await self._make_equal()
+                continue
+            if not changes.written and not changes.deleted:
+                return
+            found = [await self._files.get(episode_id) for episode_id in changes.written]
+            written = [episode for episode in found if episode is not None]
+            if written:
+                await upsert_all(graph, written)
+            for episode_id in changes.deleted:
+                await graph.delete(episode_id)
+            if changes.deleted:
+                await self._files.forget_tombstones(changes.deleted)
+            self._applied = changes.position
+
+    async def _take_over(self) -> None:
+        """Bring a newly held graph up to the journal, as cheaply as its recorded position
+        allows, and check it against the journal's count."""
+        graph = self._graph
+        assert graph is not None
+        self._applied = await graph.applied()
+        if self._applied is None:
+            await self._make_equal()
+        else:
+            await self._catch_up()
+            if await graph.count() != await self._files.count():
+                await self._make_equal()
+        await self._record()
+        self._why = HOLDING if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
+
+    async def _quick_to_take_over(self) -> bool:
+        """Taking the graph over now costs little: few changes since its position, or a small
+        journal. Otherwise it happens in the background while the files answer."""
         if self._graph is None:
-            return await self._files.count(group_ids=group_ids, kinds=kinds)
-        total = await self._graph.count(group_ids=group_ids, kinds=kinds)
-        if not self._dirty.is_set():
-            return total
-        pending = await self._pending_view()
-        for episode_id in pending.episodes.keys() | pending.deleted:
-            old = await self._graph.get(episode_id)
-            new = pending.episodes.get(episode_id)
-            total += _matches(new, group_ids, kinds) - _matches(old, group_ids, kinds)
-        return total
+            return False
+        applied = await self._graph.applied()
+        position = self._files.position()
+        if applied is not None and applied.epoch == position.epoch:
+            return 0 <= position.seq - applied.seq <= INLINE_GAP
+        return await self._files.count() <= INLINE_GAP
 
-    async def _merged(
-        self, group_ids: Sequence[str] | None, kinds: Sequence[str] | None
-    ) -> list[Episode]:
-        assert self._graph is not None
-        pending = await self._pending_view()
-        chosen = {
-            e.id: e
-            async for e in self._graph.scan(group_ids=group_ids, kinds=kinds)
-            if not pending.covers(e.id)
-        }
-        for episode in pending.episodes.values():
-            if _matches(episode, group_ids, kinds):
-                chosen[episode.id] = episode
-        return sorted(chosen.values(), key=lambda e: (e.created_at, e.id))
+    async def _make_equal(self) -> Verdict:
+        """Make the graph hold exactly the journal: write what it lacks or holds otherwise,
+        delete what the journal records as deleted. A memory only the graph holds (written
+        before the journal existed, or by ``--backend graph``) is never lost: it joins the
+        journal first, unless the journal records its deletion."""
+        graph = self._graph
+        assert graph is not None
+        position = self._files.position()
+        journal = self._files.content_hashes()
+        deleted = self._files.deleted_ids()
+        stored = {episode.id: episode async for episode in graph.scan()}
+        joining = [episode for key, episode in stored.items()
+                   if key not in journal and key not in deleted]
+        for start in range(0, len(joining), BATCH):
+            await self._files.upsert_many(joining[start : start + BATCH])
+        journal.update((episode.id, episode.content_hash()) for episode in joining)
+        await self._check_joined(joining)
+        hashes = {key: episode.content_hash() for key, episode in stored.items()}
+        writes = [key for key, digest in journal.items() if hashes.get(key) != digest]
+        for start in range(0, len(writes), BATCH):
+            batch = [await self._files.get(key) for key in writes[start : start + BATCH]]
+            await upsert_all(graph, [episode for episode in batch if episode is not None])
+        removed = sorted(hashes.keys() - journal.keys())
+        for key in removed:
+            await graph.delete(key)
+        self._applied = position
+        verdict = Verdict(len(writes), len(removed), len(joining))
+        if verdict.changed:
+            log.info("graph made equal to the journal: %s", verdict)
+        return verdict
 
-    async def _pending_view(self) -> _Pending:
-        if self._view is None or self._view[0] != self._version:
-            version = self._version
-            plan = await make_plan(self._files, self._ledger, hashes=self._hashes)
-            self._view = version, _Pending({e.id: e for e in plan.writes}, frozenset(plan.deletes))
-        return self._view[1]
+    async def _check_joined(self, joined: Sequence[Episode]) -> None:
+        """Every memory that joined the journal reads back equal (content hash)."""
+        for episode in joined:
+            copy = await self._files.get(episode.id)
+            if copy is None or copy.content_hash() != episode.content_hash():
+                raise MigrationError(f"{episode.id} did not reach the journal intact")
 
-    def _changed(self) -> None:
-        self._version += 1
-        self._dirty.set()
+    async def _record(self) -> None:
+        """Store the graph's position in the graph and beside it (for other processes' status)."""
+        if self._graph is None or self._applied is None or self._applied == self._recorded:
+            return
+        await self._graph.record_applied(self._applied)
+        self._recorded = self._applied
+        with contextlib.suppress(OSError):
+            note = {"epoch": self._applied.epoch, "seq": self._applied.seq, "pid": os.getpid()}
+            (self._graph_dir / APPLIED_FILE).write_bytes(orjson.dumps(note))
 
-    # -- status and lifecycle -------------------------------------------------------------
+    def _fail(self, exc: DualmemError) -> None:
+        """A graph failure is a reason to answer from the journal, not to lose a write: the
+        journal already holds it, and the background catch-up tries again."""
+        self._why = f"{HOLDING}, but indexing failed (retrying): {exc}"
+        log.warning("graph indexing failed, will retry: %s", exc)
+        self._wake.set()
+
+    # -- status and lifecycle ---------------------------------------------------------------
 
     async def status(self) -> DualStatus:
-        plan = await make_plan(self._files, self._ledger, hashes=self._hashes)
+        position = self._files.position()
+        applied = self._applied or _recorded_position(self._graph_dir)
+        if applied is None or applied.epoch != position.epoch:
+            pending = await self._files.count()
+        else:
+            pending = max(0, position.seq - applied.seq)
         return DualStatus(
             layer=self.layer_in_use,
             reason=self._why,
-            pending=dict(sorted(plan.pending_by_group().items())),
-            pending_deletes=len(plan.deletes),
-            last_migration=self._ledger.last_run(FILES_TO_GRAPH),
+            pending=pending,
+            journal=await self._files.count(),
+            last_migration=_last_migration(self._ledger_path),
             unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),
         )
 
-    async def replay(self) -> None:
-        """Replay pending file memory into the graph now (only the holder can)."""
+    async def repair(self) -> Verdict:
+        """Compare the whole graph with the journal and make it equal (only the holder can)."""
         async with self._lock:
-            await self._replay()
+            if self._graph is None:
+                raise BackendUnavailable("graph", self._why)
+            verdict = await self._make_equal()
+            await self._catch_up()
+            await self._record()
+            self._why = HOLDING
+            return verdict
 
-    async def _replay(self) -> None:
-        if self._migrator is None:
-            raise BackendUnavailable("graph", self._why)
-        self._dirty.clear()
-        try:
-            report = await self._migrator.run(check=False)
-        except DualmemError:
-            self._dirty.set()
-            raise
-        finally:
-            self._version += 1
-        if report.written or report.deleted:
-            log.info("replayed into the graph: %s", report.summary())
+    async def differences(self) -> Verdict:
+        """How the graph differs from the journal now (all zero when equal); holder only."""
+        async with self._lock:
+            if self._graph is None:
+                raise BackendUnavailable("graph", self._why)
+            await self._catch_up()
+            journal = self._files.content_hashes()
+            stored = {e.id: e.content_hash() async for e in self._graph.scan()}
+            return Verdict(
+                written=sum(stored.get(key) != digest for key, digest in journal.items()),
+                deleted=len(stored.keys() - journal.keys()),
+                joined=0,
+            )
+
+    async def catch_up(self) -> None:
+        """Bring the graph up to the journal now (only the holder can)."""
+        async with self._lock:
+            if self._graph is None:
+                raise BackendUnavailable("graph", self._why)
+            if self._applied is None:
+                await self._take_over()
+            else:
+                await self._catch_up()
+                await self._record()
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        # Stop the supervisor before taking the lock it may be waiting for: awaiting it while
+        # holding the lock deadlocks should a cancellation be lost (asyncio.wait_for in 3.11
+        # can swallow one), so it also checks ``_closed`` and its wait is bounded.
+        if self._task is not None:
+            self._task.cancel()
+            self._wake.set()
+            await asyncio.wait({self._task}, timeout=CLOSE_WAIT)
         async with self._lock:
-            # Holding the lock, the supervisor is between graph operations: safe to stop.
-            if self._task is not None:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._task
             try:
                 if self._graph is not None:
-                    if self._dirty.is_set():
+                    if self._applied is not None:
                         with contextlib.suppress(DualmemError):
-                            await self._replay()
+                            await self._catch_up()
+                            await self._record()
                     await self._graph.aclose()
             finally:
                 self._graph = None
                 await self._files.aclose()
-                self._ledger.close()
 
     async def _try_graph(self) -> None:
         try:
             graph = await self._open_graph()
         except BackendUnavailable as exc:
-            self._why = f"graph layer {exc.reason}" + (f": {exc.detail}" if exc.detail else "")
-            self._retry = exc.reason not in NEVER_RETRY
-            return
+            if exc.reason not in DAMAGED:
+                self._why = f"graph layer {exc.reason}" + (f": {exc.detail}" if exc.detail else "")
+                self._retry = exc.reason not in NEVER_RETRY
+                return
+            moved = _move_aside(self._graph_dir)
+            self._rebuilt = (f"rebuilt from the journal: the damaged graph ({exc.detail}) "
+                             f"is in {moved}")
+            log.warning("the graph was damaged (%s); moved to %s, rebuilding", exc.detail, moved)
+            try:
+                graph = await self._open_graph()
+            except BackendUnavailable as again:
+                self._why = (f"graph layer {again.reason}: {again.detail}; the journal serves "
+                             f"every memory; once fixed, `dualmem repair` rebuilds the graph")
+                return
         self._graph = graph
-        self._migrator = Migrator(self._files, graph, self._ledger, hashes=self._hashes)
-        self._why = HOLDING
-        self._changed()  # whatever others wrote meanwhile is replayed first
+        self._applied = None
+        self._why = f"{HOLDING}; catching up with the journal"
         self._watch()
+        self._wake.set()
 
     async def _supervise(self) -> None:
         delay = RETRY_FIRST
         while self._graph is None:
-            if not self._retry:
+            if not self._retry or self._closed:
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX)
             async with self._lock:
+                if self._closed:
+                    return
                 await self._try_graph()
         delay = RETRY_FIRST
-        while True:
+        while not self._closed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), SWEEP)
+                async with asyncio.timeout(SWEEP):
+                    await self._wake.wait()
+            self._wake.clear()
+            if self._closed:
+                return
             await asyncio.sleep(DEBOUNCE)
             try:
-                await self.replay()
+                await self.catch_up()
                 delay = RETRY_FIRST
             except DualmemError as exc:
-                log.warning("replay into the graph failed, will retry: %s", exc)
+                self._fail(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
 
     def _watch(self) -> None:
-        """Replay whenever the file layer has taken in a change (another process's write)."""
+        """Catch up whenever the file layer has taken in a change (another process's write)."""
         loop = asyncio.get_running_loop()
 
         def changed() -> None:
             # The loop may be gone if the store was never closed: nothing to tell.
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._changed)
+                loop.call_soon_threadsafe(self._wake.set)
 
         self._files.subscribe(changed)
 
 
 async def open_dual(config: Config) -> DualBackend:
-    """The dual store of ``config.home``: its file layer, its graph when this process can hold
-    it, and the migration ledger beside them."""
+    """The dual store of ``config.home``: its file journal, and its graph when this process can
+    hold it."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
 
-    async def open_graph() -> MemoryBackend:
+    async def open_graph() -> GraphBackend:
         return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
 
     try:
-        return await DualBackend.open(files, ledger_path(config), open_graph)
+        return await DualBackend.open(files, open_graph, config.graph_dir, ledger_path(config))
     except BaseException:
         await files.aclose()
         raise
@@ -416,23 +524,33 @@ def ledger_path(config: Config) -> Path:
     return config.home / "migration" / "ledger.sqlite3"
 
 
-def _matches(
-    episode: Episode | None, group_ids: Sequence[str] | None, kinds: Sequence[str] | None
-) -> bool:
-    return (
-        episode is not None
-        and (group_ids is None or episode.group_id in group_ids)
-        and (kinds is None or episode.kind in kinds)
-    )
+def _move_aside(graph_dir: Path) -> Path:
+    """Rename a damaged graph folder out of the way (kept for inspection, never deleted)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    target = graph_dir.with_name(f"{graph_dir.name}.damaged-{stamp}")
+    graph_dir.rename(target)
+    return target
 
 
-@dataclass(frozen=True)
-class _Pending:
-    """File memory the graph has not seen yet: new or changed episodes, and deletes."""
+def _recorded_position(graph_dir: Path) -> Position | None:
+    """The graph's position as its holder last wrote it beside the database."""
+    try:
+        note = orjson.loads((graph_dir / APPLIED_FILE).read_bytes())
+        return Position(str(note["epoch"]), int(note["seq"]))
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
 
-    episodes: dict[str, Episode]
-    deleted: frozenset[str]
 
-    def covers(self, episode_id: str) -> bool:
-        """The graph's copy of this id is out of date."""
-        return episode_id in self.episodes or episode_id in self.deleted
+def _last_migration(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        ledger = Ledger.open(path)
+    except MigrationError:
+        return None
+    try:
+        return ledger.last_run(FILES_TO_GRAPH)
+    finally:
+        ledger.close()
+
+

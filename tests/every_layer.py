@@ -12,6 +12,8 @@ import pytest
 from backends.graph import GraphBackend
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
+from memory.config import Config
+from memory.dual import open_dual
 
 Factory = Callable[[Path], Awaitable[MemoryBackend]]
 
@@ -24,8 +26,19 @@ async def open_graph_layer(folder: Path) -> MemoryBackend:
     return await GraphBackend.open(folder)
 
 
-FACTORIES: dict[str, Factory] = {"file": open_file_layer, "graph": open_graph_layer}
+async def open_dual_store(folder: Path) -> MemoryBackend:
+    """``auto``: the file journal with the graph, caught up before the test begins."""
+    store = await open_dual(Config(home=folder))
+    await store.catch_up()
+    return store
+
+
+FACTORIES: dict[str, Factory] = {
+    "file": open_file_layer, "graph": open_graph_layer, "dual": open_dual_store,
+}
 LAYERS = sorted(FACTORIES)
+BACKEND_OPTION = {"file": "file", "graph": "graph", "dual": "auto"}
+"""the ``--backend`` value that opens each layer from the command line"""
 
 
 @asynccontextmanager

@@ -28,6 +28,8 @@ from backends.ranking import search_text
 
 T = TypeVar("T")
 FETCH_CHUNK = 256
+OPEN_WAIT = 120.0
+"""seconds a second opener in this process waits for the first to finish opening"""
 
 
 class _Core:
@@ -41,7 +43,8 @@ class _Core:
         # and count read the rows. Both are built from the rows at open.
         self.episodes: dict[str, Episode] = {}
         self.users = 0
-        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[None] = self.loop.create_future()
         self.write_lock = asyncio.Lock()
         self._db: GraphDatabase | None = None
 
@@ -293,8 +296,18 @@ class GraphBackend:
 
 async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _Core:
     key = _key(path)
+    loop = asyncio.get_running_loop()
     with _registry:
         core = _cores.get(key)
+        if core is not None and core.loop is not loop:
+            if not core.loop.is_closed():
+                raise BackendUnavailable(LAYER, "busy", "open in another event loop of this "
+                                                        "process; share one loop per database")
+            # Left open by an event loop that has ended: its waiters can never be woken.
+            del _cores[key]
+            if core._db is not None:
+                core._db.close_now()
+            core = None
         creator = core is None
         if core is None:
             core = _cores[key] = _Core(key, embedder or HashingEmbedder())
@@ -309,7 +322,12 @@ async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _
                 raise
             core.ready.set_result(None)
         else:
-            await asyncio.shield(core.ready)
+            try:
+                async with asyncio.timeout(OPEN_WAIT):
+                    await asyncio.shield(core.ready)
+            except TimeoutError:
+                raise BackendUnavailable(LAYER, "busy", f"still being opened after "
+                                                        f"{OPEN_WAIT:.0f} s") from None
             _ensure_same_embedder(core, embedder)
     except BaseException:
         await _release(core)

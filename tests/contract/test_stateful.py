@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from backends.model import Episode
 from backends.protocol import MemoryBackend
 from contract.conftest import FACTORIES, Factory
 
+STEP_LIMIT = 300.0  # seconds: far beyond any step on a loaded machine; a hang, not slowness
 IDS = st.sampled_from(["a1", "a2", "B:3", "b4", "c5"])
 episodes = st.builds(
     Episode,
@@ -46,7 +48,18 @@ class AgreesWithADict(RuleBasedStateMachine):
         self.model: dict[str, Episode] = {}
 
     def run(self, step: Any) -> Any:
-        return self.loop.run_until_complete(step)
+        """Run one step; a step that never ends fails with every task's stack, not a hang."""
+
+        async def bounded() -> Any:
+            try:
+                async with asyncio.timeout(STEP_LIMIT):
+                    return await step
+            except TimeoutError:
+                for task in asyncio.all_tasks():
+                    task.print_stack(file=sys.stderr)
+                raise
+
+        return self.loop.run_until_complete(bounded())
 
     @rule(episode=episodes)
     def upsert(self, episode: Episode) -> None:

@@ -30,7 +30,8 @@ async def test_a_round_trip_keeps_every_field_exactly(store: MemoryBackend) -> N
         invalid_at=datetime(2030, 1, 1, tzinfo=UTC),
     )
     receipt = await store.upsert(episode)
-    assert (receipt.id, receipt.layer) == (episode.id, store.layer)
+    # The dual store names the layers that have the write: the graph too, or the journal alone.
+    assert receipt.id == episode.id and receipt.layer in {store.layer, "graph", "file"}
     stored = await store.get(episode.id)
     assert stored == episode
     assert stored is not None and stored.content_hash() == episode.content_hash()
@@ -52,7 +53,7 @@ async def test_a_batch_is_each_upsert_in_order_the_last_of_an_id_winning(
     ]
     receipts = await store.upsert_many(batch)
     assert [receipt.id for receipt in receipts] == [episode.id for episode in batch]
-    assert {receipt.layer for receipt in receipts} == {store.layer}
+    assert len({receipt.layer for receipt in receipts}) == 1
     assert await listed(store) == [batch[1], batch[3], batch[2]]
     assert await listed(store, group_ids=["project_a"], kinds=["pattern"]) == [batch[3]]
 

@@ -46,7 +46,7 @@ async def hold(home: Path, own: int) -> None:
         graph = await GraphBackend.open(Config(home=home).graph_dir)
         try:
             while time.monotonic() - started < DEADLINE:
-                if await graph.count() == expected and (await store.status()).pending_total == 0:
+                if await graph.count() == expected and (await store.status()).pending == 0:
                     break
                 await asyncio.sleep(0.05)
             waited = time.monotonic() - started

@@ -1,5 +1,5 @@
-"""The dual store in one process: fallback when the graph fails, merged reads, tombstones,
-taking the graph over when its holder exits, and a write no layer can take."""
+"""The dual store in one process: the journal takes every write, a failing graph never loses or
+hides one, a graph is caught up and taken over, and a write the journal cannot take raises."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from dual_child import episode
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Receipt
-from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.config import Config
 from memory.dual import DualBackend, ledger_path
@@ -45,16 +44,17 @@ async def flaky(tmp_path: Path) -> AsyncIterator[DualBackend]:
     config = Config(home=tmp_path)
     files = await FileBackend.open(config.files_dir)
 
-    async def open_graph() -> MemoryBackend:
+    async def open_graph() -> GraphBackend:
         return await FlakyGraph.open(config.graph_dir)
 
-    store = await DualBackend.open(files, ledger_path(config), open_graph)
+    store = await DualBackend.open(files, open_graph, config.graph_dir, ledger_path(config))
+    await store.catch_up()
     yield store
     FlakyGraph.failing = False
     await store.aclose()
 
 
-async def test_a_failing_graph_sends_writes_to_files_and_reads_merge_them(
+async def test_a_failing_graph_loses_and_hides_nothing_and_catches_up_later(
     flaky: DualBackend, tmp_path: Path
 ) -> None:
     first, second, third = (episode("mine", n) for n in range(3))
@@ -65,41 +65,42 @@ async def test_a_failing_graph_sends_writes_to_files_and_reads_merge_them(
     newer = first.model_copy(update={"body": "mine wrote 0, then changed it"})
     receipts = [await flaky.upsert(newer), await flaky.upsert(second)]
     assert [(r.layer, r.pending) for r in receipts] == [("file", True), ("file", True)]
-    assert not await flaky.delete(third.id)  # only the graph holds it: remembered as a tombstone
+    assert await flaky.delete(third.id)  # the journal holds it, whatever the graph does
 
-    # Findable at once, each once, the pending copy winning over the graph's.
+    # Answered from the journal while the graph fails: every write, each once.
     assert await flaky.get(first.id) == newer
     assert await flaky.get(third.id) is None
     assert [e async for e in flaky.scan()] == [newer, second]
     assert await flaky.count() == 2
-    hits = await flaky.search("changed", limit=10)
-    assert [h.episode for h in hits] == [newer]
+    assert [h.episode for h in await flaky.search("changed", limit=10)] == [newer]
     status = await flaky.status()
-    assert (status.layer, status.pending, status.pending_deletes) == ("graph", {"proc-mine": 2}, 1)
+    assert (status.pending, status.journal) == (3, 2)
     assert "no space left on device" in status.reason
 
     FlakyGraph.failing = False
-    await flaky.replay()
+    await flaky.catch_up()
     graph = await GraphBackend.open(Config(home=tmp_path).graph_dir)
     try:
         assert [e async for e in graph.scan()] == [newer, second]
     finally:
         await graph.aclose()
-    assert (await flaky.status()).pending_total == 0
+    assert (await flaky.status()).pending == 0
+    assert flaky.layer_in_use == "graph"
 
 
 async def test_a_write_no_layer_can_take_raises(tmp_path: Path) -> None:
     config = Config(home=tmp_path)
     files = await FileBackend.open(config.files_dir)
 
-    async def locked() -> MemoryBackend:
+    async def locked() -> GraphBackend:
         raise BackendUnavailable("graph", "locked by another process", "pid 1")
 
-    store = await DualBackend.open(files, ledger_path(config), locked)
+    store = await DualBackend.open(files, locked, config.graph_dir, ledger_path(config))
     try:
-        # A file where the group's folder belongs: the file layer cannot write there either.
+        assert "locked by another process" in store.reason
+        # A file where the group's folder belongs: the journal cannot take the write.
         (config.files_dir / "episodes" / "proc-mine").write_text("in the way")
-        with pytest.raises(WriteFailed, match="locked by another process"):
+        with pytest.raises(WriteFailed):
             await store.upsert(episode("mine", 1))
         assert await store.count() == 0
     finally:
@@ -121,20 +122,22 @@ async def test_a_waiting_process_takes_the_graph_over_when_its_holder_exits(
             assert "locked by another process" in store.reason
             mine = episode("mine", 0)
             assert (await store.upsert(mine)).pending
-            # Held by the other process: deleted there when it replays our tombstone.
-            assert not await store.delete(episode("holder", 0).id)
+            # The holder's writes are in the journal: every process reads and deletes them.
+            assert {e.name async for e in store.scan()} >= {"holder 0", "holder 1", "holder 2"}
+            assert await store.delete(episode("holder", 0).id)
 
-            # The holder replays both, then exits; we take over.
+            # The holder indexes both, then exits; we take over.
             _, err = await asyncio.wait_for(holder.communicate(b"3\n"), 60)
             assert holder.returncode == 0, err
             for _ in range(100):
                 if store.holds_graph:
                     break
                 await asyncio.sleep(0.1)
-            assert store.holds_graph and store.reason == "this process holds the graph"
+            assert store.holds_graph
             assert {e.name async for e in store.scan()} == {"mine 0", "holder 1", "holder 2"}
             assert (await store.upsert(episode("mine", 1))).layer == "graph"
-            assert (await store.status()).pending_total == 0
+            assert store.reason == "this process holds the graph"
+            assert (await store.status()).pending == 0
     finally:
         if holder.returncode is None:
             holder.kill()

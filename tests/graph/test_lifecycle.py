@@ -115,7 +115,7 @@ async def test_one_process_shares_one_database_until_the_last_handle_closes(
     assert try_open_elsewhere(folder) == "opened"
 
 
-async def test_a_corrupt_database_is_reported_and_auto_uses_the_files(tmp_path: Path) -> None:
+async def test_a_corrupt_database_is_reported_and_auto_rebuilds_it(tmp_path: Path) -> None:
     config = Config(home=tmp_path / "home")
     config.graph_dir.mkdir(parents=True)
     (config.graph_dir / DB_FILE).write_bytes(b"not a database\n" * 1000)
@@ -123,8 +123,14 @@ async def test_a_corrupt_database_is_reported_and_auto_uses_the_files(tmp_path: 
         await GraphBackend.open(config.graph_dir)
     assert refused.value.reason == "corrupt" and "not a valid Kuzu database" in refused.value.detail
     store, selection = await open_backend(config)
-    assert selection.layer == "file" and selection.reason.startswith("graph layer corrupt: ")
-    await store.aclose()
+    try:
+        assert selection.layer == "graph"
+        assert "rebuilt from the journal: the damaged graph" in selection.reason
+        assert "not a valid Kuzu database" in selection.reason
+    finally:
+        await store.aclose()
+    aside = list((tmp_path / "home").glob("graph.damaged-*"))
+    assert len(aside) == 1 and (aside[0] / DB_FILE).read_bytes() == b"not a database\n" * 1000
 
 
 async def test_a_folder_that_cannot_be_made_is_unreadable(tmp_path: Path) -> None:

@@ -1,0 +1,176 @@
+"""The graph is derived from the journal and never trusted blindly: whatever happened to it, the
+dual store serves every acknowledged memory, says what it did, and makes the graph equal to the
+journal again. A home written before the journal existed keeps every memory."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+
+from backends.graph import GraphBackend
+from backends.model import Episode
+from backends.protocol import Position
+from fallback import FileBackend
+from fallback.index import FILE as INDEX_FILE
+from memory.cli import main
+from memory.config import Config
+from memory.dual import DualBackend
+from memory.selection import open_memory
+
+
+def note(n: int) -> Episode:
+    return Episode.create(group_id="proj", kind="note", key=str(n), name=f"note {n}",
+                          body=f"the journal keeps note {n}",
+                          created_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n))
+
+
+async def fill(home: Path) -> list[Episode]:
+    """30 memories written through ``auto`` by the graph's holder, 5 of them deleted again."""
+    async with open_memory(home, "auto") as store:
+        assert isinstance(store, DualBackend) and store.holds_graph
+        for n in range(30):
+            await store.upsert(note(n))
+        for n in range(0, 30, 6):
+            assert await store.delete(note(n).id)
+    return [note(n) for n in range(30) if n % 6]
+
+
+def flip_bytes(graph: Path) -> None:
+    database = graph / "memory.kuzu"
+    data = bytearray(database.read_bytes())
+    for offset in range(0, len(data), max(1, len(data) // 64)):
+        data[offset] ^= 0xFF
+    database.write_bytes(bytes(data))
+
+
+def truncate(graph: Path) -> None:
+    database = graph / "memory.kuzu"
+    database.write_bytes(database.read_bytes()[: database.stat().st_size // 2])
+
+
+async def record(graph: Path, position: Position) -> None:
+    store = await GraphBackend.open(graph)
+    try:
+        await store.record_applied(position)
+    finally:
+        await store.aclose()
+
+
+FILE_FAULTS: dict[str, Callable[[Path], None]] = {
+    "empty": lambda graph: (graph / "memory.kuzu").write_bytes(b""),
+    "truncated": truncate,
+    "flipped bytes": flip_bytes,
+    "deleted": shutil.rmtree,
+}
+POSITIONS = {
+    "ahead of the journal": lambda epoch: Position(epoch, 10**6),
+    "of another journal": lambda epoch: Position("elsewhere", 3),
+}
+
+
+async def check_equal(home: Path, kept: list[Episode]) -> None:
+    """The store serves exactly ``kept``, the graph alone holds exactly it, nothing differs."""
+    async with open_memory(home, "auto") as store:
+        assert isinstance(store, DualBackend)
+        await store.catch_up()
+        assert [e async for e in store.scan()] == kept
+        assert (await store.differences()).changed is False
+        status = await store.status()
+        assert (status.layer, status.pending, status.journal) == ("graph", 0, len(kept))
+    graph = await GraphBackend.open(Config(home=home).graph_dir)
+    try:
+        assert [e async for e in graph.scan()] == kept
+    finally:
+        await graph.aclose()
+
+
+@pytest.mark.parametrize("fault", FILE_FAULTS)
+async def test_a_damaged_or_missing_graph_is_rebuilt_from_the_journal(
+    fault: str, tmp_path: Path
+) -> None:
+    kept = await fill(tmp_path)
+    graph = Config(home=tmp_path).graph_dir
+    FILE_FAULTS[fault](graph)
+    await check_equal(tmp_path, kept)
+    # A database Kùzu refuses is moved aside for inspection, never deleted; an empty or missing
+    # one opens as a new graph, which the journal fills.
+    assert moved_aside(tmp_path) == (fault in {"truncated", "flipped bytes"})
+
+
+def moved_aside(home: Path) -> bool:
+    return any((folder / "memory.kuzu").exists() for folder in home.glob("graph.damaged-*"))
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+async def test_a_graph_whose_position_the_journal_does_not_know_is_made_equal(
+    position: str, tmp_path: Path
+) -> None:
+    kept = await fill(tmp_path)
+    files = await FileBackend.open(Config(home=tmp_path).files_dir, watch=False)
+    epoch = files.position().epoch
+    await files.aclose()
+    await record(Config(home=tmp_path).graph_dir, POSITIONS[position](epoch))
+    await check_equal(tmp_path, kept)
+
+
+async def test_repair_rewrites_what_the_graph_lost_behind_our_back(tmp_path: Path) -> None:
+    kept = await fill(tmp_path)
+    graph = await GraphBackend.open(Config(home=tmp_path).graph_dir)
+    try:
+        for episode in kept[:4]:
+            await graph.delete(episode.id)  # as if rows were lost, the position unchanged
+    finally:
+        await graph.aclose()
+    async with open_memory(tmp_path, "auto") as store:
+        assert isinstance(store, DualBackend)
+        await store.catch_up()  # the count disagrees at take-over: made equal
+        assert (await store.differences()).changed is False
+        verdict = await store.repair()
+        assert not verdict.changed
+    await check_equal(tmp_path, kept)
+
+
+async def test_a_home_of_the_previous_release_keeps_every_memory(tmp_path: Path) -> None:
+    """Before the journal, the graph's holder wrote the graph alone, other processes wrote
+    files (pending) and tombstones for what they deleted; there was no index."""
+    config = Config(home=tmp_path)
+    graph = await GraphBackend.open(config.graph_dir)
+    files = await FileBackend.open(config.files_dir, watch=False)
+    try:
+        await graph.upsert_many([note(n) for n in range(20)])
+        await files.upsert_many([note(n) for n in range(20, 25)])
+        await files.bury([note(3).id])  # deleted by a process that did not hold the graph
+    finally:
+        await graph.aclose()
+        await files.aclose()
+    for leftover in config.files_dir.glob(INDEX_FILE + "*"):
+        leftover.unlink()
+    kept = [note(n) for n in range(25) if n != 3]
+    await check_equal(tmp_path, kept)
+    # Every memory is in the journal now: the files alone hold them all.
+    files = await FileBackend.open(config.files_dir, watch=False)
+    try:
+        assert [e async for e in files.scan()] == kept
+    finally:
+        await files.aclose()
+
+
+
+def test_the_repair_command_reports_a_graph_equal_to_the_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = asyncio.run(fill(tmp_path))
+    flip_bytes(Config(home=tmp_path).graph_dir)
+    assert main(["--home", str(tmp_path), "--json", "repair"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["journal"] == len(kept)
+    assert report["differences"] == {"written": 0, "deleted": 0, "joined": 0}
+    assert main(["--home", str(tmp_path), "--backend", "file", "repair"]) == 2
+    assert "repair works on the dual store" in capsys.readouterr().err
+    asyncio.run(check_equal(tmp_path, kept))

@@ -1,0 +1,91 @@
+"""The file layer's index is a cache of the files: kept current step by step (writes through the
+API, files added, rewritten and removed by hand between opens), it answers exactly as an index
+built again from the files."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from backends.model import Episode
+from fallback import FileBackend, codec
+from fallback.index import FILE as INDEX_FILE
+from fallback.layout import Layout
+
+WORDS = ["graph", "lock", "kuzu", "journal", "index", "agent", "memory", "view", "deadline"]
+STEP = st.tuples(
+    st.sampled_from(["api put", "api delete", "hand write", "hand delete", "reopen"]),
+    st.integers(0, 5),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    st.sampled_from(["note", "pattern"]),
+)
+
+
+def episode(n: int, text: str, kind: str) -> Episode:
+    return Episode.parse(id=f"ep-{n}", group_id=f"g{n % 2}", kind=kind, name=f"memory {n}",
+                         body=text, created_at=datetime(2026, 1, 1, tzinfo=UTC)
+                         + timedelta(minutes=n))
+
+
+async def answers(store: FileBackend) -> tuple[object, ...]:
+    searches = [await store.search(" ".join(WORDS[i : i + 2]), limit=20) for i in range(0, 8, 2)]
+    return (
+        [e async for e in store.scan()],
+        await store.count(group_ids=["g0"]),
+        [[(h.episode.id, round(h.score, 12)) for h in hits] for hits in searches],
+        [await store.get(f"ep-{n}") for n in range(6)],
+    )
+
+
+def forget_index(root: Path) -> None:
+    for leftover in root.glob(INDEX_FILE + "*"):
+        leftover.unlink()
+
+
+async def play(root: Path, steps: list[tuple[str, int, str, str]]) -> None:
+    layout = Layout(root)
+    store = await FileBackend.open(root, watch=False)
+    try:
+        for action, n, text, kind in steps:
+            if action == "api put":
+                await store.upsert(episode(n, text, kind))
+            elif action == "api delete":
+                await store.delete(f"ep-{n}")
+            elif action == "hand write":
+                path = layout.episode_path(f"g{n % 2}", f"ep-{n}")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(codec.encode(episode(n, text, kind)))
+            elif action == "hand delete":
+                layout.episode_path(f"g{n % 2}", f"ep-{n}").unlink(missing_ok=True)
+            else:
+                await store.aclose()
+                store = await FileBackend.open(root, watch=False)
+        await store.aclose()
+        store = await FileBackend.open(root, watch=False)  # takes in the last hand edits
+        kept = await answers(store)
+    finally:
+        await store.aclose()
+    forget_index(root)
+    rebuilt = await FileBackend.open(root, watch=False)
+    try:
+        assert await answers(rebuilt) == kept
+    finally:
+        await rebuilt.aclose()
+
+
+@settings(deadline=None, max_examples=40)
+@given(steps=st.lists(STEP, max_size=25))
+def test_an_index_kept_current_answers_as_one_built_from_the_files(
+    steps: list[tuple[str, int, str, str]],
+) -> None:
+    root = Path(tempfile.mkdtemp(prefix="dualmem-index-"))
+    try:
+        asyncio.run(play(root / "files", steps))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
