@@ -144,10 +144,16 @@ class DualBackend:
 
     @classmethod
     async def open(cls, files: FileBackend, open_graph: GraphOpener, graph_dir: Path,
-                   ledger_path: Path) -> DualBackend:
+                   ledger_path: Path, *, hold_graph: bool = True) -> DualBackend:
         """Take ``files`` (closed with the store) and try the graph once; in the background,
-        bring the graph up to the journal when holding it, or keep retrying it otherwise."""
+        bring the graph up to the journal when holding it, or keep retrying it otherwise.
+        Without ``hold_graph`` the graph is never opened: the journal answers every read the
+        same, and whoever holds the graph indexes this store's writes (one-shot commands)."""
         store = cls(files, open_graph, graph_dir, ledger_path)
+        if not hold_graph:
+            store._why = "not holding the graph (a one-shot command: the journal answers)"
+            store._retry = False
+            return store
         async with store._lock:
             await store._try_graph()
             if await store._quick_to_take_over():
@@ -505,16 +511,18 @@ class DualBackend:
         self._files.subscribe(changed)
 
 
-async def open_dual(config: Config) -> DualBackend:
+async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
     """The dual store of ``config.home``: its file journal, and its graph when this process can
-    hold it."""
-    files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
+    hold it; a ``one_shot`` command takes neither the graph nor a watcher."""
+    files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
+                                   watch=not one_shot)
 
     async def open_graph() -> GraphBackend:
         return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
 
     try:
-        return await DualBackend.open(files, open_graph, config.graph_dir, ledger_path(config))
+        return await DualBackend.open(files, open_graph, config.graph_dir, ledger_path(config),
+                                      hold_graph=not one_shot)
     except BaseException:
         await files.aclose()
         raise

@@ -22,15 +22,21 @@ class Selection:
     reason: str
 
 
-async def open_backend(config: Config) -> tuple[MemoryBackend, Selection]:
+async def open_backend(
+    config: Config, *, one_shot: bool = False
+) -> tuple[MemoryBackend, Selection]:
     """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it.
     ``graph`` raises ``BackendUnavailable`` rather than fall back; ``auto`` is the dual store:
-    the graph when this process can hold it, else the file layer (pending replay), saying why."""
+    the journal, and the graph when this process can hold it, saying why. ``one_shot`` (a
+    command that opens, reads once and closes) takes no graph lock, which would cost it the
+    graph's open and keep a long-running holder out, and runs no watcher: ``auto`` answers from
+    the journal, which holds every memory."""
     if config.backend == "file":
-        files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
+        files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
+                                       watch=not one_shot)
         return files, Selection("file", "asked for")
     if config.backend == "auto":
-        dual = await open_dual(config)
+        dual = await open_dual(config, one_shot=one_shot)
         return dual, Selection(dual.layer_in_use, dual.reason)
     graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
     return graph, Selection("graph", "asked for")

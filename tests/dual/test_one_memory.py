@@ -12,7 +12,10 @@ from typing import Any
 
 import orjson
 
-from backends.model import natural_key, stable_id
+from backends.graph import GraphBackend
+from backends.model import Episode, natural_key, stable_id
+from memory.config import Config
+from memory.selection import open_backend, open_memory
 
 GROUP = "proj"
 HOLDER = """
@@ -83,3 +86,18 @@ def _run(holder: subprocess.Popen[str], home: Path) -> None:
         assert holder.wait(timeout=60) == 0, holder.stderr and holder.stderr.read()
     finally:
         holder.kill()
+
+
+async def test_a_one_shot_reader_takes_no_graph_lock_and_reads_everything(tmp_path: Path) -> None:
+    async with open_memory(tmp_path, "auto") as holder:
+        await holder.upsert(Episode.create(group_id=GROUP, kind="note", key="k", name="kept",
+                                           body="held and written"))
+    store, selection = await open_backend(Config(home=tmp_path), one_shot=True)
+    try:
+        assert selection.layer == "file" and "one-shot" in selection.reason
+        assert [e.name async for e in store.scan()] == ["kept"]
+        # The graph stays free for a long-running process.
+        graph = await GraphBackend.open(Config(home=tmp_path).graph_dir)
+        await graph.aclose()
+    finally:
+        await store.aclose()
