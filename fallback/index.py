@@ -37,7 +37,7 @@ from backends.textindex import Document, TextIndex
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     file TEXT NOT NULL, sig TEXT NOT NULL, hash TEXT NOT NULL, seq INTEGER NOT NULL,
     bullet TEXT, hand INTEGER NOT NULL, doc BLOB NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS episodes_by_time ON episodes (created_at, id);
-CREATE INDEX IF NOT EXISTS episodes_by_group ON episodes (group_id, kind, created_at, id);
+CREATE INDEX IF NOT EXISTS episodes_by_group ON episodes (
+    group_id, kind, created_at, id, hand, bullet);
 CREATE INDEX IF NOT EXISTS episodes_by_seq ON episodes (seq);
 CREATE INDEX IF NOT EXISTS episodes_by_file ON episodes (group_id, file);
 CREATE TABLE IF NOT EXISTS gone (id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;

@@ -116,7 +116,9 @@ def render(
 
 def _classify(raw: str) -> Line:
     line = raw.rstrip()
-    generated = _GENERATED.fullmatch(line)
+    if not line.startswith(("-", "*", "+")):
+        return Line(raw)  # prose, titles, blank lines: most of a view skips both patterns
+    generated = _GENERATED.fullmatch(line) if line.endswith("-->") else None
     if generated is not None:
         if generated["check"] == _check(generated["id"], generated["text"]):
             return Line(raw, generated_id=generated["id"])
