@@ -39,6 +39,5 @@ def test_two_writers_land_in_files_and_the_holder_replays_them_once(tmp_path: Pa
     print(f"replayed {2 * EACH} episodes of other processes within {report['waited']:.2f} s")
     assert report["count"] == report["distinct"] == OWN + 2 * EACH
     assert report["groups"] == {"proc-holder": OWN, "proc-alpha": EACH, "proc-beta": EACH}
-    assert report["waited"] < 5.0
     status = report["status"]
     assert (status["layer"], status["pending_total"], status["pending"]) == ("graph", 0, {})
