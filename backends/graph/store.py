@@ -22,7 +22,14 @@ from backends.graph.database import LAYER, GraphDatabase, Session
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import EpisodeIndex
 from backends.graph.structure import extract
-from backends.model import DEFAULT_MAX_BODY_BYTES, Episode, Hit, Receipt, ensure_body_fits
+from backends.model import (
+    DEFAULT_MAX_BODY_BYTES,
+    EPISODE_ID,
+    Episode,
+    Hit,
+    Receipt,
+    ensure_body_fits,
+)
 from backends.ranking import search_text
 
 T = TypeVar("T")
@@ -208,6 +215,8 @@ class GraphBackend:
                                         pending=False) for episode in episodes]
 
     async def get(self, episode_id: str) -> Episode | None:
+        if not EPISODE_ID.fullmatch(episode_id):
+            return None  # no such id can be stored (and a lone surrogate cannot reach Kùzu)
         found = await self._fetch([episode_id])
         return found.get(episode_id)
 
