@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import overload
+
+from filelock import BaseFileLock, Timeout
 
 from backends.errors import WriteFailed
 
@@ -103,3 +106,22 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def held(lock: BaseFileLock) -> Iterator[None]:
+    """Hold the cross-process ``lock``. ``WriteFailed`` says why when it cannot be had: held too
+    long by another writer, or its file cannot be opened (a read-only home, no permission)."""
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise WriteFailed(f"the lock {lock.lock_file} was held too long") from exc
+    except OSError as exc:
+        raise WriteFailed(
+            f"cannot write in {Path(lock.lock_file).parent}: cannot take the lock "
+            f"{lock.lock_file}: {exc.strerror or exc}"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()

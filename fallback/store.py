@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterator, Seque
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from backends.errors import (
     BackendUnavailable,
@@ -240,11 +240,8 @@ class FileBackend:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        try:
-            with self._lock, self._catalog.locked():
-                yield
-        except Timeout as exc:
-            raise WriteFailed(f"the lock {self._layout.lock} was held too long") from exc
+        with disk.held(self._lock), self._catalog.locked():
+            yield
 
     def _store(self, batch: list[Episode]) -> None:
         with self._writing():

@@ -7,7 +7,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from os import PathLike
 
-from backends.graph import GraphBackend
+from backends.errors import BackendUnavailable
+from backends.graph import READ_ONLY, GraphBackend
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.config import Config
@@ -32,7 +33,15 @@ async def open_backend(config: Config) -> tuple[MemoryBackend, Selection]:
     if config.backend == "auto":
         dual = await open_dual(config)
         return dual, Selection(dual.layer_in_use, dual.reason)
-    graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+    try:
+        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+    except BackendUnavailable as exc:
+        if exc.reason != READ_ONLY:
+            raise
+        # Reads still work on a read-only home; every write raises WriteFailed, saying why.
+        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
+                                        read_only=True)
+        return graph, Selection("graph", f"asked for; read-only: {exc.detail}")
     return graph, Selection("graph", "asked for")
 
 

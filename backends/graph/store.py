@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from backends.errors import BackendUnavailable, StoreCorrupt, WriteFailed
 from backends.graph import rows
-from backends.graph.database import LAYER, GraphDatabase, Session
+from backends.graph.database import LAYER, READ_ONLY, GraphDatabase, Session
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import EpisodeIndex
 from backends.graph.structure import extract
@@ -39,9 +39,10 @@ FETCH_CHUNK = 256
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: Embedder) -> None:
+    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False) -> None:
         self.directory = directory
         self.embedder = embedder
+        self.read_only = read_only
         self.index = EpisodeIndex(embedder.dimension)
         # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
         # and count read the rows. Both are built from the rows at open.
@@ -58,7 +59,7 @@ class _Core:
         return self._db
 
     async def start(self, *, reembed: bool) -> None:
-        self._db = await GraphDatabase.connect(self.directory)
+        self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only)
         try:
             await self._check_embedder(reembed=reembed)
             await self._load()
@@ -81,6 +82,9 @@ class _Core:
             raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
 
     async def write(self, work: Callable[[Session], T]) -> T:
+        if self.db.read_only is not None:
+            raise WriteFailed(f"graph layer: {self.db.file} is read-only here "
+                              f"({self.db.read_only})")
         try:
             return await self.db.run(work)
         except RuntimeError as exc:
@@ -91,7 +95,9 @@ class _Core:
         have = {key: self.db.meta[key] for key in want if key in self.db.meta}
         if have == want:
             return
-        if have and not reembed:
+        if self.read_only and not have:
+            return  # a graph from before the meta, read-only: _load embeds what it must
+        if have and (not reembed or self.read_only):
             raise BackendUnavailable(
                 LAYER, "embedder mismatch",
                 f"stored vectors are {have.get('embedder')}/{have.get('dimension')}, this "
@@ -160,11 +166,14 @@ class GraphBackend:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         embedder: Embedder | None = None,
+        read_only: bool = False,
     ) -> GraphBackend:
         """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
         reason: "not installed", "locked by another process", "corrupt", "unreadable",
-        "embedder mismatch" (see ``reembed``)."""
-        return cls(await _acquire(Path(path), embedder, reembed=False), max_body_bytes)
+        "read-only" (this process may read it but not write it: open it with ``read_only``,
+        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``)."""
+        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only)
+        return cls(core, max_body_bytes)
 
     @classmethod
     async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None) -> int:
@@ -279,13 +288,15 @@ class GraphBackend:
         return await self._open_core().read(lambda session: rows.fetch(session, wanted))
 
 
-async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _Core:
+async def _acquire(
+    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False
+) -> _Core:
     key = _key(path)
     with _registry:
         core = _cores.get(key)
         creator = core is None
         if core is None:
-            core = _cores[key] = _Core(key, embedder or HashingEmbedder())
+            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only)
         core.users += 1
     try:
         if creator:
@@ -299,6 +310,8 @@ async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _
         else:
             await asyncio.shield(core.ready)
             _ensure_same_embedder(core, embedder)
+            if core.read_only and not read_only:
+                raise BackendUnavailable(LAYER, READ_ONLY, "open read-only in this process")
     except BaseException:
         await _release(core)
         raise

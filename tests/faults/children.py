@@ -1,0 +1,24 @@
+"""Starting the suite's child processes on this checkout's code (not whatever copy of dualmem the
+interpreter would find first)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["GRAPHITI_TELEMETRY_ENABLED"] = "false"
+    env.update(extra)
+    return env
+
+
+def script(name: str, *args: str) -> list[str]:
+    """The command line running ``tests/faults/<name>`` with ``args``."""
+    return [sys.executable, str(HERE / name), *args]
