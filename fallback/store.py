@@ -74,6 +74,10 @@ class FileBackend:
         process or another, has been taken into this layer: what it reads is current then."""
         self._listeners.append(listener)
 
+    def location(self, episode: Episode) -> str:
+        """The file of ``episode`` (``backends.protocol.Locates``)."""
+        return str(self._layout.episode_path(episode.group_id, episode.id))
+
     @property
     def problems(self) -> list[tuple[Path, str]]:
         """Files that could not be read or used, with the reason, for ``status`` to show."""
