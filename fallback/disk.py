@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import overload
@@ -14,6 +15,8 @@ from filelock import BaseFileLock, Timeout
 from backends.errors import WriteFailed
 
 _TEMP_SUFFIX = ".tmp"
+# What write_atomic names its temp files: .<target name>.<writer pid>.<8 hex digits>.tmp
+_TEMP_NAME = re.compile(r"\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
 
 
 @overload
@@ -68,6 +71,46 @@ def write_atomic(
 def is_temporary(path: Path) -> bool:
     """True for the temp files ``write_atomic`` renames into place."""
     return path.name.startswith(".") and path.name.endswith(_TEMP_SUFFIX)
+
+
+def remove_dead_writers_temps(folders: Iterable[Path]) -> list[Path]:
+    """Delete, in ``folders``, the temp files of writers that died before their rename (killed,
+    crashed, powered off): those whose writer pid is no live process. A live writer's are never
+    touched; a pid reused since is taken for alive (the file stays, harmless). Returns what went.
+    Best effort: a folder that cannot be changed (a read-only home) keeps its leftovers.
+
+    Pids are this machine's: on a folder shared between machines or pid namespaces, a remote
+    writer's temp file could be taken for a dead one; its rename then fails and its write raises
+    ``WriteFailed``. Nothing acknowledged is lost either way."""
+    removed = []
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                names = [e.name for e in entries if _TEMP_NAME.fullmatch(e.name)]
+        except OSError:
+            continue
+        for name in names:
+            match = _TEMP_NAME.fullmatch(name)
+            if match is None or _alive(int(match["pid"])):
+                continue
+            try:
+                (folder / name).unlink()
+            except OSError:
+                continue
+            removed.append(folder / name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a pid we wrote: leave it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, someone else's (EPERM)
+    return True
 
 
 def remove(path: Path) -> bool:

@@ -164,6 +164,7 @@ class FileBackend:
             disk.make_folder(self._layout.views)
         except (OSError, WriteFailed) as exc:
             raise BackendUnavailable(self.layer, "cannot use its folder", f"{root}: {exc}") from exc
+        disk.remove_dead_writers_temps([*self._layout.group_folders(), self._tombstones.folder])
         # Watch first, then load: a change made while loading is seen by one or the other.
         self._watcher = Watcher(root, self._on_change)
         try:

@@ -30,6 +30,8 @@ READ_ONLY = "read-only"
 (a read-only volume or checkout); ``GraphBackend.open(..., read_only=True)`` then reads it."""
 DB_FILE = "memory.kuzu"
 OWNER_FILE = "owner.json"
+COPY_FILE_PREFIX = ".bulk-"
+"""temporary files of ``rows.copy_episodes``, beside the database"""
 SCHEMA_VERSION = 1
 INSTALL_HINT = "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'"
 
@@ -178,7 +180,16 @@ def _connect(directory: Path, *, read_only: bool) -> tuple[Any, Session, dict[st
         raise BackendUnavailable(LAYER, "corrupt", _first_line(exc)) from exc
     if owner_file is not None:
         _write_owner(owner_file)
+        _remove_dead_copy_files(directory)
     return database, session, meta
+
+
+def _remove_dead_copy_files(directory: Path) -> None:
+    """The COPY files of a writer killed mid-batch (rows.copy_episodes removes its own): holding
+    the database read-write, no other process is writing one now."""
+    for leftover in directory.glob(f"{COPY_FILE_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
 
 
 def _disconnect(session: Session, database: Any, owner_file: Path | None) -> None:

@@ -20,7 +20,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from backends.graph.database import Session
+from backends.graph.database import COPY_FILE_PREFIX, Session
 from backends.graph.embedder import Vectors
 from backends.graph.structure import Entity
 from backends.model import Episode
@@ -117,7 +117,7 @@ def copy_episodes(session: Session, writes: Sequence[EpisodeWrite], directory: P
     # Not a `with` block: the file outlives its writing (Kùzu reads it), and whatever fails from
     # here on (a full disk, a text that cannot be encoded, the COPY itself), it goes.
     out = tempfile.NamedTemporaryFile(  # noqa: SIM115
-        "w", dir=directory, prefix=".bulk-", suffix=".csv", newline="", encoding="utf-8",
+        "w", dir=directory, prefix=COPY_FILE_PREFIX, suffix=".csv", newline="", encoding="utf-8",
         delete=False,
     )
     try:
