@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from os import PathLike
 
 from backends.errors import BackendUnavailable
-from backends.graph import READ_ONLY, GraphBackend
+from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.config import Config
@@ -36,12 +36,13 @@ async def open_backend(config: Config) -> tuple[MemoryBackend, Selection]:
     try:
         graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
     except BackendUnavailable as exc:
-        if exc.reason != READ_ONLY:
+        if exc.reason not in (READ_ONLY, NO_ROOM):
             raise
-        # Reads still work on a read-only home; every write raises WriteFailed, saying why.
+        # Reads still work on a read-only or full home; every write raises WriteFailed, saying
+        # why.
         graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
                                         read_only=True)
-        return graph, Selection("graph", f"asked for; read-only: {exc.detail}")
+        return graph, Selection("graph", f"asked for; read-only: {exc.reason}: {exc.detail}")
     return graph, Selection("graph", "asked for")
 
 

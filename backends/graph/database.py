@@ -22,9 +22,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from backends.errors import BackendUnavailable
+from backends.errors import BackendUnavailable, WriteFailed
+from backends.graph import space
 
 LAYER = "graph"
+NO_ROOM = "no room"
+"""The reason of a ``BackendUnavailable`` for a database that cannot be opened for writing
+because its disk is full (opening writes); it can still be read (``read_only``)."""
 READ_ONLY = "read-only"
 """The reason of a ``BackendUnavailable`` for a database this process may read but not write
 (a read-only volume or checkout); ``GraphBackend.open(..., read_only=True)`` then reads it."""
@@ -81,7 +85,10 @@ class Session:
         try:
             yield
         except BaseException:
-            self.script("ROLLBACK")
+            # Kùzu rolls a transaction back itself when a statement in it fails; then ROLLBACK
+            # fails too ("No active transaction"), and the first error is the one to report.
+            with contextlib.suppress(RuntimeError):
+                self.script("ROLLBACK")
             raise
         self.script("COMMIT")
 
@@ -164,6 +171,8 @@ def _connect(directory: Path, *, read_only: bool) -> tuple[Any, Session, dict[st
     except OSError as exc:
         reason = READ_ONLY if exc.errno in _NOT_WRITABLE else "unreadable"
         raise BackendUnavailable(LAYER, reason, f"{directory}: {exc.strerror}") from exc
+    if not read_only:
+        _ensure_room_to_open(directory)
     try:
         database = kuzu.Database(str(directory / DB_FILE), read_only=read_only)
     except RuntimeError as exc:
@@ -190,6 +199,18 @@ def _remove_dead_copy_files(directory: Path) -> None:
     for leftover in directory.glob(f"{COPY_FILE_PREFIX}*"):
         with contextlib.suppress(OSError):
             leftover.unlink()
+
+
+def _ensure_room_to_open(directory: Path) -> None:
+    """Opening writes: a new database its schema, an old one its WAL into the database file
+    (space.py: Kùzu must never meet a full disk)."""
+    try:
+        if (directory / DB_FILE).is_file():
+            space.ensure_room(directory, payload=0)
+        else:
+            space.ensure_room_to_create(directory)
+    except WriteFailed as exc:
+        raise BackendUnavailable(LAYER, NO_ROOM, str(exc)) from exc
 
 
 def _disconnect(session: Session, database: Any, owner_file: Path | None) -> None:

@@ -16,8 +16,8 @@ from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
-from backends.errors import BackendUnavailable, StoreCorrupt, WriteFailed
-from backends.graph import rows
+from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+from backends.graph import rows, space
 from backends.graph.database import LAYER, READ_ONLY, GraphDatabase, Session
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import EpisodeIndex
@@ -34,6 +34,11 @@ from backends.ranking import search_text
 
 T = TypeVar("T")
 FETCH_CHUNK = 256
+# How Kùzu begins the message of a failed file write (a full disk, a file-size limit).
+_IO_FAILURE = "IO exception"
+DELETE_BYTES = 4096
+ROW_BYTES = 512
+"""what a row costs beside its text: columns, keys, index entries"""
 
 
 class _Core:
@@ -50,6 +55,8 @@ class _Core:
         self.users = 0
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.write_lock = asyncio.Lock()
+        self.failed: str | None = None
+        """why writing stopped (a write failed in the database), or None"""
         self._db: GraphDatabase | None = None
 
     @property
@@ -81,14 +88,45 @@ class _Core:
         except (RuntimeError, ValueError) as exc:  # ValueError: a row that is no valid Episode
             raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
 
-    async def write(self, work: Callable[[Session], T]) -> T:
+    async def write(self, work: Callable[[Session], T], payload: int) -> T:
+        """Run ``work``, a write of about ``payload`` bytes, if there is room for it (space.py).
+        A write that fails for want of space all the same stops this core writing (Kùzu may be
+        unsafe to write then) until the graph is opened again, and says so."""
         if self.db.read_only is not None:
             raise WriteFailed(f"graph layer: {self.db.file} is read-only here "
                               f"({self.db.read_only})")
+        if self.failed is not None:
+            raise WriteFailed(f"graph layer: not writing after a failed write ({self.failed}); "
+                              "open the graph again to go on")
+        space.ensure_room(self.directory, payload)
         try:
             return await self.db.run(work)
+        except OSError as exc:  # a COPY file that could not be written: nothing reached Kùzu
+            raise WriteFailed(f"graph layer: {exc.strerror or exc}") from exc
         except RuntimeError as exc:
+            if str(exc).startswith(_IO_FAILURE):
+                self.failed = str(exc)
             raise WriteFailed(f"graph layer: {exc}") from exc
+
+    async def resync(self, latest: dict[str, tuple[Episode, Vectors]]) -> None:
+        """After a failed write of ``latest`` (id -> what was written): learn what the rows hold
+        now, since a failed COPY may have kept some, so that writing them again replaces them
+        instead of failing on their keys."""
+        if self.failed is not None:
+            return  # nothing more will be written by this core
+        wanted = list(latest)
+        try:
+            found = await self.read(lambda session: rows.fetch(session, wanted))
+        except DualmemError:
+            return
+        for key, (episode, vector) in latest.items():
+            stored = found.get(key)
+            if stored is None:
+                self.forget(key)
+            elif stored == episode:
+                self.remember(stored, vector)
+            elif stored != self.episodes.get(key):
+                self.remember(stored, self.embedder.embed([search_text(stored)])[0])
 
     async def _check_embedder(self, *, reembed: bool) -> None:
         want = {"embedder": self.embedder.name, "dimension": str(self.embedder.dimension)}
@@ -114,7 +152,7 @@ class _Core:
                 for key, value in want.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
-        await self.write(record)
+        await self.write(record, payload=len(stored) * (2 * self.embedder.dimension + 100))
         self.db.meta.update(want)
 
     async def _load(self) -> None:
@@ -209,14 +247,19 @@ class GraphBackend:
             rest = [write for write in writes if write.episode.id not in in_bulk]
             # Two transactions at most (the BatchUpsert contract allows a stored subset on
             # failure); the index learns each part once it is committed.
-            if rest:
-                await core.write(partial(rows.write_episodes, writes=rest, stored=stored))
-                for write in rest:
-                    core.remember(write.episode, by_id[write.episode.id])
-            if bulk:
-                await core.write(partial(rows.copy_episodes, writes=bulk,
-                                         directory=core.directory))
-                for write in bulk:
+            for part, work in (
+                (rest, partial(rows.write_episodes, writes=rest, stored=stored)),
+                (bulk, partial(rows.copy_episodes, writes=bulk, directory=core.directory)),
+            ):
+                if not part:
+                    continue
+                try:
+                    await core.write(work, payload=_size(part))
+                except WriteFailed:
+                    await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
+                                       for w in part})
+                    raise
+                for write in part:
                     core.remember(write.episode, by_id[write.episode.id])
         location = str(core.db.file)
         # model_construct: the fields are known good, and validation was 5% of a batch write.
@@ -234,7 +277,8 @@ class GraphBackend:
         async with core.write_lock:
             if episode_id not in core.index:
                 return False
-            await core.write(lambda session: rows.delete_episode(session, episode_id))
+            await core.write(lambda session: rows.delete_episode(session, episode_id),
+                             payload=DELETE_BYTES)
             core.forget(episode_id)
         return True
 
@@ -286,6 +330,12 @@ class GraphBackend:
         if not wanted:
             return {}
         return await self._open_core().read(lambda session: rows.fetch(session, wanted))
+
+
+def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
+    """About how many bytes ``writes`` add to the database (for ``space.ensure_room``)."""
+    return sum(len(w.episode.body) + len(w.episode.name) + len(w.vector)
+               + ROW_BYTES * (1 + len(w.entities)) for w in writes)
 
 
 async def _acquire(

@@ -12,8 +12,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def child_env(**extra: str) -> dict[str, str]:
+    """This environment, with this checkout and its tests (as pytest has them) on the path."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    paths = [str(REPO), str(REPO / "tests"), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     env["GRAPHITI_TELEMETRY_ENABLED"] = "false"
     env.update(extra)
     return env

@@ -20,6 +20,7 @@ from backends.graph import GraphBackend, rows
 from backends.model import Episode, stable_id
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
+from faults.children import REPO, child_env
 from memory.cli import main
 
 SURROGATE = "\udcff"
@@ -33,7 +34,6 @@ EDGE_TIMES = [
 TIME_FIELDS = ["created_at", "valid_at", "invalid_at"]
 IMPOSSIBLE_IDS = [SURROGATE, f"ep-{SURROGATE}", "", "../../etc/passwd", "x" * 500, "a\x00b",
                   "ep 1", "-leading-dash"]
-REPO = Path(__file__).resolve().parents[2]
 
 
 def bulk_files(folder: Path) -> list[Path]:
@@ -126,17 +126,22 @@ async def test_get_and_delete_of_an_id_no_memory_can_have(
 
 
 @pytest.mark.parametrize("backend", ["file", "graph", "auto"])
-@pytest.mark.parametrize("command", ["get", "delete"])
 def test_the_cli_answers_not_found_for_an_id_that_is_not_utf8(
-    tmp_path: Path, backend: str, command: str
+    tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A real process, so the id arrives as raw bytes, as a shell would pass them."""
+    """``get`` in a real process, so the id arrives as raw bytes, as a shell passes them;
+    ``delete`` in this one, with what Python makes of those bytes."""
     argv = [sys.executable, "-m", "memory", "--home", str(tmp_path), "--backend", backend,
-            "--json", command]
-    done = subprocess.run([*argv, b"ep-\xff"], capture_output=True, cwd=REPO, timeout=300)
+            "--json", "get"]
+    done = subprocess.run([*argv, b"ep-\xff"], capture_output=True, cwd=REPO, timeout=300,
+                          env=child_env())
     assert done.returncode == 1, done.stderr
     assert b"Traceback" not in done.stderr
     assert orjson.loads(done.stdout)["error"]["type"] == "NotFound"
+    code = main(["--home", str(tmp_path), "--backend", backend, "--json", "delete",
+                 f"ep-{SURROGATE}"])
+    assert code == 1
+    assert orjson.loads(capsys.readouterr().out)["error"]["type"] == "NotFound"
 
 
 @pytest.mark.parametrize("episode_id", IMPOSSIBLE_IDS)
