@@ -164,7 +164,10 @@ class Episode(BaseModel):
     ) -> Episode:
         """A new episode; with ``key`` its id is stable (uuid5 of group, kind and key)."""
         check_group_id(group_id)
-        text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        try:
+            text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        except orjson.JSONEncodeError as exc:  # nested too deep, or not JSON data (a set...)
+            raise InvalidEpisode(f"body: cannot be written as JSON ({exc})") from None
         episode_id = stable_id(group_id, kind, key) if key is not None else str(uuid.uuid4())
         return cls.parse(
             id=episode_id, group_id=group_id, kind=kind, name=name, body=text, **fields

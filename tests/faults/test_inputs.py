@@ -155,3 +155,17 @@ async def test_a_delete_remembered_for_an_id_no_memory_can_have_is_a_no_op(
         assert [tomb.id async for tomb in files.tombstones()] == ["ep-1"]
     finally:
         await files.aclose()
+
+
+def nested(depth: int) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    for _ in range(depth):
+        body = {"deeper": body}
+    return body
+
+
+@pytest.mark.parametrize("body", [nested(300), {"not json": {1, 2}}],
+                         ids=["nested-300-deep", "a-set"])
+def test_a_structured_body_that_is_not_json_is_refused(body: dict[str, Any]) -> None:
+    with pytest.raises(InvalidEpisode, match="body"):
+        Episode.create(group_id="g", kind="note", name="n", body=body)
