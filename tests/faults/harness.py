@@ -194,8 +194,10 @@ def summary() -> list[str]:
     if not FIGURES:
         return []
     names = Tally.COUNTS
-    lines = [f"{'family':<12}{'layer':<8}" + "".join(f"{name:>14}" for name in names)]
+    lines = [f"{'family':<12}{'layer':<7}" + "".join(f"{name:>13}" for name in names)]
     for (family, layer), tally in sorted(FIGURES.items()):
-        lines.append(f"{family:<12}{layer:<8}"
-                     + "".join(f"{getattr(tally, name):>14}" for name in names))
+        lines.append(f"{family:<12}{layer:<7}"
+                     + "".join(f"{getattr(tally, name):>13}" for name in names))
+    lines.append("rounds: writer processes (hostile: examples); acknowledged: writes and deletes "
+                 "acknowledged (hostile: values accepted and read back exactly)")
     return lines
