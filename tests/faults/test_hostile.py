@@ -294,3 +294,19 @@ def test_files_that_are_not_utf8_are_refused_by_name(tmp_path: Path, layer: str)
     assert "line 2" in error["error"]["message"]
     code, listed = cli("list")
     assert (code, listed["count"]) == (0, 0)  # nothing of a refused file is stored
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+async def test_a_home_whose_path_has_spaces_quotes_and_unicode(tmp_path: Path, layer: str) -> None:
+    home = tmp_path / "my 'home' \"quoted\" ünïcode; $(echo x) `y` \\ end"
+    batch = [Episode.parse(id=f"ep-{n}", group_id="g", kind="pattern", name=f"pattern {n}",
+                           body=f"body {n}", created_at=START + timedelta(seconds=n))
+             for n in range(rows.COPY_MIN + 1)]  # the graph's bulk path too, if it can be taken
+    store, _ = await open_backend(Config(home=home, backend=layer))  # type: ignore[arg-type]
+    try:
+        await upsert_all(store, batch)
+        assert [h.episode.id for h in await store.search("pattern 7", limit=1)] == ["ep-7"]
+    finally:
+        await store.aclose()
+    await read_back(home, layer, {e.id: e for e in batch})
+    assert outside(home) == {}  # nothing beside it
