@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench faults clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,3 +28,9 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# The fault suite's full run: hundreds of rounds per family and layer (kill -9, full disks,
+# hostile inputs), figures printed at the end. `make test` runs a few rounds of each.
+FAULT_ITERATIONS ?= 200
+faults: $(STAMP)
+	DUALMEM_FAULT_ITERATIONS=$(FAULT_ITERATIONS) $(BIN)/python -m pytest -q tests/faults

@@ -24,6 +24,7 @@ KIND = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 MAX_NAME_CHARS = 300
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 _CONTROL = re.compile(r"[\x00-\x1f]")
+NOT_UTF8 = "is not valid UTF-8 text (it holds a lone surrogate)"
 _WORD = re.compile(r"\w+")
 
 # Fixed forever: stable ids of keyed memories are derived from it.
@@ -31,8 +32,22 @@ _ID_NAMESPACE = uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11")
 
 
 def stable_id(group_id: str, kind: str, key: str) -> str:
-    """The id of the memory with natural key ``key``: re-writing it updates, never duplicates."""
-    return str(uuid.uuid5(_ID_NAMESPACE, f"{group_id}\x1f{kind}\x1f{key}"))
+    """The id of the memory with natural key ``key``: re-writing it updates, never duplicates.
+    Raises ``InvalidEpisode`` for text that is not UTF-8 (a lone surrogate)."""
+    name = f"{group_id}\x1f{kind}\x1f{key}"
+    if not is_utf8(name):
+        raise InvalidEpisode(f"key {key!r} of group {group_id!r}, kind {kind!r}: {NOT_UTF8}")
+    return str(uuid.uuid5(_ID_NAMESPACE, name))
+
+
+def is_utf8(text: str) -> bool:
+    """False for text holding a lone surrogate: what Python makes of a byte that is not UTF-8
+    (on a command line, in a file name), which can be neither stored nor printed as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def natural_key(text: str) -> str:
@@ -43,10 +58,14 @@ def natural_key(text: str) -> str:
 
 
 def utc(value: datetime) -> datetime:
-    """The same instant as an aware UTC datetime; a naive value is read as UTC."""
+    """The same instant as an aware UTC datetime; a naive value is read as UTC. Raises
+    ``InvalidEpisode`` when that instant is outside the calendar (year 1 at +14:00)."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidEpisode(f"{value.isoformat()} is out of range once converted to UTC") from None
 
 
 def now() -> datetime:
@@ -103,15 +122,15 @@ class Episode(BaseModel):
         # A name is one Markdown line and one JSON field: control characters would break both.
         if not value.strip() or len(value) > MAX_NAME_CHARS or _CONTROL.search(value):
             raise ValueError(f"must be one line of 1-{MAX_NAME_CHARS} characters")
+        if not is_utf8(value):
+            raise ValueError(NOT_UTF8)
         return value
 
     @field_validator("body")
     @classmethod
     def _body(cls, value: str) -> str:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError("is not valid UTF-8 text") from exc
+        if not is_utf8(value):
+            raise ValueError(NOT_UTF8)
         if "\x00" in value:
             raise ValueError("contains a NUL character")
         return value
@@ -145,7 +164,10 @@ class Episode(BaseModel):
     ) -> Episode:
         """A new episode; with ``key`` its id is stable (uuid5 of group, kind and key)."""
         check_group_id(group_id)
-        text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        try:
+            text = body if isinstance(body, str) else orjson.dumps(body).decode()
+        except orjson.JSONEncodeError as exc:  # nested too deep, or not JSON data (a set...)
+            raise InvalidEpisode(f"body: cannot be written as JSON ({exc})") from None
         episode_id = stable_id(group_id, kind, key) if key is not None else str(uuid.uuid4())
         return cls.parse(
             id=episode_id, group_id=group_id, kind=kind, name=name, body=text, **fields
@@ -170,7 +192,15 @@ class Episode(BaseModel):
 
 
 def ensure_body_fits(episode: Episode, max_body_bytes: int) -> None:
-    size = len(episode.body.encode("utf-8"))
+    """Raise ``InvalidEpisode`` unless the body is within the limit and every text field is UTF-8
+    (an episode built with ``model_construct`` skipped the model's own rules)."""
+    texts = (episode.id, episode.group_id, episode.kind, episode.name, episode.source)
+    if not all(is_utf8(text) for text in texts):
+        raise InvalidEpisode(f"episode {episode.id!r}: a text field {NOT_UTF8}")
+    try:
+        size = len(episode.body.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidEpisode(f"episode {episode.id!r}: body {NOT_UTF8}") from None
     if size > max_body_bytes:
         raise InvalidEpisode(f"body of {size} bytes is over the limit of {max_body_bytes} bytes")
 

@@ -129,6 +129,16 @@ class BatchUpsert(Protocol):
         ...
 
 
+@runtime_checkable
+class Locates(Protocol):
+    """Optional: a layer whose episodes lie where a person can open them (files), so that a
+    report can name the place of one that needs their attention."""
+
+    def location(self, episode: Episode) -> str:
+        """Where ``episode`` lies in this layer (its file)."""
+        ...
+
+
 async def upsert_all(target: MemoryBackend, episodes: Sequence[Episode]) -> list[Receipt]:
     """``upsert`` of each episode, in one batch when the target takes batches."""
     if isinstance(target, BatchUpsert):

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import overload
+
+from filelock import BaseFileLock, Timeout
 
 from backends.errors import WriteFailed
 
 _TEMP_SUFFIX = ".tmp"
+# What write_atomic names its temp files: .<target name>.<writer pid>.<8 hex digits>.tmp
+_TEMP_NAME = re.compile(r"\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
 
 
 @overload
@@ -67,6 +73,46 @@ def is_temporary(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(_TEMP_SUFFIX)
 
 
+def remove_dead_writers_temps(folders: Iterable[Path]) -> list[Path]:
+    """Delete, in ``folders``, the temp files of writers that died before their rename (killed,
+    crashed, powered off): those whose writer pid is no live process. A live writer's are never
+    touched; a pid reused since is taken for alive (the file stays, harmless). Returns what went.
+    Best effort: a folder that cannot be changed (a read-only home) keeps its leftovers.
+
+    Pids are this machine's: on a folder shared between machines or pid namespaces, a remote
+    writer's temp file could be taken for a dead one; its rename then fails and its write raises
+    ``WriteFailed``. Nothing acknowledged is lost either way."""
+    removed = []
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                names = [e.name for e in entries if _TEMP_NAME.fullmatch(e.name)]
+        except OSError:
+            continue
+        for name in names:
+            match = _TEMP_NAME.fullmatch(name)
+            if match is None or _alive(int(match["pid"])):
+                continue
+            try:
+                (folder / name).unlink()
+            except OSError:
+                continue
+            removed.append(folder / name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a pid we wrote: leave it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, someone else's (EPERM)
+    return True
+
+
 def remove(path: Path) -> bool:
     """Delete ``path`` durably; False when it was not there."""
     try:
@@ -103,3 +149,22 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def held(lock: BaseFileLock) -> Iterator[None]:
+    """Hold the cross-process ``lock``. ``WriteFailed`` says why when it cannot be had: held too
+    long by another writer, or its file cannot be opened (a read-only home, no permission)."""
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise WriteFailed(f"the lock {lock.lock_file} was held too long") from exc
+    except OSError as exc:
+        raise WriteFailed(
+            f"cannot write in {Path(lock.lock_file).parent}: cannot take the lock "
+            f"{lock.lock_file}: {exc.strerror or exc}"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()

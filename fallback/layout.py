@@ -81,6 +81,16 @@ class Layout:
             if (folder / name).is_file()
         )
 
+    def group_folders(self) -> list[Path]:
+        """Every group folder of episodes and of views (where writers leave temp files)."""
+        return [
+            folder
+            for parent in (self.episodes, self.views)
+            if parent.is_dir()
+            for folder in parent.iterdir()
+            if is_group_folder(folder)
+        ]
+
     def episode_group(self, path: Path) -> str | None:
         """The group of an episode file path, or None when the path is not one."""
         if path.parent.parent != self.episodes or not is_episode_file(path):

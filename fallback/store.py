@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterable, Itera
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from backends.errors import (
     BackendUnavailable,
@@ -62,6 +62,8 @@ class FileBackend:
         self._watcher: Watcher | None = None
         self._tombstones = TombstoneFolder(layout.root)
         self._listeners: list[Callable[[], None]] = []
+        self._read_only: str | None = None
+        """why this home cannot be written, or None"""
         self._closed = False
 
     @classmethod
@@ -90,14 +92,26 @@ class FileBackend:
             for folder in (layout.root, layout.episodes, layout.views):
                 disk.make_folder(folder)
             index, fresh = FileIndex.open(layout.root)
+            return cls(layout, index, max_body_bytes), fresh
         except (WriteFailed, sqlite3.Error, OSError) as exc:
-            raise BackendUnavailable("file", "cannot use its folder", f"{root}: {exc}") from exc
-        return cls(layout, index, max_body_bytes), fresh
+            if not layout.episodes.is_dir():
+                raise BackendUnavailable("file", "cannot use its folder", f"{root}: {exc}") from exc
+            why = f"{exc}"
+        # A home we cannot write (a read-only mount, a shared checkout): reads still work, from
+        # the index as it is or one built in memory; every write says why it cannot be made.
+        index, fresh = FileIndex.open(layout.root, writable=False)
+        backend = cls(layout, index, max_body_bytes)
+        backend._read_only = why
+        return backend, fresh
 
     def subscribe(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` (from the watcher's thread) each time a change on disk, by this
         process or another, may have reached the index: what it reads is current then."""
         self._listeners.append(listener)
+
+    def location(self, episode: Episode) -> str:
+        """The file of ``episode`` (``backends.protocol.Locates``)."""
+        return str(self._layout.episode_path(episode.group_id, episode.id))
 
     @property
     def problems(self) -> list[tuple[Path, str]]:
@@ -203,6 +217,7 @@ class FileBackend:
     # -- opening and watching ---------------------------------------------------------------
 
     def _start(self, *, fresh: bool, watch: bool) -> None:
+        disk.remove_dead_writers_temps([*self._layout.group_folders(), self._tombstones.folder])
         # Watch first, then check: a change made while checking is seen by one or the other.
         if watch:
             self._watcher = Watcher(self._layout.root, self._on_change)
@@ -216,6 +231,11 @@ class FileBackend:
         edited = [view for view in self._layout.view_paths()
                   if everything or self._index.view_signature(view) != _signature_of(view)]
         if not stale and not edited:
+            return
+        if self._read_only is not None:
+            with self._index.transaction():  # what the files hold; nothing is written to them
+                for group in stale:
+                    self._sync_group(group)
             return
         with self._writing():
             for group in stale:
@@ -330,11 +350,11 @@ class FileBackend:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
+        if self._read_only is not None:
+            raise WriteFailed(f"cannot write in {self._layout.root}: {self._read_only}")
         try:
-            with self._lock, self._index.transaction():
+            with disk.held(self._lock), self._index.transaction():
                 yield
-        except Timeout as exc:
-            raise WriteFailed(f"the lock {self._layout.lock} was held too long") from exc
         except sqlite3.Error as exc:
             raise WriteFailed(f"cannot update the index {self._index.path}: {exc}") from exc
 
@@ -421,6 +441,8 @@ class FileBackend:
             self._index.clear_problem(path)
 
     def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = ()) -> None:
+        if self._read_only is not None:
+            return
         for group, kind in sorted(touched):
             if kind in VIEW_FILES:
                 self._write_view(group, kind, drop=drop)

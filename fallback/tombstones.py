@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from backends.model import now, utc
+from backends.model import EPISODE_ID, now, utc
 from backends.protocol import Tombstone
 from fallback import disk
 from fallback.layout import file_name, is_episode_file
@@ -31,6 +31,8 @@ class TombstoneFolder:
     def bury(self, episode_ids: Collection[str], when: datetime | None = None) -> None:
         stamp = (when or now()).isoformat()
         for episode_id in episode_ids:
+            if not EPISODE_ID.fullmatch(episode_id):
+                continue  # no layer can hold it: there is nothing to delete anywhere
             document = {"id": episode_id, "deleted_at": stamp}
             disk.write_atomic(self.folder / file_name(episode_id), orjson.dumps(document))
 

@@ -259,7 +259,7 @@ async def cmd_search(args: argparse.Namespace, config: Config) -> Output:
     lines = [f"{hit.score:.2f}  {_summary(hit.episode)}\n      "
              f"{' '.join(hit.episode.body.split())[:100].rstrip()}" for hit in hits]
     return Output(
-        {"query": args.query, "hits": [hit.model_dump(mode="json") for hit in hits]},
+        {"query": _printable(args.query), "hits": [hit.model_dump(mode="json") for hit in hits]},
         "\n".join(lines) or "no matches",
     )
 
@@ -538,8 +538,14 @@ async def run(argv: Sequence[str]) -> Output:
     return await execute(build_parser().parse_args(argv))
 
 
+def _printable(text: str) -> str:
+    """``text`` with any lone surrogate (a byte of the command line that is not UTF-8) shown as
+    an escape, so that it can be printed and put in JSON."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _print_error(exc: DualmemError, as_json: bool) -> None:
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    message = _printable(" ".join(str(exc).split()) or type(exc).__name__)
     print(f"dualmem: error: {message}", file=sys.stderr)
     if as_json:
         error = {"type": type(exc).__name__, "message": message}

@@ -7,7 +7,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from os import PathLike
 
-from backends.graph import GraphBackend
+from backends.errors import BackendUnavailable
+from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.config import Config
@@ -38,7 +39,16 @@ async def open_backend(
     if config.backend == "auto":
         dual = await open_dual(config, one_shot=one_shot)
         return dual, Selection(dual.layer_in_use, dual.reason)
-    graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+    try:
+        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+    except BackendUnavailable as exc:
+        if exc.reason not in (READ_ONLY, NO_ROOM):
+            raise
+        # Reads still work on a read-only or full home; every write raises WriteFailed, saying
+        # why.
+        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
+                                        read_only=True)
+        return graph, Selection("graph", f"asked for; read-only: {exc.reason}: {exc.detail}")
     return graph, Selection("graph", "asked for")
 
 

@@ -38,23 +38,28 @@ CREATE TABLE IF NOT EXISTS runs (
 
 class Ledger:
     """Migration progress under ``<home>/migration/ledger.sqlite3``. Not thread-safe; one per
-    process and stream is the intended use."""
+    process and stream is the intended use.
 
-    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+    A ledger that cannot be written here (a read-only home, a full disk) opens read-only, so
+    that reads (status, what is pending) still work: ``read_only`` then says why, and every
+    write raises ``MigrationError`` saying it."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, read_only: str | None = None):
         self._db = connection
         self.path = path
+        self.read_only = read_only
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.executescript(_SCHEMA)
+            return cls(_open_writable(path), path)
+        except (sqlite3.Error, OSError) as exc:
+            why = _reason(exc)
+        try:
+            return cls(_open_read_only(path), path, read_only=why)
         except sqlite3.Error as exc:
-            raise MigrationError(f"cannot open the migration ledger {path}: {exc}") from exc
-        return cls(db, path)
+            raise MigrationError(f"cannot open the migration ledger {path}: {why}; "
+                                 f"read-only: {exc}") from exc
 
     def replayed(self, stream: str) -> dict[str, str]:
         """id -> content hash of every episode recorded as replayed in ``stream``."""
@@ -123,6 +128,11 @@ class Ledger:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
+        if self.read_only is not None:
+            raise MigrationError(
+                f"cannot write the migration ledger {self.path}: it is read-only here "
+                f"({self.read_only})"
+            )
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -133,3 +143,45 @@ class Ledger:
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise MigrationError(f"cannot write the migration ledger {self.path}: {exc}") from exc
+
+
+def _open_writable(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(_SCHEMA)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """The ledger for reading: as it is on disk; empty when there is none. A WAL database opened
+    read-only needs its shared-memory file, which a read-only folder cannot take: then it is read
+    as immutable (nothing can write it here either)."""
+    if not path.exists():
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.executescript(_SCHEMA)
+        return db
+    last: sqlite3.Error | None = None
+    for options in ("mode=ro", "immutable=1"):
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?{options}", uri=True,
+                             timeout=10.0, isolation_level=None)
+        try:
+            db.execute("SELECT count(*) FROM replayed").fetchone()
+        except sqlite3.Error as exc:
+            db.close()
+            last = exc
+            continue
+        return db
+    assert last is not None
+    raise last
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)

@@ -15,13 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from backends.errors import DualmemError, MigrationError
+from backends.errors import DualmemError, InvalidEpisode, MigrationError
 from backends.model import Episode
-from backends.protocol import MemoryBackend, Tombstones, upsert_all
+from backends.protocol import Locates, MemoryBackend, Tombstones, upsert_all
 from migrate.ledger import Ledger
 from migrate.verify import Index, Source, Verification, verify
 
@@ -56,6 +56,21 @@ class Plan:
         return not (self.writes or self.deletes or self.stale_tombstones or self.pruned)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A source episode the target refused (``InvalidEpisode``: over its size limit, say). It
+    stays in the source, pending, and is reported by every run until it is fixed or removed."""
+
+    id: str
+    group_id: str
+    location: str | None
+    """where it lies in the source, when the source can say (a file)"""
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.location or self.id}: {self.reason}"
+
+
 @dataclass
 class MigrationReport:
     stream: str
@@ -70,10 +85,16 @@ class MigrationReport:
     ledger_reset: bool = False
     """the target was empty though the ledger said otherwise (a new database): replayed all"""
     verification: Verification | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+    """episodes the target refused; the rest were replayed all the same"""
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.skipped)
 
     @property
     def ok(self) -> bool:
-        return self.verification is None or self.verification.clean
+        return not self.partial and (self.verification is None or self.verification.clean)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +109,8 @@ class MigrationReport:
             "written_by_group": self.written_by_group,
             "ledger_reset": self.ledger_reset,
             "ok": self.ok,
+            "partial": self.partial,
+            "skipped": [asdict(skip) for skip in self.skipped],
             "verification": None if self.verification is None else self.verification.to_json(),
         }
 
@@ -97,6 +120,9 @@ class MigrationReport:
             f"{verb} {self.written} of {self.scanned} episodes ({self.unchanged} unchanged), "
             f"{self.deleted} deletes, in {self.seconds:.2f} s"
         )
+        if self.skipped:
+            line += (f"; skipped {len(self.skipped)} that cannot be replayed (left pending): "
+                     + "; ".join(skip.describe() for skip in self.skipped))
         return line if self.verification is None else f"{line}; {self.verification.summary()}"
 
 
@@ -147,11 +173,15 @@ class Migrator:
         report = _report(plan, self.stream, started, dry_run=False)
         report.ledger_reset = reset
         try:
-            await self._apply(plan, progress)
+            report.skipped = await self._apply(plan, progress)
         except DualmemError as exc:
             raise MigrationError(
                 f"replay into the {self.target.layer} layer failed: {exc}"
             ) from exc
+        for skip in report.skipped:
+            report.written -= 1
+            report.written_by_group[skip.group_id] -= 1
+        report.written_by_group = {g: n for g, n in report.written_by_group.items() if n}
         if check:
             report.verification = await verify(
                 self.source,
@@ -164,7 +194,8 @@ class Migrator:
             self.ledger.record_run(self.stream, report.to_json())
         return report
 
-    async def _apply(self, plan: Plan, progress: Progress | None) -> None:
+    async def _apply(self, plan: Plan, progress: Progress | None) -> list[Skipped]:
+        """Replay the plan; the episodes the target refused, which were not replayed."""
         if plan.deletes:
             for episode_id in plan.deletes:
                 await self.target.delete(episode_id)
@@ -174,14 +205,35 @@ class Migrator:
         if plan.pruned:
             self.ledger.unmark_pruned(self.stream, plan.pruned)
         total = len(plan.writes)
+        skipped: list[Skipped] = []
         for start in range(0, total, self.batch_size):
             batch = plan.writes[start : start + self.batch_size]
-            await upsert_all(self.target, batch)
+            written = await self._write(batch, skipped)
             self.ledger.record(
-                self.stream, ((e.id, e.group_id, plan.index[e.id][1]) for e in batch)
+                self.stream, ((e.id, e.group_id, plan.index[e.id][1]) for e in written)
             )
             if progress is not None:
                 progress(start + len(batch), total)
+        return skipped
+
+    async def _write(self, batch: list[Episode], skipped: list[Skipped]) -> list[Episode]:
+        """Write ``batch``; when the target refuses one of its episodes, write the others one
+        by one and add each refused one to ``skipped``. Returns what was written."""
+        try:
+            await upsert_all(self.target, batch)
+            return batch
+        except InvalidEpisode:
+            pass  # a property of one episode, not of the target: find it, keep the rest
+        written = []
+        for episode in batch:
+            try:
+                await self.target.upsert(episode)
+            except InvalidEpisode as exc:
+                where = self.source.location(episode) if isinstance(self.source, Locates) else None
+                skipped.append(Skipped(episode.id, episode.group_id, where, str(exc)))
+                continue
+            written.append(episode)
+        return written
 
 
 async def dry_run(source: Source, ledger: Ledger, stream: str = FILES_TO_GRAPH) -> MigrationReport:

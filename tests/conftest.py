@@ -1,9 +1,13 @@
-"""Test-wide settings: hypothesis profiles (``HYPOTHESIS_PROFILE=fast|ci``), and no telemetry."""
+"""Test-wide settings: hypothesis profiles (``HYPOTHESIS_PROFILE=fast|ci``), no telemetry, and
+the random seed of randomized tests (``DUALMEM_TEST_SEED``, printed when such a test fails)."""
 
 from __future__ import annotations
 
 import os
+import random
+from collections.abc import Generator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # graphiti reads this at import; the tests must never phone home.
@@ -16,3 +20,29 @@ settings.register_profile("default", max_examples=40, **_TIMING)
 settings.register_profile("fast", max_examples=10, **_TIMING)
 settings.register_profile("ci", max_examples=100, print_blob=True, **_TIMING)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+SEED_VARIABLE = "DUALMEM_TEST_SEED"
+_SEED = pytest.StashKey[int]()
+
+
+@pytest.fixture
+def seed(request: pytest.FixtureRequest) -> int:
+    """The seed of this test's randomness: ``$DUALMEM_TEST_SEED`` when set, else a fresh one.
+    A failing test names it, so that the run can be repeated exactly."""
+    raw = os.environ.get(SEED_VARIABLE, "").strip()
+    value = int(raw) if raw else random.SystemRandom().randrange(2**32)
+    request.node.stash[_SEED] = value
+    return value
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed and _SEED in item.stash:
+        value = item.stash[_SEED]
+        report.sections.append(
+            ("random seed", f"seed {value}: rerun with {SEED_VARIABLE}={value}")
+        )
+    return report

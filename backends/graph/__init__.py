@@ -21,7 +21,8 @@ On disk, ``<home>/graph/``:
 The search index (``index.py``) is derived: rebuilt from the rows at every open.
 """
 
+from backends.graph.database import NO_ROOM, READ_ONLY
 from backends.graph.embedder import Embedder, HashingEmbedder
 from backends.graph.store import GraphBackend
 
-__all__ = ["Embedder", "GraphBackend", "HashingEmbedder"]
+__all__ = ["NO_ROOM", "READ_ONLY", "Embedder", "GraphBackend", "HashingEmbedder"]

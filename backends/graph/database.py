@@ -12,19 +12,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from backends.errors import BackendUnavailable
+from backends.errors import BackendUnavailable, WriteFailed
+from backends.graph import space
 
 LAYER = "graph"
+NO_ROOM = "no room"
+"""The reason of a ``BackendUnavailable`` for a database that cannot be opened for writing
+because its disk is full (opening writes); it can still be read (``read_only``)."""
+READ_ONLY = "read-only"
+"""The reason of a ``BackendUnavailable`` for a database this process may read but not write
+(a read-only volume or checkout); ``GraphBackend.open(..., read_only=True)`` then reads it."""
 DB_FILE = "memory.kuzu"
 OWNER_FILE = "owner.json"
+COPY_FILE_PREFIX = ".bulk-"
+"""temporary files of ``rows.copy_episodes``, beside the database"""
 SCHEMA_VERSION = 1
 INSTALL_HINT = "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'"
 
@@ -36,6 +47,7 @@ INSTALL_HINT = "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'"
 _EPISODIC_EXTRA = (
     "kind STRING", "invalid_at TIMESTAMP", "valid_at_set BOOLEAN", "embedding_f16 STRING"
 )
+_NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
 
 T = TypeVar("T")
@@ -73,7 +85,10 @@ class Session:
         try:
             yield
         except BaseException:
-            self.script("ROLLBACK")
+            # Kùzu rolls a transaction back itself when a statement in it fails; then ROLLBACK
+            # fails too ("No active transaction"), and the first error is the one to report.
+            with contextlib.suppress(RuntimeError):
+                self.script("ROLLBACK")
             raise
         self.script("COMMIT")
 
@@ -82,9 +97,11 @@ class GraphDatabase:
     """One open Kùzu database under ``directory`` (``<home>/graph``)."""
 
     def __init__(self, directory: Path, executor: ThreadPoolExecutor, session: Session,
-                 database: Any, meta: dict[str, str]) -> None:
+                 database: Any, meta: dict[str, str], read_only: str | None = None) -> None:
         self.directory = directory
         self.meta = meta
+        self.read_only = read_only
+        """None when writable; else why it was opened for reading only"""
         self._executor = executor
         self._session: Session | None = session
         self._database = database
@@ -94,18 +111,20 @@ class GraphDatabase:
         return self.directory / DB_FILE
 
     @classmethod
-    async def connect(cls, directory: Path) -> GraphDatabase:
-        """Open or create the database; raises ``BackendUnavailable`` with the reason."""
+    async def connect(cls, directory: Path, *, read_only: bool = False) -> GraphDatabase:
+        """Open or create the database (``read_only``: open an existing one for reading only);
+        raises ``BackendUnavailable`` with the reason."""
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dualmem-kuzu")
         loop = asyncio.get_running_loop()
         try:
             database, session, meta = await loop.run_in_executor(
-                executor, _connect, directory
+                executor, partial(_connect, directory, read_only=read_only)
             )
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(directory, executor, session, database, meta)
+        why = _why_not_writable(directory) if read_only else None
+        return cls(directory, executor, session, database, meta, why)
 
     async def run(self, work: Callable[[Session], T]) -> T:
         """Run ``work`` on the worker thread; the caller translates driver errors."""
@@ -125,48 +144,82 @@ class GraphDatabase:
         await asyncio.sleep(0)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, _disconnect, session, self._database,
-                                   self.directory)
+                                   self._owner_file)
         self._executor.shutdown(wait=False)
 
     def close_now(self) -> None:
         """At interpreter exit, when no event loop is left: the same close, synchronously."""
         session, self._session = self._session, None
         if session is not None:  # the worker thread is already gone at exit
-            _disconnect(session, self._database, self.directory)
+            _disconnect(session, self._database, self._owner_file)
+
+    @property
+    def _owner_file(self) -> Path | None:
+        return None if self.read_only is not None else self.directory / OWNER_FILE
 
 
-def _connect(directory: Path) -> tuple[Any, Session, dict[str, str]]:
+def _connect(directory: Path, *, read_only: bool) -> tuple[Any, Session, dict[str, str]]:
     try:
         import kuzu
     except ImportError as exc:
         raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
+    if read_only and not (directory / DB_FILE).is_file():
+        raise BackendUnavailable(LAYER, READ_ONLY,
+                                 f"{directory / DB_FILE} does not exist and cannot be made here")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise BackendUnavailable(LAYER, "unreadable", f"{directory}: {exc.strerror}") from exc
+        reason = READ_ONLY if exc.errno in _NOT_WRITABLE else "unreadable"
+        raise BackendUnavailable(LAYER, reason, f"{directory}: {exc.strerror}") from exc
+    if not read_only:
+        _ensure_room_to_open(directory)
     try:
-        database = kuzu.Database(str(directory / DB_FILE))
+        database = kuzu.Database(str(directory / DB_FILE), read_only=read_only)
     except RuntimeError as exc:
         raise _open_error(directory, exc) from exc
     session = Session(kuzu.Connection(database))
+    owner_file = None if read_only else directory / OWNER_FILE  # a reader holds nothing
     try:
         meta = _ensure_schema(session)
     except BackendUnavailable:
-        _disconnect(session, database, directory)
+        _disconnect(session, database, owner_file)
         raise
     except RuntimeError as exc:
-        _disconnect(session, database, directory)
+        _disconnect(session, database, owner_file)
         raise BackendUnavailable(LAYER, "corrupt", _first_line(exc)) from exc
-    _write_owner(directory)
+    if owner_file is not None:
+        _write_owner(owner_file)
+        _remove_dead_copy_files(directory)
     return database, session, meta
 
 
-def _disconnect(session: Session, database: Any, directory: Path) -> None:
+def _remove_dead_copy_files(directory: Path) -> None:
+    """The COPY files of a writer killed mid-batch (rows.copy_episodes removes its own): holding
+    the database read-write, no other process is writing one now."""
+    for leftover in directory.glob(f"{COPY_FILE_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
+def _ensure_room_to_open(directory: Path) -> None:
+    """Opening writes: a new database its schema, an old one its WAL into the database file
+    (space.py: Kùzu must never meet a full disk)."""
+    try:
+        if (directory / DB_FILE).is_file():
+            space.ensure_room(directory, payload=0)
+        else:
+            space.ensure_room_to_create(directory)
+    except WriteFailed as exc:
+        raise BackendUnavailable(LAYER, NO_ROOM, str(exc)) from exc
+
+
+def _disconnect(session: Session, database: Any, owner_file: Path | None) -> None:
     session._statements.clear()
     session._connection.close()
     database.close()
-    with contextlib.suppress(OSError):
-        (directory / OWNER_FILE).unlink()
+    if owner_file is not None:
+        with contextlib.suppress(OSError):
+            owner_file.unlink()
 
 
 def _open_error(directory: Path, exc: RuntimeError) -> BackendUnavailable:
@@ -176,19 +229,34 @@ def _open_error(directory: Path, exc: RuntimeError) -> BackendUnavailable:
         return BackendUnavailable(
             LAYER, "locked by another process", f"pid {owner}" if owner else str(directory)
         )
+    if "Read-only file system" in message or (
+        "Permission denied" in message and os.access(directory / DB_FILE, os.R_OK)
+    ):
+        return BackendUnavailable(LAYER, READ_ONLY, message)
     if "Permission denied" in message:
         return BackendUnavailable(LAYER, "unreadable", message)
     return BackendUnavailable(LAYER, "corrupt", message)
+
+
+def _why_not_writable(directory: Path) -> str:
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return os.strerror(errno.EROFS)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not os.access(directory / DB_FILE, os.W_OK) or not os.access(directory, os.W_OK):
+        return os.strerror(errno.EACCES)
+    return "opened read-only"
 
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _write_owner(directory: Path) -> None:
+def _write_owner(owner_file: Path) -> None:
     # Kùzu's lock does not say who holds it; this note lets the next opener name the pid.
     with contextlib.suppress(OSError):
-        (directory / OWNER_FILE).write_text(json.dumps({"pid": os.getpid()}))
+        owner_file.write_text(json.dumps({"pid": os.getpid()}))
 
 
 def _read_owner(directory: Path) -> int | None:

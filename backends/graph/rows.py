@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from backends.graph.database import Session
+from backends.graph.database import COPY_FILE_PREFIX, Session
 from backends.graph.embedder import Vectors
 from backends.graph.structure import Entity
 from backends.model import Episode
@@ -114,25 +114,34 @@ def bulk_part(
 def copy_episodes(session: Session, writes: Sequence[EpisodeWrite], directory: Path) -> None:
     """Create new Episodic rows with one ``COPY FROM`` (25k rows/s against 4k for prepared
     CREATE; like CREATE, it keeps a Kùzu full-text index correct). One statement: all or none."""
-    with tempfile.NamedTemporaryFile(
-        "w", dir=directory, prefix=".bulk-", suffix=".csv", newline="", encoding="utf-8",
+    # Not a `with` block: the file outlives its writing (Kùzu reads it), and whatever fails from
+    # here on (a full disk, a text that cannot be encoded, the COPY itself), it goes.
+    out = tempfile.NamedTemporaryFile(  # noqa: SIM115
+        "w", dir=directory, prefix=COPY_FILE_PREFIX, suffix=".csv", newline="", encoding="utf-8",
         delete=False,
-    ) as out:
-        table = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
-        for write in writes:
-            e = write.episode
-            table.writerow([
-                e.id, e.name, e.group_id, _csv_time(e.created_at),
-                "json" if e.data is not None else "text", e.source, e.body,
-                _csv_time(e.valid_at or e.created_at), "[]", e.kind,
-                _csv_time(e.invalid_at) if e.invalid_at else "",
-                "true" if e.valid_at is not None else "false", write.vector,
-            ])
-    try:  # columns in table order: graphiti's, then ours (database._EPISODIC_EXTRA)
+    )
+    try:
+        with out:
+            _write_csv(out, writes)
         session.script(f"COPY Episodic FROM '{out.name}' "
                        "(HEADER=false, PARALLEL=false, QUOTE='\"', ESCAPE='\"')")
     finally:
-        Path(out.name).unlink()
+        Path(out.name).unlink(missing_ok=True)
+
+
+def _write_csv(out: IO[str], writes: Sequence[EpisodeWrite]) -> None:
+    """One row per write, columns in table order: graphiti's, then ours
+    (database._EPISODIC_EXTRA)."""
+    table = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for write in writes:
+        e = write.episode
+        table.writerow([
+            e.id, e.name, e.group_id, _csv_time(e.created_at),
+            "json" if e.data is not None else "text", e.source, e.body,
+            _csv_time(e.valid_at or e.created_at), "[]", e.kind,
+            _csv_time(e.invalid_at) if e.invalid_at else "",
+            "true" if e.valid_at is not None else "false", write.vector,
+        ])
 
 
 def _csv_time(value: datetime) -> str:

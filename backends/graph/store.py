@@ -16,13 +16,20 @@ from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
-from backends.errors import BackendUnavailable, StoreCorrupt, WriteFailed
-from backends.graph import rows
-from backends.graph.database import LAYER, GraphDatabase, Session
+from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+from backends.graph import rows, space
+from backends.graph.database import LAYER, READ_ONLY, GraphDatabase, Session
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.structure import extract
-from backends.model import DEFAULT_MAX_BODY_BYTES, Episode, Hit, Receipt, ensure_body_fits
+from backends.model import (
+    DEFAULT_MAX_BODY_BYTES,
+    EPISODE_ID,
+    Episode,
+    Hit,
+    Receipt,
+    ensure_body_fits,
+)
 from backends.protocol import Position
 from backends.ranking import search_text
 
@@ -30,14 +37,20 @@ T = TypeVar("T")
 FETCH_CHUNK = 256
 OPEN_WAIT = 120.0
 """seconds a second opener in this process waits for the first to finish opening"""
+# How Kùzu begins the message of a failed file write (a full disk, a file-size limit).
+_IO_FAILURE = "IO exception"
+DELETE_BYTES = 4096
+ROW_BYTES = 512
+"""what a row costs beside its text: columns, keys, index entries"""
 
 
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: Embedder) -> None:
+    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False) -> None:
         self.directory = directory
         self.embedder = embedder
+        self.read_only = read_only
         self.index = EpisodeIndex(embedder.dimension)
         # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
         # and count read the rows. Both are built from the rows at open.
@@ -46,6 +59,8 @@ class _Core:
         self.loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[None] = self.loop.create_future()
         self.write_lock = asyncio.Lock()
+        self.failed: str | None = None
+        """why writing stopped (a write failed in the database), or None"""
         self._db: GraphDatabase | None = None
 
     @property
@@ -55,7 +70,7 @@ class _Core:
         return self._db
 
     async def start(self, *, reembed: bool) -> None:
-        self._db = await GraphDatabase.connect(self.directory)
+        self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only)
         try:
             await self._check_embedder(reembed=reembed)
             await self._load()
@@ -77,18 +92,54 @@ class _Core:
         except (RuntimeError, ValueError) as exc:  # ValueError: a row that is no valid Episode
             raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
 
-    async def write(self, work: Callable[[Session], T]) -> T:
+    async def write(self, work: Callable[[Session], T], payload: int) -> T:
+        """Run ``work``, a write of about ``payload`` bytes, if there is room for it (space.py).
+        A write that fails for want of space all the same stops this core writing (Kùzu may be
+        unsafe to write then) until the graph is opened again, and says so."""
+        if self.db.read_only is not None:
+            raise WriteFailed(f"graph layer: {self.db.file} is read-only here "
+                              f"({self.db.read_only})")
+        if self.failed is not None:
+            raise WriteFailed(f"graph layer: not writing after a failed write ({self.failed}); "
+                              "open the graph again to go on")
+        space.ensure_room(self.directory, payload)
         try:
             return await self.db.run(work)
+        except OSError as exc:  # a COPY file that could not be written: nothing reached Kùzu
+            raise WriteFailed(f"graph layer: {exc.strerror or exc}") from exc
         except RuntimeError as exc:
+            if str(exc).startswith(_IO_FAILURE):
+                self.failed = str(exc)
             raise WriteFailed(f"graph layer: {exc}") from exc
+
+    async def resync(self, latest: dict[str, tuple[Episode, Vectors]]) -> None:
+        """After a failed write of ``latest`` (id -> what was written): learn what the rows hold
+        now, since a failed COPY may have kept some, so that writing them again replaces them
+        instead of failing on their keys."""
+        if self.failed is not None:
+            return  # nothing more will be written by this core
+        wanted = list(latest)
+        try:
+            found = await self.read(lambda session: rows.fetch(session, wanted))
+        except DualmemError:
+            return
+        for key, (episode, vector) in latest.items():
+            stored = found.get(key)
+            if stored is None:
+                self.forget(key)
+            elif stored == episode:
+                self.remember([(stored, vector)])
+            elif stored != self.episodes.get(key):
+                self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
 
     async def _check_embedder(self, *, reembed: bool) -> None:
         want = {"embedder": self.embedder.name, "dimension": str(self.embedder.dimension)}
         have = {key: self.db.meta[key] for key in want if key in self.db.meta}
         if have == want:
             return
-        if have and not reembed:
+        if self.read_only and not have:
+            return  # a graph from before the meta, read-only: _load embeds what it must
+        if have and (not reembed or self.read_only):
             raise BackendUnavailable(
                 LAYER, "embedder mismatch",
                 f"stored vectors are {have.get('embedder')}/{have.get('dimension')}, this "
@@ -105,7 +156,7 @@ class _Core:
                 for key, value in want.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
-        await self.write(record)
+        await self.write(record, payload=len(stored) * (2 * self.embedder.dimension + 100))
         self.db.meta.update(want)
 
     async def _load(self) -> None:
@@ -158,11 +209,14 @@ class GraphBackend:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         embedder: Embedder | None = None,
+        read_only: bool = False,
     ) -> GraphBackend:
         """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
         reason: "not installed", "locked by another process", "corrupt", "unreadable",
-        "embedder mismatch" (see ``reembed``)."""
-        return cls(await _acquire(Path(path), embedder, reembed=False), max_body_bytes)
+        "read-only" (this process may read it but not write it: open it with ``read_only``,
+        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``)."""
+        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only)
+        return cls(core, max_body_bytes)
 
     @classmethod
     async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None) -> int:
@@ -198,19 +252,27 @@ class GraphBackend:
             rest = [write for write in writes if write.episode.id not in in_bulk]
             # Two transactions at most (the BatchUpsert contract allows a stored subset on
             # failure); the index learns each part once it is committed.
-            if rest:
-                await core.write(partial(rows.write_episodes, writes=rest, stored=stored))
-                core.remember([(write.episode, by_id[write.episode.id]) for write in rest])
-            if bulk:
-                await core.write(partial(rows.copy_episodes, writes=bulk,
-                                         directory=core.directory))
-                core.remember([(write.episode, by_id[write.episode.id]) for write in bulk])
+            for part, work in (
+                (rest, partial(rows.write_episodes, writes=rest, stored=stored)),
+                (bulk, partial(rows.copy_episodes, writes=bulk, directory=core.directory)),
+            ):
+                if not part:
+                    continue
+                try:
+                    await core.write(work, payload=_size(part))
+                except WriteFailed:
+                    await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
+                                       for w in part})
+                    raise
+                core.remember([(write.episode, by_id[write.episode.id]) for write in part])
         location = str(core.db.file)
         # model_construct: the fields are known good, and validation was 5% of a batch write.
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
                                         pending=False) for episode in episodes]
 
     async def get(self, episode_id: str) -> Episode | None:
+        if not EPISODE_ID.fullmatch(episode_id):
+            return None  # no such id can be stored (and a lone surrogate cannot reach Kùzu)
         found = await self._fetch([episode_id])
         return found.get(episode_id)
 
@@ -219,7 +281,8 @@ class GraphBackend:
         async with core.write_lock:
             if episode_id not in core.index:
                 return False
-            await core.write(lambda session: rows.delete_episode(session, episode_id))
+            await core.write(lambda session: rows.delete_episode(session, episode_id),
+                             payload=DELETE_BYTES)
             core.forget(episode_id)
         return True
 
@@ -274,7 +337,7 @@ class GraphBackend:
                 for key, value in values.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
-        await core.write(record)
+        await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
 
     async def aclose(self) -> None:
@@ -294,7 +357,15 @@ class GraphBackend:
         return await self._open_core().read(lambda session: rows.fetch(session, wanted))
 
 
-async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _Core:
+def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
+    """About how many bytes ``writes`` add to the database (for ``space.ensure_room``)."""
+    return sum(len(w.episode.body) + len(w.episode.name) + len(w.vector)
+               + ROW_BYTES * (1 + len(w.entities)) for w in writes)
+
+
+async def _acquire(
+    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False
+) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
     with _registry:
@@ -310,7 +381,7 @@ async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _
             core = None
         creator = core is None
         if core is None:
-            core = _cores[key] = _Core(key, embedder or HashingEmbedder())
+            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only)
         core.users += 1
     try:
         if creator:
@@ -329,6 +400,8 @@ async def _acquire(path: Path, embedder: Embedder | None, *, reembed: bool) -> _
                 raise BackendUnavailable(LAYER, "busy", f"still being opened after "
                                                         f"{OPEN_WAIT:.0f} s") from None
             _ensure_same_embedder(core, embedder)
+            if core.read_only and not read_only:
+                raise BackendUnavailable(LAYER, READ_ONLY, "open read-only in this process")
     except BaseException:
         await _release(core)
         raise

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from backends.protocol import MemoryBackend
@@ -87,9 +85,8 @@ async def test_queries_without_words_return_without_raising(
     assert isinstance(hits, list) and all(0.0 <= hit.score <= 1.0 for hit in hits)
 
 
-async def test_a_ten_thousand_character_query_is_answered_quickly(filled: MemoryBackend) -> None:
+async def test_a_ten_thousand_character_query_is_answered(filled: MemoryBackend) -> None:
+    # How fast is measured by bench.long_query, not asserted here.
     query = ("database helm secrets " * 500)[:10_000]
-    started = time.perf_counter()
     hits = await filled.search(query)
-    assert time.perf_counter() - started < 2.0
     assert {hit.episode.id for hit in hits} >= {"ep-0000", "ep-0002", "ep-0004"}

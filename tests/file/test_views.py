@@ -74,7 +74,7 @@ async def test_a_hand_bullet_is_kept_verbatim_through_renders(
     lines[1:1] = ["", "My own notes, in prose.", "*   Hand bullet,  kept as typed  "]
     view(home).write_text("\n".join(lines) + "\n")
     episode_id = stable_id("project_a", "pattern", natural_key("Hand bullet,  kept as typed"))
-    await eventually(lambda: files.get(episode_id), lambda found: found is not None)
+    assert await eventually(lambda: files.get(episode_id), lambda found: found is not None)
     await files.upsert(make(2, kind="pattern", name="generated two"))
     await files.upsert(make(1, kind="pattern", name="generated one renamed"))
     after = view(home).read_text().splitlines()
@@ -91,7 +91,7 @@ async def test_deleting_a_hand_bullets_memory_removes_the_bullet(
     with view(home, "gotchas.md").open("a") as markdown:
         markdown.write("- flaky test on CI\n- keep me\n")
     flaky = stable_id("project_a", "gotcha", natural_key("flaky test on CI"))
-    await eventually(lambda: files.count(), lambda n: n == 3)
+    assert await eventually(lambda: files.count(), lambda n: n == 3) == 3
     assert await files.delete(flaky) is True
     text = view(home, "gotchas.md").read_text()
     assert "flaky test on CI" not in text and "- keep me\n" in text
@@ -107,7 +107,7 @@ async def test_removing_a_hand_bullet_removes_its_memory(files: FileBackend, hom
     await files.upsert(make(1, kind="pattern"))
     original = view(home).read_text()
     view(home).write_text(original + "- short lived\n")
-    await eventually(lambda: files.count(), lambda n: n == 2)
+    assert await eventually(lambda: files.count(), lambda n: n == 2) == 2
     view(home).write_text(original)
     assert await eventually(lambda: files.count(), lambda n: n == 1) == 1
     assert await files.get(stable_id("project_a", "pattern", natural_key("short lived"))) is None
@@ -166,7 +166,7 @@ async def test_a_deleted_view_file_deletes_no_memory(files: FileBackend, home: P
     await files.upsert(make(1, kind="pattern"))
     with view(home).open("a") as markdown:
         markdown.write("- hand made\n")
-    await eventually(lambda: files.count(), lambda n: n == 2)
+    assert await eventually(lambda: files.count(), lambda n: n == 2) == 2
     await files.aclose()
     view(home).unlink()
     reopened = await FileBackend.open(home / "files")
@@ -200,7 +200,7 @@ async def test_a_view_that_is_not_utf8_is_left_untouched(files: FileBackend, hom
     await files.upsert(make(1, kind="pattern"))
     latin1 = "# Patterns\n\n- caf\xe9 au lait\n".encode("latin-1")
     view(home).write_bytes(latin1)
-    await eventually(lambda: files.problems, bool)
+    assert await eventually(lambda: files.problems, bool)
     await files.upsert(make(2, kind="pattern"))
     assert view(home).read_bytes() == latin1
     assert [path for path, _ in files.problems] == [view(home)]
@@ -217,7 +217,7 @@ async def test_a_hand_bullet_and_the_api_share_one_memory_for_one_text(
     ))
     with view(home).open("a") as markdown:
         markdown.write("- retry a FLAKY fsync, once!\n- sentinel bullet\n")
-    await eventually(lambda: files.search("sentinel"), bool)
+    assert await eventually(lambda: files.search("sentinel"), bool)
     assert await files.count(group_ids=["project_a"], kinds=["pattern"]) == 2
 
 

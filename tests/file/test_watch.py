@@ -63,7 +63,7 @@ async def test_a_repaired_file_is_taken_in_and_no_longer_reported(
     path = home / "files" / "episodes" / "project_a" / "ep-0001.json"
     good = path.read_bytes()
     path.write_bytes(good[: len(good) // 2])
-    await eventually(lambda: files.count(), lambda n: n == 0)
+    assert await eventually(lambda: files.count(), lambda n: n == 0) == 0
     assert [p for p, _ in files.problems] == [path]
     path.write_bytes(good)
     assert await eventually(lambda: ids(files, "repaired"), bool) == ["ep-0001"]

@@ -45,11 +45,11 @@ async def observe(store: MemoryBackend) -> dict[str, list[Any]]:
     }
 
 
-async def test_both_layers_hold_and_rank_the_same(tmp_path: Path) -> None:
+async def test_both_layers_hold_and_rank_the_same(tmp_path: Path, seed: int) -> None:
     files = await FileBackend.open(tmp_path / "files")
     graph = await GraphBackend.open(tmp_path / "graph")
     try:
-        for step in operations(seed=11):
+        for step in operations(seed):
             for store in (files, graph):
                 if isinstance(step, str):
                     await store.delete(step)

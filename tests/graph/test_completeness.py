@@ -39,8 +39,10 @@ async def every_token_finds_its_episode(graph: GraphBackend, versions: dict[int,
 
 
 @pytest.mark.slow
-async def test_every_remaining_episode_is_found_by_its_unique_token(tmp_path: Path) -> None:
-    rng = random.Random(3)
+async def test_every_remaining_episode_is_found_by_its_unique_token(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
     versions = dict.fromkeys(range(STORED), 0)
     rewritten = rng.sample(range(STORED), REWRITTEN)
     deleted = rng.sample(range(STORED), DELETED)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import signal
 import sys
@@ -22,13 +21,12 @@ CHILD = str(Path(__file__).with_name("migrate_child.py"))
 COUNT = 5000
 
 
-async def test_a_killed_migration_resumes_exactly(tmp_path: Path) -> None:
+async def test_a_killed_migration_resumes_exactly(tmp_path: Path, seed: int) -> None:
     episodes = make_episodes(COUNT, groups=7)
     lay_down(tmp_path / "files", episodes)
-    seed = int.from_bytes(os.urandom(4), "big")
     rng = random.Random(seed)
     kill_after = rng.randint(1, COUNT // BATCH - 4)
-    print(f"seed {seed}: SIGKILL after batch {kill_after}, mid-way through the next")
+    print(f"SIGKILL after batch {kill_after}, mid-way through the next")
 
     child = await asyncio.create_subprocess_exec(sys.executable, CHILD, str(tmp_path), stdout=PIPE)
     assert child.stdout is not None

@@ -1,0 +1,133 @@
+"""What killed processes leave behind never stands in the way: temp files of writers that died
+before their rename are removed when the file layer opens (never those of a live writer), and
+a lock held by a process that died is free (the kernel releases flock and Kùzu's lock)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from filelock import FileLock, Timeout
+
+from backends.errors import BackendUnavailable
+from backends.graph import GraphBackend
+from backends.model import Episode
+from fallback import FileBackend
+from fallback.layout import Layout
+from faults.children import child_env, script
+
+
+@contextmanager
+def holding(what: str, path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A child process holding ``what`` (see holder.py) until the block ends; then it is gone."""
+    child = subprocess.Popen(script("holder.py", what, str(path)), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=child_env())
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "held", child.stderr and child.stderr.read()
+        yield child
+    finally:
+        child.kill()
+        child.communicate()
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def temp_name(target: str, pid: int) -> str:
+    return f".{target}.{pid}.0123abcd.tmp"
+
+
+def note(number: int) -> Episode:
+    return Episode.parse(id=f"ep-{number}", group_id="g", kind="pattern", name=f"note {number}",
+                         body=f"note {number}", created_at=datetime(2025, 1, 1, tzinfo=UTC))
+
+
+async def test_temp_files_of_dead_writers_go_at_open_and_a_live_writers_stay(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    await files.upsert(note(1))
+    await files.bury(["ep-gone"])
+    await files.aclose()
+    layout = Layout(root)
+    episode = layout.episode_path("g", "ep-1")
+    # A writer killed between its temp file and its rename, for real:
+    with holding("temp", episode) as killed:
+        pass
+    left = [p.name for p in episode.parent.iterdir() if p.name.startswith(".")]
+    assert len(left) == 1 and left[0].startswith(f".{episode.name}.{killed.pid}.")
+    # ... and planted ones of dead processes, in every folder the layer writes:
+    dead = dead_pid()
+    planted = [
+        episode.parent / temp_name("ep-2.json", dead),
+        layout.view_path("g", "pattern").parent / temp_name("patterns.md", dead),
+        root / "tombstones" / temp_name("ep-gone.json", dead),
+    ]
+    live = episode.parent / temp_name("ep-3.json", os.getpid())
+    for path in [*planted, live]:
+        path.write_bytes(b"{}")
+
+    reopened = await FileBackend.open(root)
+    try:
+        remaining = sorted(p.name for p in root.rglob("*.tmp"))
+        assert remaining == [live.name]
+        assert [e.id async for e in reopened.scan()] == ["ep-1"]
+        assert (await reopened.get("ep-1")) == note(1)
+    finally:
+        await reopened.aclose()
+
+
+async def test_the_file_lock_of_a_killed_process_does_not_block(tmp_path: Path) -> None:
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    try:
+        with holding("lock", root) as holder:
+            with pytest.raises(Timeout):  # it really holds the lock
+                FileLock(Layout(root).lock, timeout=0).acquire()
+            holder.send_signal(signal.SIGKILL)
+            holder.wait()
+            assert (await files.upsert(note(1))).layer == "file"
+        assert Layout(root).lock.exists()  # the file stays; the lock on it went with its holder
+        assert await files.get("ep-1") == note(1)
+    finally:
+        await files.aclose()
+
+
+async def test_the_graph_lock_of_a_killed_process_does_not_block(tmp_path: Path) -> None:
+    with holding("graph", tmp_path / "graph") as holder:
+        with pytest.raises(BackendUnavailable, match="locked by another process"):
+            await GraphBackend.open(tmp_path / "graph")
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        graph = await GraphBackend.open(tmp_path / "graph")
+    try:
+        assert (await graph.upsert(note(1))).layer == "graph"
+    finally:
+        await graph.aclose()
+
+
+async def test_copy_files_of_a_killed_graph_writer_go_when_the_graph_is_next_opened(
+    tmp_path: Path,
+) -> None:
+    graph = await GraphBackend.open(tmp_path / "graph")
+    await graph.aclose()
+    planted = tmp_path / "graph" / ".bulk-k1ll3d.csv"  # Kùzu's lock: no other writer has one
+    planted.write_text('"half","a","row"\n')
+    graph = await GraphBackend.open(tmp_path / "graph")
+    try:
+        assert not planted.exists()
+        assert await graph.count() == 0
+    finally:
+        await graph.aclose()
