@@ -7,11 +7,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from os import PathLike
 
-from backends.graph import GraphBackend
 from backends.protocol import MemoryBackend
-from fallback import FileBackend
 from memory.config import Config
-from memory.dual import open_dual
 
 
 @dataclass(frozen=True)
@@ -26,12 +23,20 @@ async def open_backend(config: Config) -> tuple[MemoryBackend, Selection]:
     """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it.
     ``graph`` raises ``BackendUnavailable`` rather than fall back; ``auto`` is the dual store:
     the graph when this process can hold it, else the file layer (pending replay), saying why."""
+    # Each layer is imported only when chosen: a file-layer process never loads the graph's
+    # dependencies (numpy, kuzu, graphiti), which is most of a short command's start-up.
     if config.backend == "file":
+        from fallback import FileBackend
+
         files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
         return files, Selection("file", "asked for")
     if config.backend == "auto":
+        from memory.dual import open_dual
+
         dual = await open_dual(config)
         return dual, Selection(dual.layer_in_use, dual.reason)
+    from backends.graph import GraphBackend
+
     graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
     return graph, Selection("graph", "asked for")
 
@@ -43,7 +48,8 @@ async def open_memory(
     *,
     config: Config | None = None,
 ) -> AsyncIterator[MemoryBackend]:
-    """Open the memory store at ``home`` (default: ``$DUALMEM_HOME`` or ``./.dualmem``)."""
+    """Open the memory store at ``home`` (default: ``$DUALMEM_HOME``, else the nearest
+    ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``)."""
     store, _ = await open_backend(config or Config.from_env(home=home, backend=backend))
     try:
         yield store
