@@ -55,6 +55,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Auto-Claude memory (--from-auto-claude)"),
     "reembed": ("home", "recompute every vector of the graph with the built-in embedder "
                 "(after an embedder change is reported)"),
+    "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
+             "JSON; never fail the session"),
     "demo": ("demo", "run the main job end to end in a temporary folder, saying what it does"),
 }
 
@@ -129,14 +131,22 @@ def _print_error(exc: DualmemError, as_json: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in argv  # known before parsing, so usage errors honour it too
+    name = None
     try:
         try:
-            args = parse(argv)
+            name = _command_in(argv)
+            args = build_parser(name).parse_args(argv)
         except SystemExit as exc:  # --help, already printed
             return exc.code if isinstance(exc.code, int) else 0
         as_json = args.json
         output = asyncio.run(execute(args))
     except DualmemError as exc:
+        if name == "hook":
+            # Claude Code reads exit status 2 as "block the prompt" (or "do not stop"): a
+            # hook's wrong command line must not hold the session up.
+            print(f"dualmem hook: {' '.join(str(exc).split())}", file=sys.stderr)
+            print("{}")
+            return 0
         _print_error(exc, as_json)
         return 2 if isinstance(exc, UsageError) else 1
     if as_json:
