@@ -33,7 +33,7 @@ def test_the_parser_loads_nothing_heavy() -> None:
     assert heavy_modules_after("from memory.cli import build_parser; build_parser()") == []
 
 
-@pytest.mark.parametrize("command", ["search", "add", "list", "hook"])
+@pytest.mark.parametrize("command", ["search", "add", "list", "hook", "mcp"])
 def test_a_hot_command_group_loads_nothing_heavy(command: str) -> None:
     script = f"from memory.cli import build_parser; build_parser({command!r})"
     assert heavy_modules_after(script) == []

@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Auto-Claude memory (--from-auto-claude)"),
     "reembed": ("home", "recompute every vector of the graph with the built-in embedder "
                 "(after an embedder change is reported)"),
+    "mcp": ("serve", "serve this memory to an agent over MCP (stdio) until stdin closes"),
     "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
              "JSON; never fail the session"),
     "demo": ("demo", "run the main job end to end in a temporary folder, saying what it does"),
