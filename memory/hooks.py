@@ -197,7 +197,8 @@ class Lessons:
                 self.discoveries.setdefault(found.group(1), found.group(2))
             return
         items = self.gotchas if label == "gotcha" else self.patterns
-        if natural_key(text) and natural_key(text) not in map(natural_key, items):
+        key = natural_key(text)
+        if key and key not in map(natural_key, items):
             items.append(text)
 
 

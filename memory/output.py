@@ -1,4 +1,5 @@
-"""What a command produces: one JSON document for machines and a text for people."""
+"""What a command produces: one JSON document for machines and a text for people; and an
+error as the one line that reports it."""
 
 from __future__ import annotations
 
@@ -12,3 +13,8 @@ class Output:
     """The one JSON document printed with ``--json``."""
     text: str
     """What a person reads otherwise (nothing when empty)."""
+
+
+def one_line(exc: BaseException) -> str:
+    """The error's message on one line (its type's name when it has none)."""
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -28,7 +28,7 @@ import orjson
 from backends.errors import DualmemError
 from memory.cli.base import Command, UsageError
 from memory.config import BACKEND_CHOICES, Config
-from memory.output import Output
+from memory.output import Output, one_line
 
 __all__ = ["COMMANDS", "build_parser", "main", "parse", "run"]
 
@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def command(name: str) -> Command:
+def _command(name: str) -> Command:
     """The command ``name``, importing its group."""
     group = importlib.import_module(f"memory.cli.{COMMANDS[name][0]}")
     commands: dict[str, Command] = group.COMMANDS
@@ -96,7 +96,7 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
         sub = commands.add_parser(each, help=help_text, description=help_text,
                                   parents=[json_flag], add_help=each == name)
         if each == name:
-            command(each).arguments(sub)
+            _command(each).arguments(sub)
     return parser
 
 
@@ -113,7 +113,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 async def execute(args: argparse.Namespace) -> Output:
     config = Config.from_env(home=args.home, backend=args.backend)
-    return await command(args.command).run(args, config)
+    return await _command(args.command).run(args, config)
 
 
 async def run(argv: Sequence[str]) -> Output:
@@ -122,7 +122,7 @@ async def run(argv: Sequence[str]) -> Output:
 
 
 def _print_error(exc: DualmemError, as_json: bool) -> None:
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    message = one_line(exc)
     print(f"dualmem: error: {message}", file=sys.stderr)
     if as_json:
         error = {"type": type(exc).__name__, "message": message}
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name == "hook":
             # Claude Code reads exit status 2 as "block the prompt" (or "do not stop"): a
             # hook's wrong command line must not hold the session up.
-            print(f"dualmem hook: {' '.join(str(exc).split())}", file=sys.stderr)
+            print(f"dualmem hook: {one_line(exc)}", file=sys.stderr)
             print("{}")
             return 0
         _print_error(exc, as_json)

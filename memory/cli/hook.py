@@ -29,7 +29,7 @@ from memory.hooks import (
     record_lessons,
     session_context,
 )
-from memory.output import Output
+from memory.output import Output, one_line
 from memory.project import project_id
 from memory.selection import open_backend
 
@@ -59,8 +59,7 @@ async def hook(args: argparse.Namespace, config: Config) -> Output:
     # A hook must never break the session it serves, whatever the failure (a full disk, a
     # store another version wrote, a bug): the failure is reported and the session goes on.
     except Exception as exc:
-        print(f"dualmem hook {args.event}: {' '.join(str(exc).split()) or type(exc).__name__}",
-              file=sys.stderr)
+        print(f"dualmem hook {args.event}: {one_line(exc)}", file=sys.stderr)
         context = ""
     document = hook_output(event, context)
     return Output(document, orjson.dumps(document).decode())

@@ -22,6 +22,7 @@ from backends.model import problems
 from memory.config import Config
 from memory.home import require_home
 from memory.mcp.tools import VIEWS, MemoryTools
+from memory.output import one_line
 from memory.selection import open_backend
 
 INSTRUCTIONS = """\
@@ -32,9 +33,7 @@ call add_memory; at the end of a session, call save_session_insights."""
 
 
 def _message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return problems(exc)
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return problems(exc) if isinstance(exc, ValidationError) else one_line(exc)
 
 
 def _as_tool(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
