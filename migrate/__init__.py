@@ -1,20 +1,25 @@
 """Replays one memory layer into another through the protocol alone: a ledger for resuming,
 verification per group, and the one-off import of an Auto-Claude memory folder."""
 
-from migrate.auto_claude import AutoClaudeFolder
-from migrate.ledger import Ledger
-from migrate.migrator import (
-    FILES_TO_GRAPH,
-    MigrationReport,
-    Migrator,
-    Plan,
-    Progress,
-    Skipped,
-    dry_run,
-    make_plan,
-    prune,
-)
-from migrate.verify import GroupCheck, Verification, verify
+import typing
+
+from backends.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from migrate.auto_claude import AutoClaudeFolder
+    from migrate.ledger import Ledger
+    from migrate.migrator import (
+        FILES_TO_GRAPH,
+        MigrationReport,
+        Migrator,
+        Plan,
+        Progress,
+        Skipped,
+        dry_run,
+        make_plan,
+        prune,
+    )
+    from migrate.verify import GroupCheck, Verification, verify
 
 __all__ = [
     "FILES_TO_GRAPH",
@@ -32,3 +37,16 @@ __all__ = [
     "prune",
     "verify",
 ]
+
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "migrate.auto_claude": ("AutoClaudeFolder",),
+    "migrate.ledger": ("Ledger",),
+    "migrate.migrator": (
+        "FILES_TO_GRAPH", "MigrationReport", "Migrator", "Plan", "Progress", "Skipped", "dry_run",
+        "make_plan", "prune",
+    ),
+    "migrate.verify": ("GroupCheck", "Verification", "verify"),
+}
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)
