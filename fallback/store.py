@@ -415,14 +415,18 @@ class FileBackend:
         return lambda: disk.write_atomic(path, codec.encode(before))
 
     def _remove(self, episode_id: str) -> bool:
-        with self._writing():
+        undo: list[Callable[[], object]] = []
+        with self._writing(undo):
             where = self._index.located(episode_id)
             if where is None:
                 return False
             path = self._layout.episode_path(where[0], episode_id)
+            # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
+            # one left by a delete that fails later names a live id, which is never replayed.
+            self._tombstones.bury([episode_id])
+            undo.append(self._restorer(path, episode_id))
             disk.remove(path)
             self._index.drop([episode_id])
-            self._tombstones.bury([episode_id])
             self._record_folders({path.parent})
             self._render({(where[0], where[1])}, drop={episode_id})
             return True

@@ -70,8 +70,8 @@ def run(home: Path, known: str) -> dict[str, Any]:
             "api": asyncio.run(api(home, layer, known)),
             "cli": {
                 "status": cli(home, layer, "status"),
-                "search": cli(home, layer, "search", "hello"),
-                "list": cli(home, layer, "list"),
+                "search": cli(home, layer, "search", "hello", "--all-groups"),
+                "list": cli(home, layer, "list", "--all-groups"),
                 "get": cli(home, layer, "get", known),
                 "add": cli(home, layer, "add", "--group", "g", "--kind", "note", "--name", "n",
                            "--body", "b"),

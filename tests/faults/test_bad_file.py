@@ -52,7 +52,7 @@ def test_an_oversize_file_among_good_ones_is_reported_and_skipped_by_migrate(
         assert str(path) in message and f"body of {TOO_BIG} bytes is over the limit" in message
         assert f"wrote {GOOD if run == 0 else 0} of {GOOD + 1}" in message
 
-        code, listed = dualmem(capsys, tmp_path, "--backend", "graph", "list")
+        code, listed = dualmem(capsys, tmp_path, "--backend", "graph", "list", "--group", "g")
         assert code == 0 and listed["count"] == GOOD
 
     code, status = dualmem(capsys, tmp_path, "status")

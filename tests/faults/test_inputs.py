@@ -133,6 +133,9 @@ def test_the_cli_answers_not_found_for_an_id_that_is_not_utf8(
     ``delete`` in this one, with what Python makes of those bytes."""
     argv = [sys.executable, "-m", "memory", "--home", str(tmp_path), "--backend", backend,
             "--json", "get"]
+    made = subprocess.run([*argv[:-2], "init"], capture_output=True, cwd=REPO, timeout=300,
+                          env=child_env())
+    assert made.returncode == 0, made.stderr  # a home to look in: the id is what is wrong
     done = subprocess.run([*argv, b"ep-\xff"], capture_output=True, cwd=REPO, timeout=300,
                           env=child_env())
     assert done.returncode == 1, done.stderr
