@@ -4,6 +4,8 @@ A command is one async function registered with ``@command(name, help, arguments
 an ``Output``: the JSON document printed with ``--json``, and the text printed otherwise. Errors
 are our own (``DualmemError``) and nothing else is caught: one line on stderr, plus
 ``{"error": {"type", "message"}}`` on stdout with ``--json``; exit 1, or 2 for a wrong command line.
+A command that did its work only in part says so with an exit status of its own: 3 for an
+Auto-Claude import that skipped damaged files (``PARTIAL_EXIT``), its report printed as usual.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from memory.status import collect_status
 from memory.turns import TurnState, feature_turns, record_turn
 
 IMPORT_BATCH = 500
+PARTIAL_EXIT = 3
 
 
 class UsageError(DualmemError):
@@ -62,6 +65,8 @@ class Output:
     """The one JSON document printed with ``--json``."""
     text: str
     """What a person reads otherwise (nothing when empty)."""
+    exit_code: int = 0
+    """0, or ``PARTIAL_EXIT`` when the work was done only in part"""
 
 
 Handler = Callable[[argparse.Namespace, Config], Awaitable[Output]]
@@ -442,7 +447,13 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="say what would be written and deleted; change nothing")
     parser.add_argument("--from-auto-claude", type=Path, metavar="PATH",
-                        help="import an Auto-Claude memory folder into this memory instead")
+                        help="import Auto-Claude memory instead: every spec at or below PATH (a "
+                        "spec's memory/ folder, a spec, specs/, .auto-claude/ or the project)")
+    parser.add_argument("--spec", dest="specs", action="append", metavar="NAME",
+                        help="with --from-auto-claude: only this spec (repeatable)")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --from-auto-claude: a damaged file is an error (nothing is "
+                        "written) instead of being skipped (a partial import, exit status 3)")
     parser.add_argument("--group", metavar="G",
                         help="group of the imported memories (default: the project's id)")
     parser.add_argument("--prune", action="store_true",
@@ -454,13 +465,18 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
 async def cmd_migrate(args: argparse.Namespace, config: Config) -> Output:
     if args.prune and (args.dry_run or args.from_auto_claude):
         raise UsageError("--prune goes with a plain migrate only")
+    if (args.specs or args.strict) and not args.from_auto_claude:
+        raise UsageError("--spec and --strict go with --from-auto-claude")
     bar = _LazyProgress("migrate")
     try:
         if args.from_auto_claude:
             group = check_group_id(args.group) if args.group else None
-            report = await import_auto_claude(config, args.from_auto_claude, group_id=group,
-                                              preview=args.dry_run, progress=bar.update)
-            return Output(report.to_json(), report.summary())
+            report = await import_auto_claude(
+                config, args.from_auto_claude, group_id=group, specs=args.specs or (),
+                strict=args.strict, preview=args.dry_run, progress=bar.update,
+            )
+            return Output(report.to_json(), report.summary(),
+                          PARTIAL_EXIT if report.partial else 0)
         result = await migrate_home(config, preview=args.dry_run, prune_files=args.prune,
                                     progress=bar.update)
     finally:
@@ -569,4 +585,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(orjson.dumps(output.data).decode())
     elif output.text:
         print(output.text)
-    return 0
+    return output.exit_code

@@ -1,0 +1,199 @@
+"""Importing Auto-Claude memory: every spec found at or below a folder
+(``migrate.auto_claude_specs``), each replayed into the target by the migrator under a ledger
+stream of its own (so a re-import writes nothing, however the folder was named), reported per
+spec and kind. A finished import is recorded in the ledger under ``AUTO_CLAUDE``, where
+``dualmem status`` finds it.
+
+An import is ``clean`` when every file was read, and ``partial`` when some were skipped (each
+named with its reason, see ``migrate.auto_claude``); everything readable is imported either way.
+Every folder is read before anything is written, so ``strict`` stops at the first damaged file
+with nothing written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from backends.errors import MigrationError
+from backends.model import Episode
+from backends.protocol import MemoryBackend
+from migrate.auto_claude import AutoClaudeFolder, SkippedFile
+from migrate.auto_claude_specs import SpecFolder, find_specs
+from migrate.insights import Scope
+from migrate.ledger import Ledger
+from migrate.migrator import MigrationReport, Migrator, Progress, dry_run, make_plan
+
+AUTO_CLAUDE = "auto-claude"
+"""the ledger stream of whole imports (each spec's own stream is ``AutoClaudeFolder.stream``)"""
+CLEAN, PARTIAL = "clean", "partial"
+
+
+@dataclass(frozen=True)
+class SpecImport:
+    spec: str
+    folder: Path
+    report: MigrationReport
+    skipped: tuple[SkippedFile, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "folder": str(self.folder),
+            "skipped": [s.to_json() for s in self.skipped],
+            **self.report.to_json(),
+        }
+
+    def summary(self) -> str:
+        report = self.report
+        verb = "would write" if report.dry_run else "wrote"
+        kinds = ", ".join(f"{n} {kind}" for kind, n in report.written_by_kind.items())
+        line = f"{self.spec}: {verb} {report.written} of {report.scanned}"
+        line += f" ({kinds})" if kinds else ""
+        if self.skipped:
+            line += f", {len(self.skipped)} file(s) skipped"
+        return line if report.verification is None else f"{line}; {report.verification.summary()}"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    path: Path
+    dry_run: bool
+    started_at: datetime
+    seconds: float
+    specs: tuple[SpecImport, ...]
+
+    @property
+    def skipped(self) -> list[SkippedFile]:
+        return [skipped for spec in self.specs for skipped in spec.skipped]
+
+    @property
+    def partial(self) -> bool:
+        """Some file was skipped."""
+        return bool(self.skipped)
+
+    @property
+    def status(self) -> str:
+        return PARTIAL if self.partial else CLEAN
+
+    @property
+    def ok(self) -> bool:
+        """Every spec's verification passed (a dry run verifies nothing)."""
+        return all(spec.report.ok for spec in self.specs)
+
+    def _total(self, field: str) -> int:
+        return sum(int(getattr(spec.report, field)) for spec in self.specs)
+
+    def written_by_kind(self) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for spec in self.specs:
+            counts.update(spec.report.written_by_kind)
+        return dict(sorted(counts.items()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stream": AUTO_CLAUDE,
+            "path": str(self.path),
+            "dry_run": self.dry_run,
+            "status": self.status,
+            "ok": self.ok,
+            "started_at": self.started_at.isoformat(),
+            "seconds": round(self.seconds, 3),
+            "scanned": self._total("scanned"),
+            "written": self._total("written"),
+            "unchanged": self._total("unchanged"),
+            "written_by_kind": self.written_by_kind(),
+            "skipped": [s.to_json() for s in self.skipped],
+            "specs": [spec.to_json() for spec in self.specs],
+        }
+
+    def summary(self) -> str:
+        verb = "would write" if self.dry_run else "wrote"
+        lines = [
+            f"{self.status}: {len(self.specs)} spec(s) from {self.path}: {verb} "
+            f"{self._total('written')} of {self._total('scanned')} memories "
+            f"({self._total('unchanged')} unchanged), {len(self.skipped)} file(s) skipped, "
+            f"in {self.seconds:.2f} s"
+        ]
+        lines += [f"  {spec.summary()}" for spec in self.specs]
+        lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped]
+        return "\n".join(lines)
+
+
+async def import_specs(
+    path: Path,
+    group_id: str,
+    target: MemoryBackend | None,
+    ledger: Ledger,
+    *,
+    specs: Collection[str] = (),
+    strict: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import every spec at or below ``path`` (only those named in ``specs``, when given) into
+    ``target`` under ``group_id``, each verified after; with ``target`` None, a dry run that
+    reads the folders and the ledger only. Raises ``MigrationError`` when no spec is found, a
+    named spec is not there, or (``strict``) a file is damaged; a failed verification is in the
+    report (``ok``), not raised."""
+    clock = time.perf_counter()
+    started = datetime.now(UTC)
+    chosen = _chosen(find_specs(path), specs, path)
+    folders = [
+        AutoClaudeFolder(spec.memory, Scope(group_id, spec.name), strict=strict)
+        for spec in chosen
+    ]
+    for folder in folders:
+        folder.episodes()
+    if target is None:
+        reports = [await dry_run(folder, ledger, folder.stream) for folder in folders]
+    else:
+        reports = await _replay(folders, target, ledger, progress)
+    result = ImportReport(
+        path, target is None, started, time.perf_counter() - clock,
+        tuple(
+            SpecImport(spec.name, folder.root, report, tuple(folder.skipped))
+            for spec, folder, report in zip(chosen, folders, reports, strict=True)
+        ),
+    )
+    if target is not None:
+        ledger.record_run(AUTO_CLAUDE, result.to_json())
+    return result
+
+
+async def _replay(
+    folders: list[AutoClaudeFolder], target: MemoryBackend, ledger: Ledger,
+    progress: Progress | None,
+) -> list[MigrationReport]:
+    """Each folder replayed in turn, with one progress count over all of them."""
+    hashes: list[dict[str, tuple[Episode, str]]] = [{} for _ in folders]
+    plans = [
+        await make_plan(folder, ledger, folder.stream, cache)
+        for folder, cache in zip(folders, hashes, strict=True)
+    ]
+    total = sum(len(plan.writes) for plan in plans)
+    reports: list[MigrationReport] = []
+    for folder, cache in zip(folders, hashes, strict=True):
+        done = sum(report.written for report in reports)
+
+        def step(count: int, _: int, done: int = done) -> None:
+            if progress is not None:
+                progress(done + count, total)
+
+        migrator = Migrator(folder, target, ledger, stream=folder.stream, hashes=cache)
+        reports.append(await migrator.run(progress=step))
+    return reports
+
+
+def _chosen(found: list[SpecFolder], names: Collection[str], path: Path) -> list[SpecFolder]:
+    if not names:
+        return found
+    missing = sorted(set(names) - {spec.name for spec in found})
+    if missing:
+        there = ", ".join(spec.name for spec in found)
+        raise MigrationError(f"no spec {', '.join(missing)} under {path} (found: {there})")
+    return [spec for spec in found if spec.name in names]
