@@ -31,7 +31,7 @@ from memory import demo
 from memory.agent import AgentMemory, session_from_json, session_line
 from memory.config import BACKEND_CHOICES, Config
 from memory.context import Phase, Task, build_context
-from memory.dual import DualBackend
+from memory.dual import DualBackend, ledger_path
 from memory.knowledge import project_overrides
 from memory.markdown import export_markdown
 from memory.migration import import_auto_claude, migrate_home
@@ -305,7 +305,7 @@ async def cmd_delete(args: argparse.Namespace, config: Config) -> Output:
 @command("status", "the layer in use and why, counts per group, unreadable files")
 async def cmd_status(args: argparse.Namespace, config: Config) -> Output:
     async with _opened(config) as (backend, selection):
-        status = await collect_status(backend, selection, config.home)
+        status = await collect_status(backend, selection, config.home, ledger_path(config))
         # The dual store (auto) adds what waits for the graph and the last migration.
         dual = await backend.status() if isinstance(backend, DualBackend) else None
     if dual is None:

@@ -103,8 +103,11 @@ class AutoClaudeFolder:
         sessions = self.root / SESSIONS
         for file in sorted(sessions.glob("session_*.json")) if sessions.is_dir() else []:
             out += self._each(file, self._session)
+        dated: dict[str, datetime] = {}
+        for episode in out:
+            dated[episode.id] = max(dated.get(episode.id, episode.created_at), episode.created_at)
         for name, kind in MARKDOWN.items():
-            out += self._each(self.root / name, partial(self._markdown, kind=kind))
+            out += self._each(self.root / name, partial(self._markdown, kind=kind, dated=dated))
         return out
 
     def _each(self, file: Path, read: Callable[[Path], list[Episode]]) -> list[Episode]:
@@ -144,13 +147,17 @@ class AutoClaudeFolder:
             out.append(file_discovery(self.scope, {"path": path, **info}, found))
         return out
 
-    def _markdown(self, file: Path, kind: str) -> list[Episode]:
+    def _markdown(self, file: Path, kind: str, dated: Mapping[str, datetime]) -> list[Episode]:
+        """The file's items. A bullet has no date of its own: it takes the latest time its
+        memory has elsewhere (a session), else the file's modification time."""
         items = markdown_items(_text(file))
-        undated = _mtime(file)
+        modified = _mtime(file)
         out = []
         for item in items:
             detail = {kind: item.text, "context": item.context} if item.context else item.text
-            found = insight(self.scope, kind, detail, item.when or undated)
+            found = insight(self.scope, kind, detail, item.when or modified)
+            if found is not None and item.when is None and found.id in dated:
+                found = found.model_copy(update={"created_at": dated[found.id]})
             if found is not None:
                 out.append(found)
         return out

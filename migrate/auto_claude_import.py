@@ -86,8 +86,17 @@ class ImportReport:
         """Every spec's verification passed (a dry run verifies nothing)."""
         return all(spec.report.ok for spec in self.specs)
 
-    def _total(self, field: str) -> int:
-        return sum(int(getattr(spec.report, field)) for spec in self.specs)
+    @property
+    def scanned(self) -> int:
+        return sum(spec.report.scanned for spec in self.specs)
+
+    @property
+    def written(self) -> int:
+        return sum(spec.report.written for spec in self.specs)
+
+    @property
+    def unchanged(self) -> int:
+        return sum(spec.report.unchanged for spec in self.specs)
 
     def written_by_kind(self) -> dict[str, int]:
         counts: Counter[str] = Counter()
@@ -104,9 +113,9 @@ class ImportReport:
             "ok": self.ok,
             "started_at": self.started_at.isoformat(),
             "seconds": round(self.seconds, 3),
-            "scanned": self._total("scanned"),
-            "written": self._total("written"),
-            "unchanged": self._total("unchanged"),
+            "scanned": self.scanned,
+            "written": self.written,
+            "unchanged": self.unchanged,
             "written_by_kind": self.written_by_kind(),
             "skipped": [s.to_json() for s in self.skipped],
             "specs": [spec.to_json() for spec in self.specs],
@@ -115,10 +124,9 @@ class ImportReport:
     def summary(self) -> str:
         verb = "would write" if self.dry_run else "wrote"
         lines = [
-            f"{self.status}: {len(self.specs)} spec(s) from {self.path}: {verb} "
-            f"{self._total('written')} of {self._total('scanned')} memories "
-            f"({self._total('unchanged')} unchanged), {len(self.skipped)} file(s) skipped, "
-            f"in {self.seconds:.2f} s"
+            f"{self.status}: {len(self.specs)} spec(s) from {self.path}: {verb} {self.written} "
+            f"of {self.scanned} memories ({self.unchanged} unchanged), {len(self.skipped)} "
+            f"file(s) skipped, in {self.seconds:.2f} s"
         ]
         lines += [f"  {spec.summary()}" for spec in self.specs]
         lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped]
