@@ -30,7 +30,7 @@ class SpecFolder:
 def find_specs(path: Path) -> list[SpecFolder]:
     """The specs at or below ``path``, by name. Raises ``MigrationError`` (one line) when
     ``path`` is not a folder or holds no spec."""
-    folder = Path(path).absolute()
+    folder = Path(path).resolve()
     if not folder.is_dir():
         raise MigrationError(f"{path}: not a folder")
     if is_memory_folder(folder) or folder.name == MEMORY:

@@ -207,11 +207,13 @@ def _outcomes(
 
 def file_items(files: Any) -> list[Mapping[str, Any]]:
     """Files as a list of ``{"path": ..., ...}``, from ``{path: description}``, ``{path:
-    {"description": ..., ...}}`` or a list of mappings; items without a path are left out."""
+    {"description": ..., ...}}``, or a list of mappings or paths; items without a path are
+    left out."""
     items: list[Any] = (
         [{"path": path, **(about if isinstance(about, Mapping) else {"description": about})}
          for path, about in files.items()]
-        if isinstance(files, Mapping) else _items(files)
+        if isinstance(files, Mapping)
+        else [{"path": item} if isinstance(item, str) else item for item in _items(files)]
     )
     return [item for item in items if isinstance(item, Mapping) and _path(item)]
 

@@ -52,7 +52,10 @@ async def test_two_specs_every_item_is_a_memory_of_its_kind_in_its_spec(
     tmp_path: Path, graph: GraphBackend, ledger: Ledger
 ) -> None:
     project = project_with_two_specs(tmp_path)
-    report = await import_specs(project, GROUP, graph, ledger)
+    progress: list[tuple[int, int]] = []
+    report = await import_specs(project, GROUP, graph, ledger,
+                                progress=lambda done, total: progress.append((done, total)))
+    assert progress[-1] == (report.written, report.written)  # one count over both specs
     assert [spec.spec for spec in report.specs] == [FIXTURE_SPEC, TOOL_SPEC]
     assert (report.status, report.ok) == ("clean", True)
     assert report.written == len(FIXTURE_ITEMS) + len(TOOL_ITEMS)
