@@ -29,15 +29,18 @@ class Status:
         return sum(self.groups.values())
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The status; ``last_auto_claude_import`` only once there has been one."""
+        status = {
             "home": str(self.home),
             "layer": self.layer,
             "reason": self.reason,
             "total": self.total,
             "groups": self.groups,
             "problems": [{"path": path, "reason": reason} for path, reason in self.problems],
-            "last_auto_claude_import": self.last_import,
         }
+        if self.last_import is not None:
+            status["last_auto_claude_import"] = self.last_import
+        return status
 
     def describe(self) -> str:
         lines = [
