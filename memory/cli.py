@@ -5,7 +5,8 @@ an ``Output``: the JSON document printed with ``--json``, and the text printed o
 are our own (``DualmemError``) and nothing else is caught: one line on stderr, plus
 ``{"error": {"type", "message"}}`` on stdout with ``--json``; exit 1, or 2 for a wrong command line.
 A command that did its work only in part says so with an exit status of its own: 3 for an
-Auto-Claude import that skipped damaged files (``PARTIAL_EXIT``), its report printed as usual.
+Auto-Claude import that skipped damaged files or refused memories (``PARTIAL_EXIT``), its report
+printed as usual.
 """
 
 from __future__ import annotations

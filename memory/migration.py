@@ -103,8 +103,8 @@ async def import_auto_claude(
             await store.aclose()
     finally:
         ledger.close()
-    if not report.ok:
-        failed = [spec.summary() for spec in report.specs if not spec.report.ok]
+    if not report.verified:
+        failed = [spec.summary() for spec in report.specs if not spec.verified]
         raise MigrationError(f"import verification failed: {'; '.join(failed)}")
     return report
 

@@ -57,7 +57,7 @@ class Status:
             lines.append(
                 f"last Auto-Claude import: {last['started_at']}, {len(last['specs'])} spec(s) "
                 f"from {last['path']}, wrote {last['written']}, {last['status']}"
-                f"{'' if last['ok'] else ', FAILED verification'}"
+                f"{'' if last['verified'] else ', FAILED verification'}"
             )
         return "\n".join(lines)
 

@@ -4,8 +4,9 @@ stream of its own (so a re-import writes nothing, however the folder was named),
 spec and kind. A finished import is recorded in the ledger under ``AUTO_CLAUDE``, where
 ``dualmem status`` finds it.
 
-An import is ``clean`` when every file was read, and ``partial`` when some were skipped (each
-named with its reason, see ``migrate.auto_claude``); everything readable is imported either way.
+An import is ``clean`` when every file was read and every memory stored, and ``partial`` when
+some files were skipped (each named with its reason, see ``migrate.auto_claude``) or some
+memories refused by the store (as in any migration); everything else is imported either way.
 Every folder is read before anything is written, so ``strict`` stops at the first damaged file
 with nothing written.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from migrate.auto_claude import AutoClaudeFolder, SkippedFile
 from migrate.auto_claude_specs import SpecFolder, find_specs
 from migrate.insights import Scope
 from migrate.ledger import Ledger
-from migrate.migrator import MigrationReport, Migrator, Progress, dry_run, make_plan
+from migrate.migrator import MigrationReport, Migrator, Progress, Skipped, dry_run, make_plan
 
 AUTO_CLAUDE = "auto-claude"
 """the ledger stream of whole imports (each spec's own stream is ``AutoClaudeFolder.stream``)"""
@@ -39,13 +40,26 @@ class SpecImport:
     spec: str
     folder: Path
     report: MigrationReport
-    skipped: tuple[SkippedFile, ...]
+    """the spec's replay; its ``skipped`` are memories the store refused"""
+    skipped_files: tuple[SkippedFile, ...]
+
+    @property
+    def verified(self) -> bool:
+        """The store holds every memory but those it refused (a dry run verifies nothing)."""
+        verification = self.report.verification
+        if verification is None or verification.clean:
+            return True
+        refused = Counter(skip.group_id for skip in self.report.skipped)
+        return all(
+            check.ok or (check.changed == 0 and check.missing == refused[check.group_id])
+            for check in verification.groups
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "spec": self.spec,
             "folder": str(self.folder),
-            "skipped": [s.to_json() for s in self.skipped],
+            "skipped_files": [s.to_json() for s in self.skipped_files],
             **self.report.to_json(),
         }
 
@@ -55,9 +69,16 @@ class SpecImport:
         kinds = ", ".join(f"{n} {kind}" for kind, n in report.written_by_kind.items())
         line = f"{self.spec}: {verb} {report.written} of {report.scanned}"
         line += f" ({kinds})" if kinds else ""
-        if self.skipped:
-            line += f", {len(self.skipped)} file(s) skipped"
-        return line if report.verification is None else f"{line}; {report.verification.summary()}"
+        if self.skipped_files:
+            line += f", {len(self.skipped_files)} file(s) skipped"
+        if report.skipped:
+            line += f", {len(report.skipped)} refused by the store"
+        verification = report.verification
+        if verification is None:
+            return line
+        checked = "verified the rest" if self.verified and not verification.clean else (
+            verification.summary())
+        return f"{line}; {checked}"
 
 
 @dataclass(frozen=True)
@@ -69,22 +90,25 @@ class ImportReport:
     specs: tuple[SpecImport, ...]
 
     @property
-    def skipped(self) -> list[SkippedFile]:
-        return [skipped for spec in self.specs for skipped in spec.skipped]
+    def skipped_files(self) -> list[SkippedFile]:
+        return [skipped for spec in self.specs for skipped in spec.skipped_files]
+
+    @property
+    def refused(self) -> list[Skipped]:
+        return [skipped for spec in self.specs for skipped in spec.report.skipped]
 
     @property
     def partial(self) -> bool:
-        """Some file was skipped."""
-        return bool(self.skipped)
+        """Some file was skipped, or some memory refused by the store."""
+        return bool(self.skipped_files or self.refused)
 
     @property
     def status(self) -> str:
         return PARTIAL if self.partial else CLEAN
 
     @property
-    def ok(self) -> bool:
-        """Every spec's verification passed (a dry run verifies nothing)."""
-        return all(spec.report.ok for spec in self.specs)
+    def verified(self) -> bool:
+        return all(spec.verified for spec in self.specs)
 
     @property
     def scanned(self) -> int:
@@ -110,14 +134,16 @@ class ImportReport:
             "path": str(self.path),
             "dry_run": self.dry_run,
             "status": self.status,
-            "ok": self.ok,
+            "verified": self.verified,
+            "ok": self.verified and not self.partial,
             "started_at": self.started_at.isoformat(),
             "seconds": round(self.seconds, 3),
             "scanned": self.scanned,
             "written": self.written,
             "unchanged": self.unchanged,
             "written_by_kind": self.written_by_kind(),
-            "skipped": [s.to_json() for s in self.skipped],
+            "skipped_files": [s.to_json() for s in self.skipped_files],
+            "refused": [asdict(s) for s in self.refused],
             "specs": [spec.to_json() for spec in self.specs],
         }
 
@@ -125,11 +151,12 @@ class ImportReport:
         verb = "would write" if self.dry_run else "wrote"
         lines = [
             f"{self.status}: {len(self.specs)} spec(s) from {self.path}: {verb} {self.written} "
-            f"of {self.scanned} memories ({self.unchanged} unchanged), {len(self.skipped)} "
-            f"file(s) skipped, in {self.seconds:.2f} s"
+            f"of {self.scanned} memories ({self.unchanged} unchanged), "
+            f"{len(self.skipped_files)} file(s) skipped, in {self.seconds:.2f} s"
         ]
         lines += [f"  {spec.summary()}" for spec in self.specs]
-        lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped]
+        lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped_files]
+        lines += [f"  refused {s.describe()}" for s in self.refused]
         return "\n".join(lines)
 
 
@@ -147,7 +174,7 @@ async def import_specs(
     ``target`` under ``group_id``, each verified after; with ``target`` None, a dry run that
     reads the folders and the ledger only. Raises ``MigrationError`` when no spec is found, a
     named spec is not there, or (``strict``) a file is damaged; a failed verification is in the
-    report (``ok``), not raised."""
+    report (``verified``), not raised."""
     clock = time.perf_counter()
     started = datetime.now(UTC)
     chosen = _chosen(find_specs(path), specs, path)

@@ -85,10 +85,11 @@ def test_a_damaged_file_is_skipped_and_named_and_the_rest_imported(
     preview = dualmem(capsys, home, *argv, "--dry-run", code=PARTIAL_EXIT)
     assert (preview["status"], preview["written"]) == ("partial", len(rest))
     report = dualmem(capsys, home, *argv, code=PARTIAL_EXIT)
-    [skipped] = report["skipped"]
+    [skipped] = report["skipped_files"]
     assert skipped["path"] == str(damaged) and CASES[case][2] in skipped["reason"]
-    assert (report["status"], report["ok"], report["written"]) == ("partial", True, len(rest))
-    assert report["specs"][0]["skipped"] == [skipped]
+    assert (report["status"], report["verified"], report["ok"], report["written"]) == (
+        "partial", True, False, len(rest))
+    assert report["specs"][0]["skipped_files"] == [skipped]
     stored = dualmem(capsys, home, "list", "--group", GROUP, code=0)["episodes"]
     assert {e["id"] for e in stored} == rest
 
@@ -112,3 +113,19 @@ def test_strict_stops_at_the_damaged_file_and_writes_nothing(
     assert dualmem(capsys, home, "list", "--group", GROUP, code=0)["episodes"] == []
     error = dualmem(capsys, home, "migrate", "--strict", code=2)["error"]
     assert "--spec and --strict go with --from-auto-claude" in error["message"]
+
+
+def test_a_memory_the_store_refuses_makes_the_import_partial(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = build(tmp_path / SPEC, nested_map=False)
+    monkeypatch.setenv("DUALMEM_MAX_BODY_BYTES", "300")  # below the two sessions' bodies only
+    home = tmp_path / "home"
+    report = dualmem(capsys, home, "migrate", "--from-auto-claude", str(memory), "--group", GROUP,
+                     code=PARTIAL_EXIT)
+    refused = {skip["id"] for skip in report["refused"]}
+    sessions = {e.id for e in AutoClaudeFolder(memory, Scope(GROUP, SPEC)).episodes()
+                if e.kind == "session_insight"}
+    assert (report["status"], report["skipped_files"], refused) == ("partial", [], sessions)
+    stored = dualmem(capsys, home, "list", "--group", GROUP, code=0)["episodes"]
+    assert len(stored) == report["scanned"] - len(sessions) == report["written"]

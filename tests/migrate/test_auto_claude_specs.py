@@ -57,7 +57,7 @@ async def test_two_specs_every_item_is_a_memory_of_its_kind_in_its_spec(
                                 progress=lambda done, total: progress.append((done, total)))
     assert progress[-1] == (report.written, report.written)  # one count over both specs
     assert [spec.spec for spec in report.specs] == [FIXTURE_SPEC, TOOL_SPEC]
-    assert (report.status, report.ok) == ("clean", True)
+    assert (report.status, report.verified) == ("clean", True)
     assert report.written == len(FIXTURE_ITEMS) + len(TOOL_ITEMS)
 
     for spec, items in ((FIXTURE_SPEC, FIXTURE_ITEMS), (TOOL_SPEC, TOOL_ITEMS)):
