@@ -1,16 +1,21 @@
 """The ground floor: the model, the protocol, the errors and the ranking every layer shares.
 The graph layer lives in ``backends.graph`` and is imported only when asked for."""
 
-from backends.errors import (
-    BackendUnavailable,
-    DualmemError,
-    InvalidEpisode,
-    MigrationError,
-    StoreCorrupt,
-    WriteFailed,
-)
-from backends.model import Episode, Hit, Receipt, stable_id
-from backends.protocol import MemoryBackend
+import typing
+
+from backends.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from backends.errors import (
+        BackendUnavailable,
+        DualmemError,
+        InvalidEpisode,
+        MigrationError,
+        StoreCorrupt,
+        WriteFailed,
+    )
+    from backends.model import Episode, Hit, Receipt, stable_id
+    from backends.protocol import MemoryBackend
 
 __all__ = [
     "BackendUnavailable",
@@ -25,3 +30,15 @@ __all__ = [
     "WriteFailed",
     "stable_id",
 ]
+
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "backends.errors": (
+        "BackendUnavailable", "DualmemError", "InvalidEpisode", "MigrationError", "StoreCorrupt",
+        "WriteFailed",
+    ),
+    "backends.model": ("Episode", "Hit", "Receipt", "stable_id"),
+    "backends.protocol": ("MemoryBackend",),
+}
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

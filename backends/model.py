@@ -80,6 +80,15 @@ def check_group_id(group_id: str) -> str:
     return group_id
 
 
+def problems(exc: ValidationError) -> str:
+    """pydantic's error as one line: ``field: problem`` per problem (just the problem when it
+    is with the value as a whole), joined by ``; ``."""
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc']))}: {error['msg']}" if error["loc"] else error["msg"]
+        for error in exc.errors()
+    )
+
+
 class Episode(BaseModel):
     """One memory. Structured memories carry JSON text in ``body``; ``data`` parses it."""
 
@@ -146,10 +155,7 @@ class Episode(BaseModel):
         try:
             return cls(**fields)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'episode'}: {e['msg']}" for e in exc.errors()
-            )
-            raise InvalidEpisode(problems) from None
+            raise InvalidEpisode(problems(exc)) from None
 
     @classmethod
     def create(

@@ -15,8 +15,8 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import MemoryBackend
 from memory.agent import TaskOutcome
-from memory.context.analysis import topic
 from memory.context.retrieval import KINDS
+from memory.context.task import topic
 from memory.scopes import (
     ADR,
     ARCHITECTURE,

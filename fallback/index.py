@@ -97,15 +97,14 @@ class FileIndex:
     def open(cls, root: Path, *, writable: bool = True) -> tuple[FileIndex, bool]:
         """Open the index under ``root``; returns it and whether it was made new (empty, to be
         filled from the files). A damaged or foreign index is replaced by a new one; without
-        ``writable`` (a read-only home) a new index lives in memory only."""
+        ``writable`` (a read-only or full home) a new index is built in memory."""
         path = root / FILE
         if not writable:
-            index = cls._connect(path, read_only=True)
-            if index is not None and index._current():
-                return index, False
+            # Built from the files: the index on disk cannot be trusted read-only (its last
+            # commits may wait in a WAL that an immutable reader does not see).
             return cls._create(sqlite3.connect(":memory:", isolation_level=None,
                                                check_same_thread=False), path), True
-        index = cls._connect(path, read_only=False)
+        index = cls._connect(path)
         if index is not None and index._current():
             return index, False
         if index is not None:
@@ -117,17 +116,13 @@ class FileIndex:
         return cls._create(db, path), True
 
     @classmethod
-    def _connect(cls, path: Path, *, read_only: bool) -> FileIndex | None:
+    def _connect(cls, path: Path) -> FileIndex | None:
         if not path.exists():
             return None
         try:
-            if read_only:
-                db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
-                                     isolation_level=None, check_same_thread=False)
-            else:
-                db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                     timeout=30.0)
-                db.execute("PRAGMA journal_mode=WAL")
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                 timeout=30.0)
+            db.execute("PRAGMA journal_mode=WAL")
             # Durable enough for a cache: a lost last commit leaves a folder whose mtime
             # disagrees, which the next open re-reads.
             db.execute("PRAGMA synchronous=NORMAL")

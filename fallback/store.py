@@ -11,6 +11,7 @@ that died between its files and the index) while a process runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import time
@@ -80,6 +81,11 @@ class FileBackend:
         backend, fresh = await asyncio.to_thread(cls._prepare, Path(root), max_body_bytes)
         try:
             await asyncio.to_thread(backend._start, fresh=fresh, watch=watch)
+        except WriteFailed as exc:
+            # A full disk, say: what the open would have written can wait; reads cannot.
+            await backend.aclose()
+            backend = cls._read_only_backend(backend._layout, max_body_bytes, str(exc))
+            await asyncio.to_thread(backend._start, fresh=True, watch=False)
         except BaseException:
             await backend.aclose()
             raise
@@ -96,13 +102,17 @@ class FileBackend:
         except (WriteFailed, sqlite3.Error, OSError) as exc:
             if not layout.episodes.is_dir():
                 raise BackendUnavailable("file", "cannot use its folder", f"{root}: {exc}") from exc
-            why = f"{exc}"
-        # A home we cannot write (a read-only mount, a shared checkout): reads still work, from
-        # the index as it is or one built in memory; every write says why it cannot be made.
-        index, fresh = FileIndex.open(layout.root, writable=False)
+            why = str(exc)
+        return cls._read_only_backend(layout, max_body_bytes, why), True
+
+    @classmethod
+    def _read_only_backend(cls, layout: Layout, max_body_bytes: int, why: str) -> FileBackend:
+        """A home we cannot write (a read-only mount, a shared checkout, a full disk): reads
+        work from an index built in memory; every write says why it cannot be made."""
+        index, _ = FileIndex.open(layout.root, writable=False)
         backend = cls(layout, index, max_body_bytes)
         backend._read_only = why
-        return backend, fresh
+        return backend
 
     def subscribe(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` (from the watcher's thread) each time a change on disk, by this
@@ -349,17 +359,28 @@ class FileBackend:
     # -- writing, under the cross-process lock ----------------------------------------------
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
+    def _writing(self, undo: list[Callable[[], object]] | None = None) -> Iterator[None]:
+        """Hold the lock and one index transaction. Should anything fail before the index has
+        committed (a full disk, say), ``undo`` puts back the files already changed, still under
+        the lock: a write that raises leaves nothing that a later open would take in."""
         if self._read_only is not None:
             raise WriteFailed(f"cannot write in {self._layout.root}: {self._read_only}")
-        try:
-            with disk.held(self._lock), self._index.transaction():
-                yield
-        except sqlite3.Error as exc:
-            raise WriteFailed(f"cannot update the index {self._index.path}: {exc}") from exc
+        with disk.held(self._lock):
+            try:
+                with self._index.transaction():
+                    yield
+            except BaseException as exc:
+                for action in reversed(undo or []):
+                    with contextlib.suppress(WriteFailed, OSError):
+                        action()
+                if isinstance(exc, sqlite3.Error):
+                    raise WriteFailed(
+                        f"cannot update the index {self._index.path}: {exc}") from exc
+                raise
 
     def _store(self, batch: list[Episode]) -> None:
-        with self._writing():
+        undo: list[Callable[[], object]] = []
+        with self._writing(undo):
             moved = [(e, where) for e in batch
                      if (where := self._index.located(e.id)) is not None]
             touched = {(e.group_id, e.kind) for e in batch}
@@ -368,18 +389,30 @@ class FileBackend:
             folders: set[Path] = set()
             for episode in batch:
                 path = self._layout.episode_path(episode.group_id, episode.id)
+                undo.append(self._restorer(path, episode.id))
                 status = disk.write_atomic(path, codec.encode(episode), sync_folder=False)
                 rows.append(_row(episode, signature(status)))
                 folders.add(path.parent)
             for episode, (old_group, _, _) in moved:
                 if old_group != episode.group_id:
-                    disk.remove(self._layout.episode_path(old_group, episode.id))
+                    old_path = self._layout.episode_path(old_group, episode.id)
+                    undo.append(self._restorer(old_path, episode.id))
+                    disk.remove(old_path)
             for folder in sorted(folders):
                 disk.sync_folder(folder)
             self._index.put(rows)
             self._record_folders(folders | {self._layout.group_folder(where[0])
                                             for _, where in moved})
             self._render(touched)
+
+    def _restorer(self, path: Path, episode_id: str) -> Callable[[], object]:
+        """What puts ``path`` back as the index has it now: its stored episode, or nothing."""
+        before = self._index.get(episode_id)
+        where = self._index.located(episode_id)
+        if before is None or where is None or self._layout.episode_path(where[0],
+                                                                          episode_id) != path:
+            return lambda: disk.remove(path)
+        return lambda: disk.write_atomic(path, codec.encode(before))
 
     def _remove(self, episode_id: str) -> bool:
         with self._writing():

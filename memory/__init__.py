@@ -1,59 +1,68 @@
 """dualmem: a memory for coding agents that survives between sessions and never stops working.
 
     from memory import open_memory, Episode
+
+Every public name is imported on first use (PEP 562): ``import memory`` and the command line's
+start-up load nothing they do not use (numpy, graphiti, kuzu, yaml, the MCP SDK).
 """
 
-from backends import (
-    BackendUnavailable,
-    DualmemError,
-    Episode,
-    Hit,
-    InvalidEpisode,
-    MemoryBackend,
-    MigrationError,
-    Receipt,
-    StoreCorrupt,
-    WriteFailed,
-    stable_id,
-)
-from memory.agent import AgentMemory, SimilarOutcome, TaskOutcome
-from memory.config import Config, ConfigError
-from memory.context import (
-    CachedStore,
-    ContextResult,
-    Phase,
-    Task,
-    build_coach_prompt,
-    build_context,
-)
-from memory.decisions import (
-    Adr,
-    DecisionError,
-    FailedApproach,
-    deprecate_adr,
-    record_adr,
-    record_failed_approach,
-    supersede_adr,
-)
-from memory.knowledge import (
-    gate_thresholds,
-    project_overrides,
-    resolve_role_constraints,
-    suggest_implementation_mode,
-    system_knowledge,
-)
-from memory.markdown import export_markdown
-from memory.project import project_id
-from memory.selection import Selection, open_memory
-from memory.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
-from seeds import (
-    ImplementationMode,
-    KnowledgeError,
-    ModeSuggestion,
-    QualityGateProfile,
-    RoleConstraints,
-    seed_system_knowledge,
-)
+import typing
+
+from backends.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from backends import (
+        BackendUnavailable,
+        DualmemError,
+        Episode,
+        Hit,
+        InvalidEpisode,
+        MemoryBackend,
+        MigrationError,
+        Receipt,
+        StoreCorrupt,
+        WriteFailed,
+        stable_id,
+    )
+    from memory.agent import AgentMemory, SimilarOutcome, TaskOutcome
+    from memory.config import Config, ConfigError
+    from memory.context import (
+        CachedStore,
+        ContextResult,
+        Phase,
+        Task,
+        build_coach_prompt,
+        build_context,
+    )
+    from memory.decisions import (
+        Adr,
+        DecisionError,
+        FailedApproach,
+        deprecate_adr,
+        record_adr,
+        record_failed_approach,
+        supersede_adr,
+    )
+    from memory.knowledge import (
+        gate_thresholds,
+        project_overrides,
+        resolve_role_constraints,
+        suggest_implementation_mode,
+        system_knowledge,
+    )
+    from memory.markdown import export_markdown
+    from memory.project import project_id
+    from memory.selection import Selection, open_memory
+    from memory.sync import SyncMemory
+    from memory.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
+    from seeds import (
+        ImplementationMode,
+        KnowledgeError,
+        ModeSuggestion,
+        QualityGateProfile,
+        RoleConstraints,
+        seed_system_knowledge,
+    )
 
 __all__ = [
     "Adr",
@@ -81,6 +90,7 @@ __all__ = [
     "Selection",
     "SimilarOutcome",
     "StoreCorrupt",
+    "SyncMemory",
     "Task",
     "TaskOutcome",
     "TurnState",
@@ -106,3 +116,35 @@ __all__ = [
     "supersede_adr",
     "system_knowledge",
 ]
+
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "backends": (
+        "BackendUnavailable", "DualmemError", "Episode", "Hit", "InvalidEpisode",
+        "MemoryBackend", "MigrationError", "Receipt", "StoreCorrupt", "WriteFailed", "stable_id",
+    ),
+    "memory.agent": ("AgentMemory", "SimilarOutcome", "TaskOutcome"),
+    "memory.config": ("Config", "ConfigError"),
+    "memory.context": (
+        "CachedStore", "ContextResult", "Phase", "Task", "build_coach_prompt", "build_context",
+    ),
+    "memory.decisions": (
+        "Adr", "DecisionError", "FailedApproach", "deprecate_adr", "record_adr",
+        "record_failed_approach", "supersede_adr",
+    ),
+    "memory.knowledge": (
+        "gate_thresholds", "project_overrides", "resolve_role_constraints",
+        "suggest_implementation_mode", "system_knowledge",
+    ),
+    "memory.markdown": ("export_markdown",),
+    "memory.project": ("project_id",),
+    "memory.selection": ("Selection", "open_memory"),
+    "memory.sync": ("SyncMemory",),
+    "memory.turns": ("TurnState", "feature_turns", "latest_turn", "previous_turn", "record_turn"),
+    "seeds": (
+        "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",
+        "RoleConstraints", "seed_system_knowledge",
+    ),
+}
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

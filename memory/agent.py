@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from backends.errors import InvalidEpisode
 from backends.model import Episode, now
 from backends.protocol import MemoryBackend
-from memory.markdown import describe
+from memory.markdown import bounded_markdown, describe
 from memory.records import json_object, parse
 from memory.scopes import (
     ADR,
@@ -52,7 +52,6 @@ from seeds import put_if_changed
 
 DEFAULT_CONTEXT_CHARS = 4000
 _CONTEXT_ITEMS = 5
-_LINE_CHARS = 280
 
 
 class TaskOutcome(BaseModel):
@@ -235,7 +234,7 @@ class AgentMemory:
         blocks.append(("Recent sessions", [
             session_line(data) for data in await self.get_session_history(3)
         ]))
-        return _bounded_markdown("Memory for this task", blocks, max_chars)
+        return bounded_markdown("Memory for this task", blocks, max_chars)
 
 
 def session_line(data: Mapping[str, Any]) -> str:
@@ -249,21 +248,3 @@ def session_line(data: Mapping[str, Any]) -> str:
         if items:
             parts.append(f"{label}: {'; '.join(items)}")
     return " | ".join(parts)
-
-
-def _bounded_markdown(heading: str, blocks: list[tuple[str, list[str]]], max_chars: int) -> str:
-    """Sections of bullets, in order, cut at whole lines so the text fits ``max_chars``."""
-    out = f"## {heading}\n"
-    if len(out) > max_chars:
-        return ""
-    added = False
-    for section, lines in blocks:
-        header = f"\n### {section}\n"
-        for line in lines:
-            bullet = f"- {line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 1] + '…'}\n"
-            if len(out) + len(header) + len(bullet) > max_chars:
-                break
-            out += header + bullet
-            header = ""
-            added = True
-    return out if added else ""

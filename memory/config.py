@@ -10,6 +10,7 @@ from typing import Literal
 
 from backends.errors import DualmemError
 from backends.model import DEFAULT_MAX_BODY_BYTES
+from memory.home import HOME_DIR, discover_home
 
 BackendChoice = Literal["auto", "graph", "file"]
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
@@ -44,10 +45,13 @@ class Config:
         *,
         home: str | os.PathLike[str] | None = None,
         backend: str | None = None,
+        cwd: Path | None = None,
     ) -> Config:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
-        ``DUALMEM_MAX_BODY_BYTES``; the default home is ``.dualmem`` in the working folder."""
+        ``DUALMEM_MAX_BODY_BYTES``. Without either, the home is the nearest ``.dualmem/`` in
+        ``cwd`` (default: the working folder) or its parents, else ``cwd/.dualmem``."""
         env = os.environ if environ is None else environ
+        here = (Path.cwd() if cwd is None else cwd).absolute()
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
         if chosen not in BACKEND_CHOICES:
             choices = ", ".join(BACKEND_CHOICES)
@@ -61,7 +65,7 @@ class Config:
             ) from None
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
-        root = Path(home or env.get("DUALMEM_HOME") or Path.cwd() / ".dualmem")
+        root = Path(home or env.get("DUALMEM_HOME") or discover_home(here) or here / HOME_DIR)
         return cls(
             home=root.expanduser().absolute(),
             backend=chosen,

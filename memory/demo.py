@@ -16,18 +16,15 @@ from asyncio.subprocess import PIPE
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from backends.errors import DualmemError
 from backends.model import stable_id
+from memory.output import Output
 
-if TYPE_CHECKING:
-    from memory.cli import Output
-
-Runner = Callable[[Sequence[str]], Awaitable["Output"]]
-GROUP = "demo-project"
+Runner = Callable[[Sequence[str]], Awaitable[Output]]
 
 
 class DemoFailed(DualmemError):
@@ -44,6 +41,8 @@ class Demo:
     _global_args: list[str]
     _echo: Callable[[str], None] | None
     steps: list[dict[str, Any]] = field(default_factory=list)
+    project_id: str = ""
+    """The group memories go to when a command names none (set by ``init``)."""
 
     def begin(self, title: str) -> None:
         self.steps.append({"title": title, "log": []})
@@ -74,20 +73,21 @@ class Step:
 
 
 async def _init(demo: Demo) -> None:
-    await demo.cli("init")
+    demo.project_id = (await demo.cli("init"))["project_id"]
+    demo.note(f"commands default to the project's group, {demo.project_id}")
 
 
-_DISCOVERY_KEY = "memory/cli.py"
+_DISCOVERY_KEY = "memory/cli/__init__.py"
 
 
 async def _add(demo: Demo) -> None:
     await demo.cli(
-        "add", "--group", GROUP, "--kind", "pattern", "--name", "Retry flaky network calls",
+        "add", "--kind", "pattern", "--name", "Retry flaky network calls",
         "--body", "Wrap outbound HTTP calls in a retry with exponential backoff and jitter.",
         "--key", "retry-network",
     )
     await demo.cli(
-        "add", "--group", GROUP, "--kind", "gotcha", "--name", "Kuzu allows one writer",
+        "add", "--kind", "gotcha", "--name", "Kuzu allows one writer",
         "--body", "Only one process may open the graph database read-write; others get a lock "
         "error, so their writes go to the file layer and are replayed later.",
     )
@@ -98,26 +98,26 @@ async def _add(demo: Demo) -> None:
         "patterns": ["one function per command", "errors exit non-zero with one line"],
     }, option=orjson.OPT_INDENT_2))
     await demo.cli(
-        "add", "--group", GROUP, "--kind", "codebase_discovery", "--name", "What cli.py does",
+        "add", "--kind", "codebase_discovery", "--name", "What the CLI does",
         "--body-file", str(structured), "--key", _DISCOVERY_KEY,
     )
 
 
 async def _search(demo: Demo) -> None:
     # "netwrk" is misspelled on purpose: search is typo tolerant.
-    result = await demo.cli("search", "retry netwrk calls", "--group", GROUP, "--limit", "3")
+    result = await demo.cli("search", "retry netwrk calls", "--limit", "3")
     if not result["hits"]:
         raise DemoFailed("search found nothing for 'retry netwrk calls'")
 
 
 async def _get(demo: Demo) -> None:
-    result = await demo.cli("get", stable_id(GROUP, "codebase_discovery", _DISCOVERY_KEY))
+    result = await demo.cli("get", stable_id(demo.project_id, "codebase_discovery", _DISCOVERY_KEY))
     keys = sorted(orjson.loads(result["episode"]["body"]))
     demo.note(f"its body is structured JSON with keys {', '.join(keys)}")
 
 
 async def _list(demo: Demo) -> None:
-    await demo.cli("list", "--group", GROUP)
+    await demo.cli("list")
 
 
 async def _status(demo: Demo) -> None:
@@ -151,7 +151,7 @@ async def _writes_while_held(demo: Demo) -> None:
             raise DemoFailed("the second process could not hold the graph")
         demo.note(f"process {holder.pid} now holds the graph (Kùzu admits one writer)")
         added = await demo.cli(
-            "--backend", "auto", "add", "--group", GROUP, "--kind", "gotcha",
+            "--backend", "auto", "add", "--kind", "gotcha",
             "--name", "Writes never wait for the graph",
             "--body", "A process that does not hold the graph writes the journal (the files), "
             "which every process reads; the holder indexes it within about a second.",
@@ -171,7 +171,7 @@ async def _writes_while_held(demo: Demo) -> None:
     if any(report["differences"].values()):
         raise DemoFailed(f"the graph differs from the journal: {report['differences']}")
     demo.note(f"the graph equals the journal ({report['journal']} memories)")
-    await demo.cli("--backend", "graph", "search", "writes wait graph", "--group", GROUP)
+    await demo.cli("--backend", "graph", "search", "writes wait graph")
 
 
 async def _round_trip(demo: Demo) -> None:
@@ -230,7 +230,7 @@ STEPS: list[Step] = [
     Step("add memories: a pattern, a gotcha, a structured JSON discovery", _add),
     Step("search them", _search),
     Step("read one back by id", _get),
-    Step("list a group", _list),
+    Step("list the project's memories", _list),
     Step("what is stored, where, and why that layer", _status),
     Step("write while another process holds the graph; it indexes the write", _writes_while_held),
     Step("seed system knowledge, save a session and a turn, export as Markdown", _agent_memory),

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from backends.errors import BackendUnavailable, DualmemError, MigrationError
+from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
 from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
@@ -67,7 +67,10 @@ class DualStatus:
     layer: str
     reason: str
     pending: int
-    """changes of the journal the graph has not taken in yet (None-holders: as last recorded)"""
+    """changes of the journal the graph has not taken in yet (for a process that does not hold
+    the graph: since the position its holder last recorded), and episodes it refused"""
+    skipped: tuple[str, ...]
+    """journal episodes the graph refused, with the reason (holder only)"""
     journal: int
     """episodes in the journal"""
     last_migration: dict[str, Any] | None
@@ -78,6 +81,7 @@ class DualStatus:
             "layer": self.layer,
             "reason": self.reason,
             "pending": self.pending,
+            "skipped": list(self.skipped),
             "journal": self.journal,
             "last_migration": self.last_migration,
             "unreadable": list(self.unreadable),
@@ -86,6 +90,7 @@ class DualStatus:
     def describe(self) -> str:
         lines = [f"journal: {self.journal} episode(s); changes not yet in the graph: "
                  f"{self.pending}"]
+        lines += [f"  the graph refused {line}" for line in self.skipped]
         last = self.last_migration
         if last is None:
             lines.append("last migration: none")
@@ -133,6 +138,8 @@ class DualBackend:
         """the journal position the graph holds; None until it has caught up since take-over"""
         self._recorded: Position | None = None
         self._why = "not opened yet"
+        self._skipped: dict[str, tuple[str, str]] = {}
+        """journal episodes the graph refused: id -> (group, why)"""
         self._rebuilt: str | None = None
         """what became of a damaged graph found at take-over, for status to tell"""
         self._retry = True
@@ -282,12 +289,31 @@ class DualBackend:
             found = [await self._files.get(episode_id) for episode_id in changes.written]
             written = [episode for episode in found if episode is not None]
             if written:
-                await upsert_all(graph, written)
+                await self._write_graph(written)
             for episode_id in changes.deleted:
                 await graph.delete(episode_id)
             if changes.deleted:
                 await self._files.forget_tombstones(changes.deleted)
             self._applied = changes.position
+
+    async def _write_graph(self, episodes: Sequence[Episode]) -> None:
+        """Write these into the graph. One the graph refuses (a body over its limit, written by
+        hand into the journal) is skipped and kept for status, never in the way of the rest."""
+        graph = self._graph
+        assert graph is not None
+        try:
+            await upsert_all(graph, episodes)
+        except InvalidEpisode:
+            for episode in episodes:
+                try:
+                    await graph.upsert(episode)
+                except InvalidEpisode as exc:
+                    self._skipped[episode.id] = (episode.group_id, str(exc))
+                    continue
+                self._skipped.pop(episode.id, None)
+            return
+        for episode in episodes:
+            self._skipped.pop(episode.id, None)
 
     async def _take_over(self) -> None:
         """Bring a newly held graph up to the journal, as cheaply as its recorded position
@@ -299,7 +325,7 @@ class DualBackend:
             await self._make_equal()
         else:
             await self._catch_up()
-            if await graph.count() != await self._files.count():
+            if await graph.count() + len(self._skipped) != await self._files.count():
                 await self._make_equal()
         await self._record()
         self._why = HOLDING if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
@@ -336,7 +362,7 @@ class DualBackend:
         writes = [key for key, digest in journal.items() if hashes.get(key) != digest]
         for start in range(0, len(writes), BATCH):
             batch = [await self._files.get(key) for key in writes[start : start + BATCH]]
-            await upsert_all(graph, [episode for episode in batch if episode is not None])
+            await self._write_graph([episode for episode in batch if episode is not None])
         removed = sorted(hashes.keys() - journal.keys())
         for key in removed:
             await graph.delete(key)
@@ -378,11 +404,13 @@ class DualBackend:
         if applied is None or applied.epoch != position.epoch:
             pending = await self._files.count()
         else:
-            pending = max(0, position.seq - applied.seq)
+            pending = max(0, position.seq - applied.seq) + len(self._skipped)
         return DualStatus(
             layer=self.layer_in_use,
             reason=self._why,
             pending=pending,
+            skipped=tuple(f"{key} ({group}): {why}"
+                          for key, (group, why) in sorted(self._skipped.items())),
             journal=await self._files.count(),
             last_migration=_last_migration(self._ledger_path),
             unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),

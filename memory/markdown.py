@@ -1,5 +1,6 @@
-"""Memories as Markdown: one line per memory (shared by the session context and the export),
-and ``export_markdown``, which renders any store as files a person reads.
+"""Memories as Markdown: one line per memory (shared by the session context, the hooks and the
+export), blocks of them within a size limit, and ``export_markdown``, which renders any store as
+files a person reads.
 
     DIR/patterns.md                      every pattern, by group
     DIR/gotchas.md                       every gotcha and failed approach, by group
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,39 @@ def describe(episode: Episode) -> str:
         mark = "succeeded" if data["success"] else "failed"
         return _one_line(f"{data.get('task_id') or episode.name} {mark}: {data['outcome']}")
     return _one_line(episode.name)
+
+
+
+LINE_CHARS = 280
+"""A bullet of a bounded block is cut here: one memory must not crowd out the others."""
+
+
+def bounded_markdown(
+    heading: str,
+    blocks: Sequence[tuple[str, Sequence[str]]],
+    limit: int,
+    size: Callable[[str], int] = len,
+) -> str:
+    """Sections of bullets, in order, cut at whole lines so the text's ``size`` (characters,
+    or any measure where a joined text is no larger than its parts) stays within ``limit``;
+    empty when not one bullet fits."""
+    out = f"## {heading}\n"
+    used = size(out)
+    if used > limit:
+        return ""
+    added = False
+    for section, lines in blocks:
+        header = f"\n### {section}\n"
+        for line in lines:
+            bullet = f"- {line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + '…'}\n"
+            cost = size(header) + size(bullet)
+            if used + cost > limit:
+                break
+            out += header + bullet
+            used += cost
+            header = ""
+            added = True
+    return out if added else ""
 
 
 def _bullets(items: Iterable[Any], *keys: str) -> list[str]:

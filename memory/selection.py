@@ -8,11 +8,8 @@ from dataclasses import dataclass
 from os import PathLike
 
 from backends.errors import BackendUnavailable
-from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
 from backends.protocol import MemoryBackend
-from fallback import FileBackend
 from memory.config import Config
-from memory.dual import open_dual
 
 
 @dataclass(frozen=True)
@@ -32,13 +29,21 @@ async def open_backend(
     command that opens, reads once and closes) takes no graph lock, which would cost it the
     graph's open and keep a long-running holder out, and runs no watcher: ``auto`` answers from
     the journal, which holds every memory."""
+    # Each layer is imported only when chosen: a file-layer process never loads the graph's
+    # dependencies (numpy, kuzu, graphiti), which is most of a short command's start-up.
     if config.backend == "file":
+        from fallback import FileBackend
+
         files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
                                        watch=not one_shot)
         return files, Selection("file", "asked for")
     if config.backend == "auto":
+        from memory.dual import open_dual
+
         dual = await open_dual(config, one_shot=one_shot)
         return dual, Selection(dual.layer_in_use, dual.reason)
+    from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
+
     try:
         graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
     except BackendUnavailable as exc:
@@ -59,7 +64,8 @@ async def open_memory(
     *,
     config: Config | None = None,
 ) -> AsyncIterator[MemoryBackend]:
-    """Open the memory store at ``home`` (default: ``$DUALMEM_HOME`` or ``./.dualmem``)."""
+    """Open the memory store at ``home`` (default: ``$DUALMEM_HOME``, else the nearest
+    ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``)."""
     store, _ = await open_backend(config or Config.from_env(home=home, backend=backend))
     try:
         yield store

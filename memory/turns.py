@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from backends.errors import InvalidEpisode
-from backends.model import Episode, Receipt, now, utc
+from backends.model import Episode, Receipt, now, problems, utc
 from backends.protocol import MemoryBackend
 from memory.records import scan_records
 from memory.scopes import TURN_STATE, turn_states_group
@@ -67,7 +67,7 @@ class TurnState(BaseModel):
         try:
             return cls.model_validate_json(text)
         except ValidationError as exc:
-            raise InvalidEpisode(f"{where}: not a turn state: {exc}") from None
+            raise InvalidEpisode(f"{where}: not a turn state: {problems(exc)}") from None
 
     def summary(self) -> str:
         """One line: which turn, when, the coach's decision, progress and feedback."""

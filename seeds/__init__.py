@@ -1,36 +1,41 @@
 """Default system knowledge as data files (``seeds/data``), seeding it into a store, and
 per-project overrides. Works through ``MemoryBackend`` only."""
 
-from seeds.groups import (
-    IMPLEMENTATION_MODE,
-    IMPLEMENTATION_MODE_GROUP,
-    PROJECT_OVERVIEW,
-    QUALITY_GATE_CONFIG,
-    QUALITY_GATE_GROUP,
-    ROLE_CONSTRAINTS,
-    ROLE_CONSTRAINTS_GROUP,
-    SEED_GROUP,
-    SEED_VERSION,
-    SYSTEM_GROUPS,
-)
-from seeds.knowledge import (
-    ImplementationMode,
-    KnowledgeError,
-    ModeSuggestion,
-    QualityGateProfile,
-    RoleConstraints,
-    SystemKnowledge,
-    builtin_knowledge,
-    item_from_episode,
-)
-from seeds.overrides import OVERRIDES_FILE, Overrides, load_overrides
-from seeds.seeding import (
-    SeedReport,
-    put_if_changed,
-    seed_project_overview,
-    seed_system_knowledge,
-    seeded_version,
-)
+import typing
+
+from backends.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from seeds.groups import (
+        IMPLEMENTATION_MODE,
+        IMPLEMENTATION_MODE_GROUP,
+        PROJECT_OVERVIEW,
+        QUALITY_GATE_CONFIG,
+        QUALITY_GATE_GROUP,
+        ROLE_CONSTRAINTS,
+        ROLE_CONSTRAINTS_GROUP,
+        SEED_GROUP,
+        SEED_VERSION,
+        SYSTEM_GROUPS,
+    )
+    from seeds.knowledge import (
+        ImplementationMode,
+        KnowledgeError,
+        ModeSuggestion,
+        QualityGateProfile,
+        RoleConstraints,
+        SystemKnowledge,
+        builtin_knowledge,
+        item_from_episode,
+    )
+    from seeds.overrides import OVERRIDES_FILE, Overrides, load_overrides
+    from seeds.seeding import (
+        SeedReport,
+        put_if_changed,
+        seed_project_overview,
+        seed_system_knowledge,
+        seeded_version,
+    )
 
 __all__ = [
     "IMPLEMENTATION_MODE",
@@ -60,3 +65,23 @@ __all__ = [
     "seed_system_knowledge",
     "seeded_version",
 ]
+
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "seeds.groups": (
+        "IMPLEMENTATION_MODE", "IMPLEMENTATION_MODE_GROUP", "PROJECT_OVERVIEW",
+        "QUALITY_GATE_CONFIG", "QUALITY_GATE_GROUP", "ROLE_CONSTRAINTS", "ROLE_CONSTRAINTS_GROUP",
+        "SEED_GROUP", "SEED_VERSION", "SYSTEM_GROUPS",
+    ),
+    "seeds.knowledge": (
+        "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",
+        "RoleConstraints", "SystemKnowledge", "builtin_knowledge", "item_from_episode",
+    ),
+    "seeds.overrides": ("OVERRIDES_FILE", "Overrides", "load_overrides"),
+    "seeds.seeding": (
+        "SeedReport", "put_if_changed", "seed_project_overview", "seed_system_knowledge",
+        "seeded_version",
+    ),
+}
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

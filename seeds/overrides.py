@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from backends.model import problems
 from seeds.knowledge import KnowledgeError, QualityGateProfile, RoleConstraints, SystemKnowledge
 
 OVERRIDES_FILE = "entity-overrides.yaml"
@@ -58,7 +59,8 @@ class GateOverride(BaseModel):
         try:
             return QualityGateProfile.model_validate(data)
         except ValidationError as exc:
-            raise KnowledgeError(f"override of {profile.key} is not valid: {exc}") from None
+            detail = problems(exc)
+            raise KnowledgeError(f"override of {profile.key} is not valid: {detail}") from None
 
 
 class Overrides(BaseModel):
@@ -110,4 +112,5 @@ def load_overrides(path: Path, *, missing_ok: bool = False) -> Overrides:
     try:
         return Overrides.model_validate(yaml.safe_load(text) or {})
     except (yaml.YAMLError, ValidationError) as exc:
-        raise KnowledgeError(f"{path}: not a valid overrides file: {exc}") from None
+        detail = problems(exc) if isinstance(exc, ValidationError) else exc
+        raise KnowledgeError(f"{path}: not a valid overrides file: {detail}") from None

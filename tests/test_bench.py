@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import file_layer, locomo
+from bench import cli_latency, file_layer, locomo
 from bench.bm25 import BM25
+from memory import SyncMemory
 
 
 def test_metrics_by_hand() -> None:
@@ -45,3 +46,12 @@ def test_synthetic_corpus_is_deterministic_and_spread_over_groups() -> None:
     assert all(290 <= len(e.body) <= 320 for e in episodes)
     for query, group in file_layer.queries(episodes):
         assert len(query.split()) == 3 and group in {e.group_id for e in episodes}
+
+
+def test_the_cli_latency_home_is_a_project_with_half_the_episodes(tmp_path: Path) -> None:
+    home, asked = cli_latency.project_home(tmp_path, 10)
+    with SyncMemory.open(home, "file") as memory:
+        assert memory.count() == 10 and memory.count(group_ids=[memory.project_id]) == 5
+        for query in asked:
+            assert len(query.split()) == 3
+            assert memory.search(query, group_ids=[memory.project_id], limit=1)

@@ -107,13 +107,14 @@ def test_add_search_get_list_delete(cli: Any) -> None:
     listed = cli("list", "--group", "proj").doc
     assert listed["count"] == 2
     assert {e["id"] for e in listed["episodes"]} == {receipt["id"], other["id"]}
-    assert cli("list", "--kind", "gotcha").doc["count"] == 1
+    assert cli("list", "--kind", "gotcha", "--all-groups").doc["count"] == 1
     assert cli("list", "--group", "elsewhere").doc == {"count": 0, "episodes": []}
+    assert cli("list").doc == {"count": 0, "episodes": []}  # the project's group is another
 
     assert cli("delete", receipt["id"]).doc == {"id": receipt["id"], "deleted": True}
     assert_error(cli("get", receipt["id"]), 1, "NotFound", receipt["id"])
     assert_error(cli("delete", receipt["id"]), 1, "NotFound", "nothing deleted")
-    assert cli("list").doc["count"] == 1
+    assert _count(cli) == 1
 
 
 def test_filters_repeat_and_combine(cli: Any) -> None:
@@ -123,14 +124,15 @@ def test_filters_repeat_and_combine(cli: Any) -> None:
     assert cli("list", "--group", "b", "--kind", "pattern").doc["count"] == 1
     found = cli("search", "zebra", "--group", "a", "--group", "c", "--limit", "1").doc["hits"]
     assert len(found) == 1 and found[0]["episode"]["group_id"] in {"a", "c"}
-    assert cli("search", "zebra", "--kind", "gotcha").doc["hits"][0]["episode"]["group_id"] == "b"
+    found = cli("search", "zebra", "--kind", "gotcha", "--all-groups").doc["hits"]
+    assert found[0]["episode"]["group_id"] == "b"
 
 
 def test_a_key_makes_adding_again_an_update(cli: Any) -> None:
     first = add(cli, "proj", "pattern", "Old", "old text", "--key", "K1")
     second = add(cli, "proj", "pattern", "New", "new text", "--key", "K1")
     assert first["id"] == second["id"] == stable_id("proj", "pattern", "K1")
-    assert cli("list").doc["count"] == 1
+    assert _count(cli) == 1
     assert cli("get", first["id"]).doc["episode"]["body"] == "new text"
 
 
@@ -147,14 +149,14 @@ def test_body_file_carries_structured_json(cli: Any, tmp_path: Path) -> None:
 def test_json_flag_before_or_after_the_command(cli: Any, home: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     add(cli)
-    assert main(["--home", str(home), "--json", "list"]) == 0
+    assert main(["--home", str(home), "--json", "list", "--group", "proj"]) == 0
     assert orjson.loads(capsys.readouterr().out)["count"] == 1
-    assert main(["--home", str(home), "list", "--json"]) == 0
+    assert main(["--home", str(home), "list", "--group", "proj", "--json"]) == 0
     assert orjson.loads(capsys.readouterr().out)["count"] == 1
 
 
 def test_human_output_is_concise(cli: Any) -> None:
-    added = cli("add", "--group", "proj", "--kind", "pattern", "--name", "Retry calls",
+    added = cli("add", "--kind", "pattern", "--name", "Retry calls",
                 "--body", "retry with backoff", json=False)
     assert added.code == 0 and added.out.startswith("stored ") and "file layer" in added.out
     episode_id = added.out.split()[1]
@@ -177,34 +179,35 @@ def test_status_counts_per_group(cli: Any, home: Path) -> None:
 
 
 def _count(cli: Any) -> int:
-    return cli("list").doc["count"]  # type: ignore[no-any-return]
+    return cli("list", "--all-groups").doc["count"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("group", ["a/b", "..", "", "x" * 129, "nul\x00"])
-def test_bad_group_id_is_refused_and_nothing_written(cli: Any, group: str) -> None:
+def test_bad_group_id_is_refused_and_nothing_written(cli: Any, home: Path, group: str) -> None:
     result = cli("add", "--group", group, "--kind", "pattern", "--name", "n", "--body", "b")
     assert_error(result, 1, "InvalidEpisode", "group")
-    assert _count(cli) == 0
+    assert not home.exists()
 
 
 def test_bad_group_filter_is_refused(cli: Any) -> None:
+    add(cli)
     assert_error(cli("search", "x", "--group", "../etc"), 1, "InvalidEpisode", "group id")
     assert_error(cli("list", "--group", "a/b"), 1, "InvalidEpisode", "group id")
 
 
-def test_missing_body_file(cli: Any, tmp_path: Path) -> None:
+def test_missing_body_file(cli: Any, home: Path, tmp_path: Path) -> None:
     result = cli("add", "--group", "g", "--kind", "k", "--name", "n",
                  "--body-file", str(tmp_path / "absent.txt"))
     assert_error(result, 1, "FileArgumentError", "absent.txt")
-    assert _count(cli) == 0
+    assert not home.exists()
 
 
-def test_body_file_that_is_not_utf8(cli: Any, tmp_path: Path) -> None:
+def test_body_file_that_is_not_utf8(cli: Any, home: Path, tmp_path: Path) -> None:
     (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
     result = cli("add", "--group", "g", "--kind", "k", "--name", "n",
                  "--body-file", str(tmp_path / "latin1.txt"))
     assert_error(result, 1, "InvalidEpisode", "not valid UTF-8")
-    assert _count(cli) == 0
+    assert not home.exists()
 
 
 def test_oversize_body(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,7 +284,7 @@ def test_import_export_round_trip(cli: Any, tmp_path: Path, home: Path,
     assert second.read_bytes() == first.read_bytes()
     # Importing again updates in place: ids are kept, nothing is duplicated.
     assert cli("import", str(first)).doc["imported"] == 4
-    assert cli("list").doc["count"] == 4
+    assert _count(cli) == 4
 
 
 @pytest.mark.parametrize(
@@ -297,7 +300,7 @@ def test_import_export_round_trip(cli: Any, tmp_path: Path, home: Path,
     ],
 )
 def test_a_bad_jsonl_line_names_its_number_and_nothing_is_imported(
-    cli: Any, tmp_path: Path, bad_line: bytes, fragment: str
+    cli: Any, home: Path, tmp_path: Path, bad_line: bytes, fragment: str
 ) -> None:
     good = [orjson.dumps(row) for row in _episode_lines()]
     path = tmp_path / "bad.jsonl"
@@ -305,10 +308,10 @@ def test_a_bad_jsonl_line_names_its_number_and_nothing_is_imported(
     result = cli("import", str(path))
     assert_error(result, 1, "InvalidEpisode", "bad.jsonl line 4")
     assert fragment in result.err
-    assert _count(cli) == 0
+    assert not home.exists()
 
 
-def test_oversize_body_in_an_import(cli: Any, tmp_path: Path,
+def test_oversize_body_in_an_import(cli: Any, home: Path, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DUALMEM_MAX_BODY_BYTES", "10")
     rows = [{"id": "ok", "group_id": "g", "kind": "k", "name": "n", "body": "short"},
@@ -316,11 +319,12 @@ def test_oversize_body_in_an_import(cli: Any, tmp_path: Path,
     result = cli("import", str(_write_jsonl(tmp_path / "big.jsonl", rows)))
     assert_error(result, 1, "InvalidEpisode", "line 2")
     assert "over the limit" in result.err
-    assert _count(cli) == 0
+    assert not home.exists()
 
 
 def test_import_or_export_of_an_unusable_file(cli: Any, tmp_path: Path) -> None:
     assert_error(cli("import", str(tmp_path / "absent.jsonl")), 1, "FileArgumentError", "absent")
+    add(cli)
     target = tmp_path / "no-such-folder" / "out.jsonl"
     assert_error(cli("export", str(target)), 1, "FileArgumentError", "cannot write")
     assert not target.parent.exists()
@@ -374,6 +378,7 @@ def test_demo_json_in_a_real_process() -> None:
 
 
 def test_an_error_in_a_real_process(tmp_path: Path) -> None:
+    assert _subprocess("--home", str(tmp_path), "--backend", "file", "init").returncode == 0
     done = _subprocess("--home", str(tmp_path), "--backend", "file", "get", "missing", "--json")
     assert done.returncode == 1
     assert orjson.loads(done.stdout)["error"]["type"] == "NotFound"

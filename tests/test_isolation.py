@@ -80,7 +80,7 @@ def test_file_layer_and_cli_work_without_the_graph(tmp_path: Path) -> None:
             return out.getvalue()
 
         assert "COMMAND" in cli("--help")
-        cli("--backend", "file", "add", "--group", "proj", "--kind", "pattern",
+        cli("--backend", "file", "add", "--kind", "pattern",
             "--name", "Retry", "--body", "retry flaky calls with backoff")
         hits = json.loads(cli("--backend", "file", "search", "flaky", "--json"))["hits"]
         assert hits[0]["episode"]["name"] == "Retry"

@@ -21,8 +21,22 @@ On disk, ``<home>/graph/``:
 The search index (``index.py``) is derived: rebuilt from the rows at every open.
 """
 
-from backends.graph.database import NO_ROOM, READ_ONLY
-from backends.graph.embedder import Embedder, HashingEmbedder
-from backends.graph.store import GraphBackend
+import typing
+
+from backends.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from backends.graph.database import NO_ROOM, READ_ONLY
+    from backends.graph.embedder import Embedder, HashingEmbedder
+    from backends.graph.store import GraphBackend
 
 __all__ = ["NO_ROOM", "READ_ONLY", "Embedder", "GraphBackend", "HashingEmbedder"]
+
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "backends.graph.database": ("NO_ROOM", "READ_ONLY"),
+    "backends.graph.embedder": ("Embedder", "HashingEmbedder"),
+    "backends.graph.store": ("GraphBackend",),
+}
+
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

@@ -4,14 +4,13 @@ similar tasks went. The rules are pure (``characterise``); ``analyze`` gathers t
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from backends.protocol import MemoryBackend
 from memory.agent import AgentMemory, SimilarOutcome
-from memory.context.task import Phase, Task
+from memory.context.task import Phase, Task, topic
 from memory.turns import TurnState, feature_turns
 
 
@@ -25,22 +24,8 @@ class TaskType(StrEnum):
 
 _ALIASES = {"refine": TaskType.REFINEMENT, "docs": TaskType.DOCUMENTATION}
 
-# Words that say what kind of task it is, not what it is about (see ``topic``).
-TASK_VERBS = frozenset({
-    "add", "build", "change", "create", "debug", "document", "fix", "implement", "improve",
-    "make", "refactor", "remove", "rename", "review", "rewrite", "support", "update", "write",
-})
-_NOT_WORD = re.compile(r"\W+")
 DEFAULT_AVG_TURNS = 3.0
 DEFAULT_SUCCESS_RATE = 0.8
-
-
-def topic(description: str) -> str:
-    """The description without its action verbs: "implement", "fix", "review" say what kind
-    of task it is (the task type carries that), not what it is about, and matching them alone
-    would bring in every memory of unrelated work that was once implemented or fixed."""
-    words = [w for w in description.split() if _NOT_WORD.sub("", w.casefold()) not in TASK_VERBS]
-    return " ".join(words) or description
 
 
 def normalize_task_type(raw: str) -> TaskType:

@@ -6,7 +6,7 @@ the estimate of a concatenation is at most the sum of its parts' estimates."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -28,8 +28,9 @@ from memory.context.format import (
     section_head,
     turn_block,
 )
-from memory.context.retrieval import Thresholds, fit, project_groups, search_categories, select
+from memory.context.retrieval import fit, project_groups, search_categories, select
 from memory.context.task import Phase, Task
+from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens, measure
 from memory.knowledge import system_knowledge
 from seeds import Overrides, SystemKnowledge
@@ -118,13 +119,16 @@ async def build_context(
     thresholds: Thresholds | None = None,
     overrides: Overrides | None = None,
     at: datetime | None = None,
+    extra_groups: Sequence[str] = (),
 ) -> ContextResult:
     """The job-specific context of ``task`` in ``phase``. ``tokens`` replaces the computed
     total, ``shares`` the computed split (any positive weights; normalised); ``overrides`` are
-    the project's overrides of system knowledge; ``at`` is "now" for validity checks."""
+    the project's overrides of system knowledge; ``at`` is "now" for validity checks;
+    ``extra_groups`` are searched besides the project's own (its group, and the feature's)."""
     limits = thresholds or Thresholds()
-    groups = project_groups(project_id, task.feature_id)
-    memory = AgentMemory(store, project_id, task.feature_id if len(groups) > 1 else None)
+    own = project_groups(project_id, task.feature_id)
+    groups = [*own, *(group for group in extra_groups if group not in own)]
+    memory = AgentMemory(store, project_id, task.feature_id if len(own) > 1 else None)
     analysis = await analyze(
         memory, task, phase,
         similar_threshold=limits.similar_task, relevance_threshold=limits.familiar,

@@ -1,12 +1,6 @@
 """Retrieval per category: a search of the project's memories of the category's kinds, kept
-above a relevance threshold, deduplicated across categories, then trimmed to the category's
-token allocation. Categories are searched concurrently.
-
-Thresholds are on the shared lexical scale (``backends.ranking``): a score is the share of the
-query's best possible BM25 score that a memory reaches, so it is dominated by the query's rare
-terms; a memory holding every query term once, at average length, scores 1 / (1 + k1) ≈ 0.45.
-The defaults sit between the populations measured on ``bench.context_corpus`` on both layers:
-memories relevant to a task score 0.169 or more, unrelated work 0.120 or less (docs/CONTEXT.md).
+above a relevance threshold (``memory.context.thresholds``), deduplicated across categories,
+then trimmed to the category's token allocation. Categories are searched concurrently.
 """
 
 from __future__ import annotations
@@ -14,14 +8,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from datetime import datetime
 
 from backends.model import Episode, Hit, natural_key
 from backends.protocol import MemoryBackend
-from memory.context.analysis import Analysis, topic
+from memory.context.analysis import Analysis
 from memory.context.budget import Category
 from memory.context.format import SECTION_END, Block
+from memory.context.task import topic
 from memory.context.tokens import estimate_tokens
 from memory.scopes import (
     ADR,
@@ -48,19 +42,6 @@ KINDS: Mapping[Category, tuple[str, ...]] = {
 MIN_FETCH, MAX_FETCH = 3, 20
 TOKENS_PER_FETCHED = 50  # fetch about one candidate per 50 tokens of allocation
 MIN_CLIP_CHARS = 80  # a memory clipped shorter than this says too little to keep
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Minimum scores: ``familiar`` and ``first_of_type`` for a memory to be relevant to the
-    task, ``similar_task`` for a past outcome to make the task familiar."""
-
-    familiar: float = 0.14
-    first_of_type: float = 0.125
-    similar_task: float = 0.30
-
-    def relevance(self, analysis: Analysis) -> float:
-        return self.first_of_type if analysis.is_first_of_type else self.familiar
 
 
 def project_groups(project_id: str, feature_id: str | None) -> list[str]:

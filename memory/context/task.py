@@ -1,13 +1,22 @@
-"""What context is assembled for: a task, and the phase of work it is in."""
+"""What context is assembled for: a task, the phase of work it is in, and what it is about."""
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Actor = Literal["player", "coach"]
+TaskTypeName = Literal[
+    "implementation", "review", "planning", "refinement", "documentation", "refine", "docs",
+    "feature", "bugfix", "refactor", "scaffolding", "testing", "test", "tests",
+]
+"""The task types the command line and the MCP server accept: the five that analysis tells
+apart and its aliases (``refine``, ``docs``), and the quality-gate types and their aliases
+of the built-in knowledge (``seeds/data/quality_gates.yaml``). The API takes any string."""
+TASK_TYPES: tuple[str, ...] = get_args(TaskTypeName)
 
 
 class Phase(StrEnum):
@@ -45,3 +54,19 @@ class Task(BaseModel):
         if not value.strip():
             raise ValueError("must not be blank")
         return value
+
+
+# Words that say what kind of task it is, not what it is about (see ``topic``).
+TASK_VERBS = frozenset({
+    "add", "build", "change", "create", "debug", "document", "fix", "implement", "improve",
+    "make", "refactor", "remove", "rename", "review", "rewrite", "support", "update", "write",
+})
+_NOT_WORD = re.compile(r"\W+")
+
+
+def topic(description: str) -> str:
+    """The description without its action verbs: "implement", "fix", "review" say what kind
+    of task it is (the task type carries that), not what it is about, and matching them alone
+    would bring in every memory of unrelated work that was once implemented or fixed."""
+    words = [w for w in description.split() if _NOT_WORD.sub("", w.casefold()) not in TASK_VERBS]
+    return " ".join(words) or description

@@ -253,5 +253,5 @@ def test_the_cli_names_an_embedder_change_and_reembed_mends_it(
     assert "embedder mismatch" in capsys.readouterr().err
     assert main([*home, "reembed", "--json"]) == 0
     assert orjson.loads(capsys.readouterr().out)["reembedded"] == 1
-    assert main([*home, "search", "writer", "--json"]) == 0
+    assert main([*home, "search", "writer", "--group", "proj", "--json"]) == 0
     assert NOTE.id in capsys.readouterr().out

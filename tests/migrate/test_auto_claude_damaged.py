@@ -13,7 +13,8 @@ import orjson
 import pytest
 from auto_claude_folder import build
 
-from memory.cli import PARTIAL_EXIT, main
+from memory.cli import main
+from memory.output import PARTIAL_EXIT
 from migrate import AutoClaudeFolder, Scope
 
 GROUP = "proj"

@@ -22,6 +22,11 @@ def add_to_files(capsys: pytest.CaptureFixture[str], home: Path, key: str, body:
             "--name", key, "--body", body, "--key", key)
 
 
+def listed(capsys: pytest.CaptureFixture[str], home: Path, layer: str) -> Any:
+    """The episodes of group proj in one layer."""
+    return dualmem(capsys, home, "--backend", layer, "list", "--group", "proj")["episodes"]
+
+
 def test_migrate_reports_replays_once_and_prunes_only_after_a_clean_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -39,13 +44,13 @@ def test_migrate_reports_replays_once_and_prunes_only_after_a_clean_check(
             "--name", "a", "--body", "edited in the graph", "--key", "a")
     error = dualmem(capsys, tmp_path, "migrate", "--prune", code=1)
     assert "not pruning" in error["error"]["message"]
-    assert len(dualmem(capsys, tmp_path, "--backend", "file", "list")["episodes"]) == 3
+    assert len(listed(capsys, tmp_path, "file")) == 3
 
     add_to_files(capsys, tmp_path, "a", "edited in the graph")
     pruned = dualmem(capsys, tmp_path, "migrate", "--prune")
     assert (pruned["written"], pruned["pruned"]) == (1, 3)
-    assert dualmem(capsys, tmp_path, "--backend", "file", "list")["episodes"] == []
-    assert len(dualmem(capsys, tmp_path, "--backend", "graph", "list")["episodes"]) == 3
+    assert listed(capsys, tmp_path, "file") == []
+    assert len(listed(capsys, tmp_path, "graph")) == 3
 
 
 def test_auto_claude_import_twice_adds_nothing(

@@ -1,0 +1,156 @@
+"""End to end: the time of a whole ``dualmem`` process, as a hook or a script pays it, beside
+``python -c pass`` measured in the same run.
+
+    python -m bench.cli_latency [SIZE ...]      (default: 1000 10000; DUALMEM_BENCH_RUNS=20)
+
+For each size, a home of SIZE synthetic episodes (``bench.file_layer.synthetic``; every other
+one in the project's group), replayed into the graph for ``auto``. Every command runs RUNS
+times, round-robin with the baseline so that all see the same machine load, after one warm-up
+each (which builds any derived index). Measured: ``dualmem search`` and ``dualmem hook prompt``
+(Claude Code's JSON on stdin) on the file layer, on ``auto`` with the graph free, and on
+``auto`` while a ``dualmem mcp`` server holds the graph (as in a Claude Code session).
+Target (issue 11): p95 <= 250 ms at 10k.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from bench.file_layer import synthetic
+from bench.locomo import percentiles
+from bench.migrate import lay_down
+from memory.project import ensure_project_id
+
+TARGET_MS = 250.0
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Command:
+    label: str
+    argv: list[str]
+    stdin: bytes = b""
+
+
+def project_home(folder: Path, size: int) -> tuple[Path, list[str]]:
+    """``folder/.dualmem`` holding ``size`` episodes, half in the project's group; and queries:
+    three words of project episodes, one per run."""
+    home = folder / ".dualmem"
+    project, _ = ensure_project_id(home / "project.json", "bench")
+    episodes = [
+        e.model_copy(update={"group_id": project}) if n % 2 == 0 else e
+        for n, e in enumerate(synthetic(size))
+    ]
+    lay_down(home / "files", episodes)
+    words = [e.body.split() for e in episodes[::2]]
+    return home, [" ".join(w[n % 20 : n % 20 + 3]) for n, w in enumerate(words)]
+
+
+def _env() -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DUALMEM_")}
+    return env | {"PYTHONPATH": path}
+
+
+def _dualmem(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "memory", *argv]
+
+
+def commands(folder: Path, backend: str, query: str) -> list[Command]:
+    prompt = orjson.dumps({
+        "session_id": "bench", "transcript_path": str(folder / "t.jsonl"), "cwd": str(folder),
+        "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+        "prompt": f"How do we handle {query}?",
+    })
+    flag = ["--backend", backend]
+    return [
+        Command(f"dualmem search ({backend})", _dualmem(*flag, "search", query, "--limit", "5")),
+        Command(f"dualmem hook prompt ({backend})", _dualmem(*flag, "hook", "prompt"), prompt),
+    ]
+
+
+def _timed(command: Command, cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command.argv, input=command.stdin, cwd=cwd, env=_env(),
+                          capture_output=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0 or done.stderr:  # a hook exits 0 even when it fails
+        raise RuntimeError(f"{command.label} failed: {done.stderr.decode()[-500:]}")
+    return seconds
+
+
+def measure(
+    folder: Path, queries: Sequence[str], backend: str, runs: int
+) -> dict[str, list[float]]:
+    baseline = Command("python -c pass (baseline)", [sys.executable, "-c", "pass"])
+    imports = Command("python -c 'import memory'", [sys.executable, "-c", "import memory"])
+    times: dict[str, list[float]] = {}
+    for run in range(runs + 1):
+        for command in [baseline, imports, *commands(folder, backend, queries[run])]:
+            seconds = _timed(command, folder)
+            if run:  # the first round warms up
+                times.setdefault(command.label, []).append(seconds)
+    return times
+
+
+@contextmanager
+def graph_held(home: Path) -> Iterator[None]:
+    """A ``dualmem mcp`` server on ``home`` (holding the graph) for the duration."""
+    server = subprocess.Popen(_dualmem("--home", str(home), "mcp"), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=_env())
+    assert server.stdin is not None and server.stdout is not None
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"}}}
+    server.stdin.write(orjson.dumps(hello) + b"\n")
+    server.stdin.flush()
+    server.stdout.readline()  # answered: the store is open
+    try:
+        yield
+    finally:
+        server.communicate(timeout=120)
+
+
+def report(times: dict[str, list[float]], note: str) -> None:
+    base_p50, base_p95 = percentiles(times.pop("python -c pass (baseline)"))
+    print(f"  {'python -c pass (baseline)':<38}{base_p50:>8.0f}{base_p95:>8.0f}")
+    for label, seconds in times.items():
+        p50, p95 = percentiles(seconds)
+        verdict = "" if label.startswith("python") else (
+            "  ok" if p95 <= TARGET_MS else "  over target")
+        print(f"  {label + note:<38}{p50:>8.0f}{p95:>8.0f}{p50 - base_p50:>+10.0f}{verdict}")
+
+
+def main(sizes: Sequence[int] = (1000, 10000)) -> None:
+    runs = int(os.environ.get("DUALMEM_BENCH_RUNS", "20"))
+    print(f"cli latency bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cpu(s), "
+          f"{runs} runs each; wall time of the whole process, ms")
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="dualmem-bench-cli-") as scratch:
+            folder = Path(scratch)
+            home, queries = project_home(folder, size)
+            print(f"\n{size:,} episodes ({(size + 1) // 2:,} in the project's group)")
+            print(f"  {'command':<38}{'p50':>8}{'p95':>8}{'p50-base':>10}")
+            report(measure(folder, queries, "file", runs), "")
+            migrated = subprocess.run(_dualmem("--home", str(home), "migrate"), cwd=folder,
+                                      env=_env(), capture_output=True, check=False)
+            if migrated.returncode != 0:
+                raise RuntimeError(migrated.stderr.decode())
+            report(measure(folder, queries, "auto", runs), ", graph free")
+            with graph_held(home):
+                report(measure(folder, queries, "auto", runs), ", graph held")
+
+
+if __name__ == "__main__":
+    main([int(arg) for arg in sys.argv[1:]] or (1000, 10000))

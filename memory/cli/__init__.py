@@ -1,0 +1,160 @@
+"""The ``dualmem`` command line: one thin layer over the async API (parse, call, print).
+
+Commands live in groups, one module each (``memory/cli/<group>.py``), and a group is imported
+only when one of its commands runs, so a hook or a search pays for nothing else. ``COMMANDS``
+names every command with its group and help; a group module maps each of its names to a
+``Command``: a function adding its arguments, and an async function returning an ``Output``
+(the JSON document printed with ``--json``, and the text printed otherwise).
+
+Parsing takes two passes: the first finds the command (any option it does not know yet is left
+for later), the second parses the whole line with that command's arguments added. Errors are
+our own (``DualmemError``) and nothing else is caught: one line on stderr, plus
+``{"error": {"type", "message"}}`` on stdout with ``--json``; exit 1, or 2 for a wrong command
+line. A command that did its work only in part exits with ``PARTIAL_EXIT`` (3), its output
+printed as usual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import orjson
+
+from backends.errors import DualmemError
+from memory.cli.base import Command, UsageError
+from memory.config import BACKEND_CHOICES, Config
+from memory.output import Output, one_line
+
+__all__ = ["COMMANDS", "build_parser", "main", "parse", "run"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (group module, help)
+    "init": ("home", "create the memory home here and record the project's id"),
+    "add": ("memories", "store one memory (in the project's group unless --group)"),
+    "import": ("transfer", "store every episode of a JSON Lines file (as written by export)"),
+    "export": ("transfer", "write every episode to a JSON Lines file, one per line "
+               "(or --markdown DIR)"),
+    "search": ("memories", "find memories by keywords, typo tolerant (the project's group "
+               "unless --group or --all-groups)"),
+    "get": ("memories", "show one memory"),
+    "list": ("memories", "list memories, oldest first (the project's group unless --group or "
+             "--all-groups)"),
+    "delete": ("memories", "remove one memory"),
+    "status": ("home", "the layer in use and why, counts per group, unreadable files"),
+    "seed": ("home", "seed system knowledge and the project overview (idempotent)"),
+    "session": ("agent", "save FILE.json: store a session's insights; history: recent sessions"),
+    "turns": ("agent", "record FILE.json: store a turn state; list, latest --feature F: show "
+              "them"),
+    "context": ("agent", "the memories a task needs, as Markdown within its token budget"),
+    "migrate": ("home", "replay file memory into the graph and verify it, or import "
+                "Auto-Claude memory (--from-auto-claude)"),
+    "repair": ("home", "make the graph equal to the journal again (a damaged graph is moved "
+               "aside and rebuilt; memories only the graph holds join the journal)"),
+    "reembed": ("home", "recompute every vector of the graph with the built-in embedder "
+                "(after an embedder change is reported)"),
+    "mcp": ("serve", "serve this memory to an agent over MCP (stdio) until stdin closes"),
+    "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
+             "JSON; never fail the session"),
+    "demo": ("demo", "run the main job end to end in a temporary folder, saying what it does"),
+}
+
+
+def _command(name: str) -> Command:
+    """The command ``name``, importing its group."""
+    group = importlib.import_module(f"memory.cli.{COMMANDS[name][0]}")
+    commands: dict[str, Command] = group.COMMANDS
+    return commands[name]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def build_parser(name: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, with the arguments of command ``name`` (of none: enough to
+    find which command a line asks for, and to print the list of commands)."""
+    # --json is accepted before the command and after it; SUPPRESS keeps a subcommand
+    # from resetting a global --json to False.
+    json_flag = _Parser(add_help=False)
+    json_flag.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                           help="print exactly one JSON document")
+    parser = _Parser(prog="dualmem", description="A dual-layer memory store for coding agents.")
+    parser.add_argument("--home", type=Path, metavar="DIR",
+                        help="memory home (default: $DUALMEM_HOME, else the nearest .dualmem/ "
+                        "in this folder or its parents, else ./.dualmem)")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES,
+                        help="layer to use: %(choices)s (default: $DUALMEM_BACKEND or auto)")
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for each, (_, help_text) in COMMANDS.items():
+        # Only the command asked for knows --help: on the first pass, "COMMAND --help" must
+        # reach the second, where the command's arguments are there to be listed.
+        sub = commands.add_parser(each, help=help_text, description=help_text,
+                                  parents=[json_flag], add_help=each == name)
+        if each == name:
+            _command(each).arguments(sub)
+    return parser
+
+
+def _command_in(argv: Sequence[str]) -> str:
+    found, _ = build_parser().parse_known_args(argv)
+    name: str = found.command
+    return name
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` parsed; ``UsageError`` when it is not a valid command line."""
+    return build_parser(_command_in(argv)).parse_args(argv)
+
+
+async def execute(args: argparse.Namespace) -> Output:
+    config = Config.from_env(home=args.home, backend=args.backend)
+    return await _command(args.command).run(args, config)
+
+
+async def run(argv: Sequence[str]) -> Output:
+    """Run one command line in this event loop; raises ``DualmemError`` (the demo drives this)."""
+    return await execute(parse(argv))
+
+
+def _print_error(exc: DualmemError, as_json: bool) -> None:
+    message = one_line(exc)
+    print(f"dualmem: error: {message}", file=sys.stderr)
+    if as_json:
+        error = {"type": type(exc).__name__, "message": message}
+        print(orjson.dumps({"error": error}).decode())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv  # known before parsing, so usage errors honour it too
+    name = None
+    try:
+        try:
+            name = _command_in(argv)
+            args = build_parser(name).parse_args(argv)
+        except SystemExit as exc:  # --help, already printed
+            return exc.code if isinstance(exc.code, int) else 0
+        as_json = args.json
+        output = asyncio.run(execute(args))
+    except DualmemError as exc:
+        if name == "hook":
+            # Claude Code reads exit status 2 as "block the prompt" (or "do not stop"): a
+            # hook's wrong command line must not hold the session up.
+            print(f"dualmem hook: {one_line(exc)}", file=sys.stderr)
+            print("{}")
+            return 0
+        _print_error(exc, as_json)
+        return 2 if isinstance(exc, UsageError) else 1
+    if as_json:
+        print(orjson.dumps(output.data).decode())
+    elif output.text:
+        print(output.text)
+    return output.exit_code

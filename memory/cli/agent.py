@@ -1,0 +1,128 @@
+"""The agent's commands: ``session`` (save, history), ``turns`` (record, list, latest) and
+``context``."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from backends.model import check_group_id, problems
+from memory.agent import AgentMemory, session_from_json, session_line
+from memory.cli.base import Command, UsageError, opened, read_file, utf8
+from memory.config import Config
+from memory.context import TASK_TYPES, Phase, Task, build_context
+from memory.knowledge import project_overrides
+from memory.output import Output
+from memory.project import project_id
+from memory.turns import TurnState, feature_turns, record_turn
+
+
+def _session_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["save", "history"],
+                        help="save: store FILE.json; history: show recent sessions")
+    parser.add_argument("file", type=Path, nargs="?", metavar="FILE.json",
+                        help="save: a session insight file (Auto-Claude's session_NNN.json)")
+    parser.add_argument("--session", type=int, metavar="N", help="save: the session number")
+    parser.add_argument("--spec", metavar="S", help="a spec's memories: saved as that spec's "
+                        "(in the project's group), the history of that spec only")
+    parser.add_argument("--limit", type=int, default=5, metavar="N", help="history: default 5")
+
+
+async def session(args: argparse.Namespace, config: Config) -> Output:
+    if args.action == "history":
+        async with opened(config, create=False, one_shot=True) as (backend, _):
+            memory = AgentMemory(backend, project_id(config.home), args.spec, source="cli")
+            sessions = await memory.get_session_history(args.limit)
+        return Output({"sessions": sessions},
+                      "\n".join(map(session_line, sessions)) or "no sessions")
+    if args.file is None:
+        raise UsageError("session save needs FILE.json")
+    text = utf8(read_file(args.file), str(args.file))
+    number, insights = session_from_json(text, file_name=args.file.name, session_num=args.session)
+    async with opened(config, create=True) as (backend, _):
+        memory = AgentMemory(backend, project_id(config.home), args.spec, source="cli")
+        saved = await memory.save_session_insights(number, insights)
+    kinds = Counter(episode.kind for episode in saved)
+    return Output({"session": number, "saved": dict(kinds), "ids": [e.id for e in saved]},
+                  f"saved session {number}: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+
+
+def _turns_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["record", "list", "latest"],
+                        help="record: store FILE.json; list, latest: show a feature's turns")
+    parser.add_argument("file", type=Path, nargs="?", metavar="FILE.json",
+                        help="record: a turn state as JSON")
+    parser.add_argument("--feature", metavar="F", help="list, latest: the feature")
+    parser.add_argument("--task", metavar="T", help="list, latest: only this task")
+
+
+async def turns(args: argparse.Namespace, config: Config) -> Output:
+    if args.action == "record":
+        if args.file is None:
+            raise UsageError("turns record needs FILE.json")
+        state = TurnState.from_json(utf8(read_file(args.file), str(args.file)), str(args.file))
+        async with opened(config, create=True) as (backend, _):
+            receipt = await record_turn(backend, project_id(config.home), state)
+        return Output({"turn_id": state.turn_id, "receipt": receipt.model_dump(mode="json")},
+                      f"recorded {state.turn_id} in the {receipt.layer} layer")
+    if args.feature is None:
+        raise UsageError(f"turns {args.action} needs --feature F")
+    async with opened(config, create=False, one_shot=True) as (backend, _):
+        found = await feature_turns(backend, project_id(config.home), args.feature, args.task)
+    if args.action == "latest":
+        found = found[-1:]
+    return Output({"turns": [turn.model_dump(mode="json") for turn in found]},
+                  "\n".join(turn.summary() for turn in found) or "no turns")
+
+
+def _context_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", required=True, metavar="TEXT", help="what the task is")
+    parser.add_argument("--id", default="TASK", metavar="ID", help="the task's id")
+    parser.add_argument("--type", default="implementation", choices=TASK_TYPES, metavar="T",
+                        help="the kind of task, one of: %(choices)s (default: %(default)s)")
+    parser.add_argument("--complexity", type=int, default=5, metavar="N", help="1-10 (default 5)")
+    parser.add_argument("--phase", choices=[p.value for p in Phase], default="implement",
+                        help="the phase of work: %(choices)s (default: %(default)s)")
+    parser.add_argument("--feature", metavar="F", help="the feature the task belongs to")
+    parser.add_argument("--stack", metavar="S", help="the tech stack, to find its patterns")
+    parser.add_argument("--refinement", type=int, default=0, metavar="N",
+                        help="the retry this is (0: a first attempt)")
+    parser.add_argument("--failure", metavar="TYPE", help="how the last attempt failed")
+    parser.add_argument("--autobuild", action="store_true", help="a player-coach run")
+    parser.add_argument("--actor", choices=["player", "coach"],
+                        help="with --autobuild: who works this turn, %(choices)s")
+    parser.add_argument("--turn", type=int, metavar="N", help="with --autobuild: the turn")
+    parser.add_argument("--group", dest="groups", action="append", default=[], metavar="G",
+                        help="also read this group (repeatable); the project's are always read")
+
+
+async def context(args: argparse.Namespace, config: Config) -> Output:
+    if not args.autobuild and (args.actor or args.turn is not None):
+        raise UsageError("--actor and --turn go with --autobuild")
+    try:
+        task = Task(
+            id=args.id, description=args.task, task_type=args.type, complexity=args.complexity,
+            tech_stack=args.stack, feature_id=args.feature, refinement_attempt=args.refinement,
+            last_failure_type=args.failure, is_autobuild=args.autobuild,
+            current_actor=args.actor or "player", turn_number=args.turn or 0,
+        )
+    except ValidationError as exc:
+        raise UsageError(problems(exc)) from None
+    extra = [check_group_id(group) for group in args.groups]
+    async with opened(config, create=False, one_shot=True) as (backend, _):
+        result = await build_context(
+            backend, task, project_id=project_id(config.home), phase=Phase(args.phase),
+            overrides=project_overrides(config.home), extra_groups=extra,
+        )
+    return Output(result.to_json(), result.markdown
+                  or f"nothing in memory is relevant to this task (budget {result.budget} tokens)")
+
+
+COMMANDS = {
+    "session": Command(_session_arguments, session),
+    "turns": Command(_turns_arguments, turns),
+    "context": Command(_context_arguments, context),
+}

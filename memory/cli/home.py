@@ -1,0 +1,148 @@
+"""Commands about the home as a whole: ``init``, ``status``, ``seed``, ``migrate``, ``repair``,
+``reembed``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from backends.errors import BackendUnavailable
+from backends.graph import GraphBackend
+from backends.model import check_group_id
+from memory.cli.base import Command, UsageError, no_arguments, opened
+from memory.config import Config
+from memory.dual import DualBackend, ledger_path
+from memory.home import require_home
+from memory.migration import import_auto_claude, migrate_home
+from memory.output import PARTIAL_EXIT, Output
+from memory.progress import Progress
+from memory.project import ensure_project_id
+from memory.seeding import seed_home
+from memory.status import collect_status
+
+
+async def init(args: argparse.Namespace, config: Config) -> Output:
+    # The id is named after the folder that holds the home (the project, for ./.dualmem).
+    project_id, created = ensure_project_id(config.project_file, config.home.parent.name)
+    async with opened(config, create=True) as (_, selection):
+        pass
+    return Output(
+        {"home": str(config.home), "project_id": project_id, "created": created,
+         "layer": selection.layer, "reason": selection.reason},
+        f"{'initialised' if created else 'already initialised'}: {config.home}\n"
+        f"project id: {project_id}\nlayer: {selection.layer} ({selection.reason})",
+    )
+
+
+async def status(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=False) as (backend, selection):
+        found = await collect_status(backend, selection, config.home, ledger_path(config))
+        # The dual store (auto) adds what waits for the graph and the last migration.
+        dual = await backend.status() if isinstance(backend, DualBackend) else None
+    if dual is None:
+        return Output(found.to_json(), found.describe())
+    return Output(found.to_json() | {"dual": dual.to_json()},
+                  f"{found.describe()}\n{dual.describe()}")
+
+
+def _seed_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project-overrides", type=Path, metavar="FILE",
+                        help="check FILE and install it as <home>/entity-overrides.yaml")
+
+
+async def seed(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=True) as (backend, _):
+        report = await seed_home(backend, config.home, overrides_file=args.project_overrides)
+    return Output(report.to_json(), report.describe())
+
+
+def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true",
+                        help="say what would be written and deleted; change nothing")
+    parser.add_argument("--from-auto-claude", type=Path, metavar="PATH",
+                        help="import Auto-Claude memory instead: every spec at or below PATH (a "
+                        "spec's memory/ folder, a spec, specs/, .auto-claude/ or the project)")
+    parser.add_argument("--spec", dest="specs", action="append", metavar="NAME",
+                        help="with --from-auto-claude: only this spec (repeatable)")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --from-auto-claude: a damaged file is an error (nothing is "
+                        "written) instead of being skipped (a partial import, exit status 3)")
+    parser.add_argument("--group", metavar="G",
+                        help="group of the imported memories (default: the project's group)")
+    parser.add_argument("--prune", action="store_true",
+                        help="then delete the migrated file memory (only after a clean check)")
+
+
+async def migrate(args: argparse.Namespace, config: Config) -> Output:
+    if args.prune and (args.dry_run or args.from_auto_claude):
+        raise UsageError("--prune goes with a plain migrate only")
+    if (args.specs or args.strict) and not args.from_auto_claude:
+        raise UsageError("--spec and --strict go with --from-auto-claude")
+    if not args.from_auto_claude:
+        require_home(config.home)
+    bar = _LazyProgress("migrate")
+    try:
+        if args.from_auto_claude:
+            group = check_group_id(args.group) if args.group else None
+            report = await import_auto_claude(
+                config, args.from_auto_claude, group_id=group, specs=args.specs or (),
+                strict=args.strict, preview=args.dry_run, progress=bar.update,
+            )
+            return Output(report.to_json(), report.summary(),
+                          PARTIAL_EXIT if report.partial else 0)
+        result = await migrate_home(config, preview=args.dry_run, prune_files=args.prune,
+                                    progress=bar.update)
+    finally:
+        bar.close()
+    return Output(result.to_json(), result.summary())
+
+
+class _LazyProgress:
+    """A progress bar drawn once the total is known (after the migrator has planned)."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._bar: Progress | None = None
+
+    def update(self, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = Progress(self._label, total)
+        self._bar.advance(done - self._bar.done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+async def repair(args: argparse.Namespace, config: Config) -> Output:
+    if config.backend != "auto":
+        raise UsageError("repair works on the dual store: use --backend auto")
+    async with opened(config, create=False) as (backend, _):
+        if not isinstance(backend, DualBackend) or not backend.holds_graph:
+            reason = backend.reason if isinstance(backend, DualBackend) else "not the dual store"
+            raise BackendUnavailable("graph", reason, "repair needs to hold the graph")
+        verdict = await backend.repair()
+        left = await backend.differences()
+        journal = await backend.count()
+    return Output(
+        {"repaired": verdict.to_json(), "differences": left.to_json(), "journal": journal},
+        f"graph made equal to the journal ({journal} episodes): wrote {verdict.written}, "
+        f"deleted {verdict.deleted}, {verdict.joined} graph-only memories joined the journal",
+    )
+
+
+async def reembed(args: argparse.Namespace, config: Config) -> Output:
+    require_home(config.home)
+    count = await GraphBackend.reembed(config.graph_dir)
+    return Output({"reembedded": count, "location": str(config.graph_dir)},
+                  f"re-embedded {count} episodes in {config.graph_dir}")
+
+
+COMMANDS = {
+    "init": Command(no_arguments, init),
+    "status": Command(no_arguments, status),
+    "seed": Command(_seed_arguments, seed),
+    "migrate": Command(_migrate_arguments, migrate),
+    "repair": Command(no_arguments, repair),
+    "reembed": Command(no_arguments, reembed),
+}

@@ -1,0 +1,102 @@
+"""``dualmem hook session-start | prompt | stop``: Claude Code's hooks (see ``memory.hooks``).
+
+A hook reads Claude Code's JSON document on stdin and prints the hook's JSON document on
+stdout. It never fails the session: whatever goes wrong (no memory home, a store that cannot be
+opened, input that is not a hook's) is one line on stderr, the output is ``{}`` and the exit
+status 0. The home is looked for from the session's folder (the input's ``cwd``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import orjson
+
+from memory.cli.base import Command
+from memory.config import Config
+from memory.home import is_home
+from memory.hooks import (
+    PROMPT_LIMIT,
+    PROMPT_THRESHOLD,
+    PROMPT_TOKENS,
+    SESSION_TOKENS,
+    HookInput,
+    hook_output,
+    prompt_context,
+    read_lessons,
+    record_lessons,
+    session_context,
+)
+from memory.output import Output, one_line
+from memory.project import project_id
+from memory.selection import open_backend
+
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop"}
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("event", choices=list(EVENTS),
+                        help="which hook: %(choices)s (SessionStart, UserPromptSubmit, Stop)")
+    parser.add_argument("--tokens", type=int, metavar="N",
+                        help=f"the most context to add, in tokens (default: {SESSION_TOKENS} "
+                        f"for session-start, {PROMPT_TOKENS} for prompt)")
+    parser.add_argument("--task", metavar="TEXT",
+                        help="session-start: the context of this task instead of the project's "
+                        "memory in brief")
+    parser.add_argument("--threshold", type=float, default=PROMPT_THRESHOLD, metavar="X",
+                        help="prompt: the score (0-1) a memory needs to be added "
+                        "(default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=PROMPT_LIMIT, metavar="N",
+                        help="prompt: at most N memories (default: %(default)s)")
+
+
+async def hook(args: argparse.Namespace, config: Config) -> Output:
+    event = EVENTS[args.event]
+    try:
+        context = await _answer(args, sys.stdin.buffer.read())
+    # A hook must never break the session it serves, whatever the failure (a full disk, a
+    # store another version wrote, a bug): the failure is reported and the session goes on.
+    except Exception as exc:
+        print(f"dualmem hook {args.event}: {one_line(exc)}", file=sys.stderr)
+        context = ""
+    document = hook_output(event, context)
+    return Output(document, orjson.dumps(document).decode())
+
+
+async def _answer(args: argparse.Namespace, raw: bytes) -> str:
+    """The context the hook adds ('' for none); raises what went wrong."""
+    given = HookInput.from_json(raw)
+    config = Config.from_env(home=args.home, backend=args.backend,
+                             cwd=Path(given.cwd) if given.cwd else None)
+    if not is_home(config.home):
+        print(f"dualmem hook {args.event}: no memory home for {given.cwd or Path.cwd()} "
+              "(run `dualmem init` in the project folder)", file=sys.stderr)
+        return ""
+    project = project_id(config.home)
+    # A hook runs on every prompt: it never waits to open the graph, and never keeps a
+    # long-running holder (an MCP server) out of it.
+    store, _ = await open_backend(config, one_shot=True)
+    try:
+        if args.event == "session-start":
+            overrides = None
+            if args.task:  # only a task's context applies system knowledge (and reads YAML)
+                from memory.knowledge import project_overrides
+
+                overrides = project_overrides(config.home)
+            return await session_context(store, project, tokens=args.tokens or SESSION_TOKENS,
+                                         task=args.task, overrides=overrides)
+        if args.event == "prompt":
+            return await prompt_context(store, project, given.prompt, threshold=args.threshold,
+                                        limit=args.limit, tokens=args.tokens or PROMPT_TOKENS)
+        transcript = Path(given.transcript_path) if given.transcript_path else None
+        lessons = read_lessons(transcript, given.last_assistant_message)
+        if lessons:
+            await record_lessons(store, project, lessons)
+        return ""
+    finally:
+        await store.aclose()
+
+
+COMMANDS = {"hook": Command(_arguments, hook)}

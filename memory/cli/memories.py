@@ -1,0 +1,123 @@
+"""Commands on single memories: ``add``, ``search``, ``get``, ``list``, ``delete``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from backends.model import Episode
+from memory.cli.base import (
+    Command,
+    NotFound,
+    UsageError,
+    filters,
+    group_options,
+    kind_option,
+    opened,
+    read_file,
+    summary,
+    utf8,
+)
+from memory.config import Config
+from memory.output import Output, printable
+from memory.project import project_id
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--group", metavar="G",
+                        help="the group to store it in (default: the project's group)")
+    parser.add_argument("--kind", required=True, metavar="K",
+                        help="what it is: gotcha, pattern, codebase_discovery, task_outcome, "
+                        "session_insight, adr, ... (an open set)")
+    parser.add_argument("--name", required=True, metavar="N", help="a one-line title")
+    body = parser.add_mutually_exclusive_group(required=True)
+    body.add_argument("--body", metavar="TEXT", help="the memory itself")
+    body.add_argument("--body-file", type=Path, metavar="F",
+                      help="read the body from F instead (UTF-8 text or JSON)")
+    parser.add_argument("--key", help="a natural key: adding the same key again updates")
+    parser.add_argument("--source", default="cli", help="who wrote it (default: cli)")
+
+
+async def add(args: argparse.Namespace, config: Config) -> Output:
+    body = args.body
+    if body is None:
+        body = utf8(read_file(args.body_file), f"body file {args.body_file}")
+    group = project_id(config.home) if args.group is None else args.group
+    episode = Episode.create(group_id=group, kind=args.kind, name=args.name, body=body,
+                             key=args.key, source=args.source)
+    async with opened(config, create=True) as (backend, _):
+        receipt = await backend.upsert(episode)
+    pending = " (the journal; the graph's holder indexes it)" if receipt.pending else ""
+    return Output(
+        receipt.model_dump(mode="json"),
+        f"stored {receipt.id} in the {receipt.layer} layer{pending}\n  {receipt.location}",
+    )
+
+
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help="keywords; misspellings are tolerated")
+    group_options(parser)
+    kind_option(parser)
+    parser.add_argument("--limit", type=int, default=10, metavar="N",
+                        help="at most N hits (default 10)")
+
+
+async def search(args: argparse.Namespace, config: Config) -> Output:
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    async with opened(config, create=False, one_shot=True) as (backend, _):
+        hits = await backend.search(args.query, limit=args.limit, **filters(args, config.home))
+    lines = [f"{hit.score:.2f}  {summary(hit.episode)}\n      "
+             f"{' '.join(hit.episode.body.split())[:100].rstrip()}" for hit in hits]
+    return Output(
+        {"query": printable(args.query), "hits": [hit.model_dump(mode="json") for hit in hits]},
+        "\n".join(lines) or "no matches",
+    )
+
+
+def _id_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the memory's id (as add, search and list show it)")
+
+
+async def get(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=False, one_shot=True) as (backend, _):
+        episode = await backend.get(args.id)
+    if episode is None:
+        raise NotFound(f"no episode with id {args.id}")
+    fields = episode.model_dump(mode="json", exclude_none=True)
+    body = fields.pop("body")
+    header = "\n".join(f"{field + ':':<12}{value}" for field, value in fields.items())
+    return Output({"episode": episode.model_dump(mode="json")}, f"{header}\n\n{body}")
+
+
+def _list_arguments(parser: argparse.ArgumentParser) -> None:
+    group_options(parser)
+    kind_option(parser)
+
+
+async def list_(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=False, one_shot=True) as (backend, _):
+        episodes = [e async for e in backend.scan(**filters(args, config.home))]
+    lines = [f"{e.created_at:%Y-%m-%d %H:%M}  {summary(e)}" for e in episodes]
+    lines.append(f"{len(episodes)} episode(s)")
+    return Output(
+        {"count": len(episodes), "episodes": [e.model_dump(mode="json") for e in episodes]},
+        "\n".join(lines),
+    )
+
+
+async def delete(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=False) as (backend, _):
+        deleted = await backend.delete(args.id)
+    if not deleted:
+        raise NotFound(f"no episode with id {args.id}; nothing deleted")
+    return Output({"id": args.id, "deleted": True}, f"deleted {args.id}")
+
+
+COMMANDS = {
+    "add": Command(_add_arguments, add),
+    "search": Command(_search_arguments, search),
+    "get": Command(_id_argument, get),
+    "list": Command(_list_arguments, list_),
+    "delete": Command(_id_argument, delete),
+}

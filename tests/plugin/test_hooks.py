@@ -1,0 +1,215 @@
+"""``dualmem hook``: real processes fed the JSON documents Claude Code sends, on real homes.
+
+Each hook prints one JSON document in Claude Code's format and exits 0, whatever happens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from memory.context import estimate_tokens
+from plugin.processes import REPO, dualmem
+
+SESSION = "3f1c2a9e-5b7d-4c1e-9a2b-8d6f0e4c7a15"
+
+
+def hook(event: str, document: dict[str, Any], *extra: str,
+         cwd: Path = REPO) -> tuple[dict[str, Any], str]:
+    """Run one hook as Claude Code does; returns its JSON output and its stderr, after checking
+    that it exited 0 and printed exactly one JSON object."""
+    done = dualmem("--backend", "file", "hook", event, *extra, stdin=orjson.dumps(document),
+                   cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    output = orjson.loads(done.stdout)
+    assert isinstance(output, dict)
+    return output, done.stderr.decode()
+
+
+def context_of(output: dict[str, Any], event: str) -> str:
+    """The additional context of a hook's output, checking its shape."""
+    assert set(output) == {"hookSpecificOutput"}
+    specific = output["hookSpecificOutput"]
+    assert set(specific) == {"hookEventName", "additionalContext"}
+    assert specific["hookEventName"] == event
+    assert isinstance(specific["additionalContext"], str) and specific["additionalContext"]
+    return specific["additionalContext"]
+
+
+def common(project: Path, event: str, transcript: Path | None = None) -> dict[str, Any]:
+    return {
+        "session_id": SESSION,
+        "transcript_path": str(transcript or project / "transcript.jsonl"),
+        "cwd": str(project),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder with an initialised home holding a few memories."""
+    folder = tmp_path / "notes-app"
+    folder.mkdir()
+    assert dualmem("--backend", "file", "init", cwd=folder).returncode == 0
+    for kind, text in [
+        ("gotcha", "rename() is not atomic across file systems; keep temp files beside the target"),
+        ("pattern", "Write notes to a temp file, fsync, then rename over the original"),
+        ("gotcha", "The CI runner has no network: vendor test fixtures"),
+    ]:
+        done = dualmem("--backend", "file", "add", "--kind", kind, "--name", text[:40],
+                       "--body", text, cwd=folder)
+        assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_session_start_gives_the_project_memory_in_brief(project: Path) -> None:
+    document = common(project, "SessionStart") | {"source": "startup"}
+    output, _ = hook("session-start", document, cwd=project)
+    context = context_of(output, "SessionStart")
+    assert "rename() is not atomic" in context and "temp file, fsync" in context
+    assert "Gotcha:" in context  # how to keep what the session learns
+    small, _ = hook("session-start", document, "--tokens", "60", cwd=project)
+    assert estimate_tokens(context_of(small, "SessionStart")) <= 60
+
+
+def test_session_start_with_a_task_gives_that_task_context(project: Path) -> None:
+    document = common(project, "SessionStart") | {"source": "resume"}
+    output, _ = hook("session-start", document, "--task", "Keep temp files beside the target",
+                     "--tokens", "800", cwd=project)
+    context = context_of(output, "SessionStart")
+    assert "rename" in context and estimate_tokens(context) <= 800
+
+
+def test_prompt_adds_only_memories_that_clear_the_threshold(project: Path) -> None:
+    asked = common(project, "UserPromptSubmit") | {
+        "prompt": "Saving fails on the NFS mount: is rename atomic across file systems?"}
+    output, _ = hook("prompt", asked, cwd=project)
+    context = context_of(output, "UserPromptSubmit")
+    assert "rename() is not atomic" in context and "vendor test fixtures" not in context
+    unrelated = common(project, "UserPromptSubmit") | {"prompt": "Draw a unicorn in ASCII art"}
+    assert hook("prompt", unrelated, cwd=project)[0] == {}
+    slash = common(project, "UserPromptSubmit") | {"prompt": "/compact rename temp file"}
+    assert hook("prompt", slash, cwd=project)[0] == {}
+
+
+def test_the_home_is_found_from_the_sessions_folder(project: Path) -> None:
+    deeper = project / "src" / "notes"
+    deeper.mkdir(parents=True)
+    asked = common(deeper, "UserPromptSubmit") | {"prompt": "rename temp file atomic"}
+    # Run from elsewhere: only the input's cwd leads to the project.
+    output, _ = hook("prompt", asked, cwd=deeper.parents[2])
+    assert "rename() is not atomic" in context_of(output, "UserPromptSubmit")
+
+
+def _transcript(path: Path, *replies: str) -> Path:
+    lines = [{"type": "user", "sessionId": SESSION, "message": {
+        "role": "user", "content": "Gotcha: said by the user, not learned by the session"}}]
+    for n, reply in enumerate(replies):
+        lines.append({
+            "type": "assistant", "sessionId": SESSION, "uuid": f"a{n}",
+            "message": {"id": f"msg_{n}", "type": "message", "role": "assistant",
+                        "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+                        "content": [
+                            {"type": "text", "text": reply},
+                            {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash",
+                             "input": {"command": "pytest -q"}},
+                        ]},
+        })
+    path.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n{truncated\n")
+    return path
+
+
+def _listed(project: Path) -> list[dict[str, Any]]:
+    done = dualmem("--backend", "file", "list", "--json", cwd=project)
+    assert done.returncode == 0, done.stderr
+    return orjson.loads(done.stdout)["episodes"]  # type: ignore[no-any-return]
+
+
+def test_stop_records_what_the_session_marked_as_learned(project: Path) -> None:
+    transcript = _transcript(
+        project / "transcript.jsonl",
+        "Fixed the flaky save.\n\n- **Gotcha:** fsync the folder too, or a rename can be lost\n"
+        "Pattern: retry a save once on EBUSY\n"
+        "```\nGotcha: inside a code block, so not a lesson\n```\n"
+        "Discovery: `notes/store.py`: saves notes atomically",
+        "Nothing new learned this turn.",
+    )
+    before = len(_listed(project))
+    document = common(project, "Stop", transcript) | {"stop_hook_active": False}
+    output, _ = hook("stop", document, cwd=project)
+    assert output == {}
+    learned = {(e["kind"], e["name"]) for e in _listed(project)[before:]}
+    assert learned == {
+        ("gotcha", "fsync the folder too, or a rename can be lost"),
+        ("pattern", "retry a save once on EBUSY"),
+        ("codebase_discovery", "notes/store.py"),
+    }
+    # Stop runs after every turn over the whole transcript: nothing is stored twice.
+    again = document | {"stop_hook_active": True,
+                        "last_assistant_message": "Gotcha: fsync the folder too, or a rename "
+                        "can be lost"}
+    assert hook("stop", again, cwd=project)[0] == {}
+    assert len(_listed(project)) == before + 3
+
+
+@pytest.mark.parametrize(
+    ("stdin", "fragment"),
+    [
+        (b"", "hook input"),
+        (b"not json", "hook input"),
+        (b"[1, 2]", "hook input"),
+        (b'{"hook_event_name": "Stop", "stop_hook_active": "maybe"}', "stop_hook_active"),
+    ],
+)
+def test_a_hook_never_fails_on_bad_input(project: Path, stdin: bytes, fragment: str) -> None:
+    for event in ("session-start", "prompt", "stop"):
+        done = dualmem("--backend", "file", "hook", event, stdin=stdin, cwd=project)
+        assert done.returncode == 0 and orjson.loads(done.stdout) == {}
+        err = done.stderr.decode()
+        assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
+
+
+def test_a_hook_without_a_memory_home_says_so_and_goes_on(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "no-memory-here"
+    elsewhere.mkdir()
+    document = common(elsewhere, "UserPromptSubmit") | {"prompt": "anything"}
+    output, err = hook("prompt", document, cwd=elsewhere)
+    assert output == {} and "dualmem init" in err and err.count("\n") == 1
+    assert not (elsewhere / ".dualmem").exists()
+
+
+def test_a_wrong_hook_command_line_does_not_block_the_session(project: Path) -> None:
+    for argv in (["hook", "prompt", "--frobnicate"], ["hook", "nonsense"], ["hook"]):
+        done = dualmem(*argv, stdin=b"{}", cwd=project)
+        assert done.returncode == 0 and orjson.loads(done.stdout) == {}, argv
+        assert done.stderr.decode().startswith("dualmem hook: ")
+
+
+def test_a_missing_transcript_records_nothing(project: Path) -> None:
+    before = len(_listed(project))
+    document = common(project, "Stop", project / "gone.jsonl") | {"stop_hook_active": False}
+    assert hook("stop", document, cwd=project)[0] == {}
+    assert len(_listed(project)) == before
+
+
+def test_the_example_settings_run_these_hooks_and_this_server() -> None:
+    settings = orjson.loads((REPO / "docs" / "claude-settings.json").read_bytes())
+    commands = {
+        event: [h["command"] for entry in entries for h in entry["hooks"]]
+        for event, entries in settings["hooks"].items()
+    }
+    assert commands == {
+        "SessionStart": ["dualmem hook session-start"],
+        "UserPromptSubmit": ["dualmem hook prompt"],
+        "Stop": ["dualmem hook stop"],
+    }
+    assert settings["enabledMcpjsonServers"] == ["dualmem"]
+    servers = orjson.loads((REPO / "docs" / "mcp.json").read_bytes())["mcpServers"]
+    assert servers == {"dualmem": {"type": "stdio", "command": "dualmem", "args": ["mcp"]}}
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "claude mcp add --scope project dualmem -- dualmem mcp" in readme
+    shown = readme.split("The settings are:\n\n```json\n", 1)[1].split("```", 1)[0]
+    assert orjson.loads(shown) == settings

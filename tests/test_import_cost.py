@@ -1,0 +1,43 @@
+"""Start-up stays lean: importing ``memory``, building the command line's parser, or loading
+the command groups a hook or a search runs, imports none of the heavy dependencies."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("numpy", "graphiti_core", "kuzu", "yaml", "mcp")
+
+
+def heavy_modules_after(script: str) -> list[str]:
+    """The heavy top-level packages a fresh interpreter has imported after ``script``."""
+    probe = textwrap.dedent(script) + textwrap.dedent(f"""
+        import sys
+        print(sorted({{m.partition(".")[0] for m in sys.modules}} & set({HEAVY!r})))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, check=True)
+    return eval(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_importing_memory_loads_nothing_heavy() -> None:
+    assert heavy_modules_after("import memory") == []
+
+
+def test_the_parser_loads_nothing_heavy() -> None:
+    assert heavy_modules_after("from memory.cli import build_parser; build_parser()") == []
+
+
+@pytest.mark.parametrize("command", ["search", "add", "list", "hook", "mcp"])
+def test_a_hot_command_group_loads_nothing_heavy(command: str) -> None:
+    script = f"from memory.cli import build_parser; build_parser({command!r})"
+    assert heavy_modules_after(script) == []
+
+
+def test_an_exported_name_loads_what_it_needs_only() -> None:
+    assert heavy_modules_after("from memory import Episode, open_memory") == []
