@@ -19,7 +19,7 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import MemoryBackend
 from memory.scopes import ADR, CODEBASE_DISCOVERY, FAILED_APPROACH, GOTCHA, PATTERN, SESSION_INSIGHT
-from migrate.auto_claude import item_text
+from migrate.insights import item_text
 
 
 def _one_line(text: str) -> str:

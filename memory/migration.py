@@ -1,4 +1,4 @@
-"""``dualmem migrate``: replay a home's file memory into its graph, or import an Auto-Claude folder.
+"""``dualmem migrate``: replay a home's file memory into its graph, or import Auto-Claude memory.
 
 The replay opens the two layers itself rather than through the dual store, so that the report
 says what this run did (a dual store in this process would replay in the background too). Only
@@ -7,6 +7,7 @@ the process that can open the graph read-write can replay into it; a dry run nee
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,16 @@ from memory.config import Config
 from memory.dual import ledger_path
 from memory.project import project_id
 from memory.selection import open_backend
-from migrate import AutoClaudeFolder, Ledger, MigrationReport, Migrator, Progress, dry_run, prune
+from migrate import (
+    ImportReport,
+    Ledger,
+    MigrationReport,
+    Migrator,
+    Progress,
+    dry_run,
+    import_specs,
+    prune,
+)
 
 
 @dataclass(frozen=True)
@@ -67,31 +77,35 @@ async def migrate_home(
 
 async def import_auto_claude(
     config: Config,
-    folder: Path,
+    path: Path,
     *,
     group_id: str | None = None,
+    specs: Collection[str] = (),
+    strict: bool = False,
     preview: bool = False,
     progress: Progress | None = None,
-) -> MigrationReport:
-    """Import an Auto-Claude memory folder into the home's memory (the graph when this process
-    can hold it, else the file layer, pending), under ``group_id`` (default: the project's)."""
+) -> ImportReport:
+    """Import the Auto-Claude memory of every spec at or below ``path`` (or of ``specs`` only)
+    into the home's memory (the graph when this process can hold it, else the file layer,
+    pending), in ``group_id`` (default: the project's), each memory tagged with its spec (see
+    ``migrate.insights``). Damaged files are skipped and reported (``strict``: the first one
+    raises). Raises ``MigrationError`` when nothing is found or a verification fails."""
     group = group_id or project_id(config.home)
-    source = AutoClaudeFolder(folder, group)
     ledger = Ledger.open(ledger_path(config))
     try:
         if preview:
-            return await dry_run(source, ledger, source.stream)
+            return await import_specs(path, group, None, ledger, specs=specs, strict=strict)
         store, _ = await open_backend(config)
         try:
-            report = await Migrator(source, store, ledger, stream=source.stream).run(
-                progress=progress
-            )
+            report = await import_specs(path, group, store, ledger, specs=specs, strict=strict,
+                                        progress=progress)
         finally:
             await store.aclose()
     finally:
         ledger.close()
-    if not report.ok:
-        raise MigrationError(report.summary())
+    if not report.verified:
+        failed = [spec.summary() for spec in report.specs if not spec.verified]
+        raise MigrationError(f"import verification failed: {'; '.join(failed)}")
     return report
 
 

@@ -13,6 +13,13 @@ class Output:
     """The one JSON document printed with ``--json``."""
     text: str
     """What a person reads otherwise (nothing when empty)."""
+    exit_code: int = 0
+    """0, or ``PARTIAL_EXIT`` when the command did its work only in part"""
+
+
+PARTIAL_EXIT = 3
+"""the exit status of a command that did its work only in part (an Auto-Claude import that
+skipped damaged files or refused memories), its output printed as usual"""
 
 
 def one_line(exc: BaseException) -> str:

@@ -1,4 +1,5 @@
-"""What ``dualmem status`` reports: the layer in use and why, what it holds, what it cannot read."""
+"""What ``dualmem status`` reports: the layer in use and why, what it holds, what it cannot read,
+and the last Auto-Claude import (from the migration ledger)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from backends.protocol import MemoryBackend
 from memory.selection import Selection
+from migrate import AUTO_CLAUDE, Ledger
 
 
 @dataclass(frozen=True)
@@ -19,13 +21,16 @@ class Status:
     groups: dict[str, int]
     problems: tuple[tuple[str, str], ...]
     """(path, reason) of each file that could not be read; it is left as it is."""
+    last_import: dict[str, Any] | None = None
+    """the report of the last Auto-Claude import, if any"""
 
     @property
     def total(self) -> int:
         return sum(self.groups.values())
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The status; ``last_auto_claude_import`` only once there has been one."""
+        status = {
             "home": str(self.home),
             "layer": self.layer,
             "reason": self.reason,
@@ -33,6 +38,9 @@ class Status:
             "groups": self.groups,
             "problems": [{"path": path, "reason": reason} for path, reason in self.problems],
         }
+        if self.last_import is not None:
+            status["last_auto_claude_import"] = self.last_import
+        return status
 
     def describe(self) -> str:
         lines = [
@@ -44,10 +52,19 @@ class Status:
         if self.problems:
             lines.append(f"problems: {len(self.problems)} file(s) could not be read")
             lines += [f"  {path}: {reason}" for path, reason in self.problems]
+        last = self.last_import
+        if last is not None:
+            lines.append(
+                f"last Auto-Claude import: {last['started_at']}, {len(last['specs'])} spec(s) "
+                f"from {last['path']}, wrote {last['written']}, {last['status']}"
+                f"{'' if last['verified'] else ', FAILED verification'}"
+            )
         return "\n".join(lines)
 
 
-async def collect_status(backend: MemoryBackend, selection: Selection, home: Path) -> Status:
+async def collect_status(
+    backend: MemoryBackend, selection: Selection, home: Path, ledger_file: Path
+) -> Status:
     counts: Counter[str] = Counter()
     async for episode in backend.scan():
         counts[episode.group_id] += 1
@@ -59,4 +76,15 @@ async def collect_status(backend: MemoryBackend, selection: Selection, home: Pat
         reason=selection.reason,
         groups=dict(sorted(counts.items())),
         problems=tuple((str(path), reason) for path, reason in problems),
+        last_import=_last_import(ledger_file),
     )
+
+
+def _last_import(ledger_file: Path) -> dict[str, Any] | None:
+    if not ledger_file.exists():  # no migration ever ran: nothing to open (or to create)
+        return None
+    ledger = Ledger.open(ledger_file)
+    try:
+        return ledger.last_run(AUTO_CLAUDE)
+    finally:
+        ledger.close()

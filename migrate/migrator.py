@@ -51,6 +51,9 @@ class Plan:
     def pending_by_group(self) -> dict[str, int]:
         return dict(Counter(e.group_id for e in self.writes))
 
+    def pending_by_kind(self) -> dict[str, int]:
+        return dict(sorted(Counter(e.kind for e in self.writes).items()))
+
     @property
     def empty(self) -> bool:
         return not (self.writes or self.deletes or self.stale_tombstones or self.pruned)
@@ -82,6 +85,7 @@ class MigrationReport:
     unchanged: int = 0
     deleted: int = 0
     written_by_group: dict[str, int] = field(default_factory=dict)
+    written_by_kind: dict[str, int] = field(default_factory=dict)
     ledger_reset: bool = False
     """the target was empty though the ledger said otherwise (a new database): replayed all"""
     verification: Verification | None = None
@@ -107,6 +111,7 @@ class MigrationReport:
             "unchanged": self.unchanged,
             "deleted": self.deleted,
             "written_by_group": self.written_by_group,
+            "written_by_kind": self.written_by_kind,
             "ledger_reset": self.ledger_reset,
             "ok": self.ok,
             "partial": self.partial,
@@ -255,6 +260,7 @@ def _report(plan: Plan, stream: str, started: datetime, *, dry_run: bool) -> Mig
         unchanged=plan.scanned - len(plan.writes),
         deleted=len(plan.deletes),
         written_by_group=plan.pending_by_group(),
+        written_by_kind=plan.pending_by_kind(),
     )
 
 

@@ -10,7 +10,8 @@ Parsing takes two passes: the first finds the command (any option it does not kn
 for later), the second parses the whole line with that command's arguments added. Errors are
 our own (``DualmemError``) and nothing else is caught: one line on stderr, plus
 ``{"error": {"type", "message"}}`` on stdout with ``--json``; exit 1, or 2 for a wrong command
-line.
+line. A command that did its work only in part exits with ``PARTIAL_EXIT`` (3), its output
+printed as usual.
 """
 
 from __future__ import annotations
@@ -156,4 +157,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(orjson.dumps(output.data).decode())
     elif output.text:
         print(output.text)
-    return 0
+    return output.exit_code

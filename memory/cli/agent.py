@@ -26,7 +26,8 @@ def _session_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, nargs="?", metavar="FILE.json",
                         help="save: a session insight file (Auto-Claude's session_NNN.json)")
     parser.add_argument("--session", type=int, metavar="N", help="save: the session number")
-    parser.add_argument("--spec", metavar="S", help="a spec's memory instead of the project's")
+    parser.add_argument("--spec", metavar="S", help="a spec's memories: saved as that spec's "
+                        "(in the project's group), the history of that spec only")
     parser.add_argument("--limit", type=int, default=5, metavar="N", help="history: default 5")
 
 

@@ -11,10 +11,10 @@ from backends.graph import GraphBackend
 from backends.model import check_group_id
 from memory.cli.base import Command, UsageError, no_arguments, opened
 from memory.config import Config
-from memory.dual import DualBackend
+from memory.dual import DualBackend, ledger_path
 from memory.home import require_home
 from memory.migration import import_auto_claude, migrate_home
-from memory.output import Output
+from memory.output import PARTIAL_EXIT, Output
 from memory.progress import Progress
 from memory.project import ensure_project_id
 from memory.seeding import seed_home
@@ -36,7 +36,7 @@ async def init(args: argparse.Namespace, config: Config) -> Output:
 
 async def status(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, selection):
-        found = await collect_status(backend, selection, config.home)
+        found = await collect_status(backend, selection, config.home, ledger_path(config))
         # The dual store (auto) adds what waits for the graph and the last migration.
         dual = await backend.status() if isinstance(backend, DualBackend) else None
     if dual is None:
@@ -60,7 +60,13 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="say what would be written and deleted; change nothing")
     parser.add_argument("--from-auto-claude", type=Path, metavar="PATH",
-                        help="import an Auto-Claude memory folder into this memory instead")
+                        help="import Auto-Claude memory instead: every spec at or below PATH (a "
+                        "spec's memory/ folder, a spec, specs/, .auto-claude/ or the project)")
+    parser.add_argument("--spec", dest="specs", action="append", metavar="NAME",
+                        help="with --from-auto-claude: only this spec (repeatable)")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --from-auto-claude: a damaged file is an error (nothing is "
+                        "written) instead of being skipped (a partial import, exit status 3)")
     parser.add_argument("--group", metavar="G",
                         help="group of the imported memories (default: the project's group)")
     parser.add_argument("--prune", action="store_true",
@@ -70,15 +76,20 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
 async def migrate(args: argparse.Namespace, config: Config) -> Output:
     if args.prune and (args.dry_run or args.from_auto_claude):
         raise UsageError("--prune goes with a plain migrate only")
+    if (args.specs or args.strict) and not args.from_auto_claude:
+        raise UsageError("--spec and --strict go with --from-auto-claude")
     if not args.from_auto_claude:
         require_home(config.home)
     bar = _LazyProgress("migrate")
     try:
         if args.from_auto_claude:
             group = check_group_id(args.group) if args.group else None
-            report = await import_auto_claude(config, args.from_auto_claude, group_id=group,
-                                              preview=args.dry_run, progress=bar.update)
-            return Output(report.to_json(), report.summary())
+            report = await import_auto_claude(
+                config, args.from_auto_claude, group_id=group, specs=args.specs or (),
+                strict=args.strict, preview=args.dry_run, progress=bar.update,
+            )
+            return Output(report.to_json(), report.summary(),
+                          PARTIAL_EXIT if report.partial else 0)
         result = await migrate_home(config, preview=args.dry_run, prune_files=args.prune,
                                     progress=bar.update)
     finally:

@@ -3,7 +3,8 @@
 as tools and resources).
 
 Every parameter is typed and described; the descriptions are what the agent reads. Memories go
-to the project's group (its spec's, with ``spec``) and searches read it unless told otherwise.
+to the project's group (tagged with their spec, with ``spec``) and searches read it unless told
+otherwise.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ TaskTypeArg = Annotated[TaskTypeName, Field(
     description="The kind of task (implementation, review, planning, refinement, "
     "documentation, feature, bugfix, testing, ...).")]
 Spec = Annotated[str | None, Field(
-    description="A spec (feature) id: keep the memory in that spec's group instead of the "
-    "project's. Reads with a spec also see the project's memories.")]
+    description="A spec (feature) id: the memory is that spec's (its number or text may repeat "
+    "in other specs without clashing); the project still sees it. Session history with a "
+    "spec lists that spec's sessions only.")]
 
 
 class FoundMemory(BaseModel):

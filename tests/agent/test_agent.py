@@ -50,8 +50,9 @@ async def test_session_insights_split_into_focused_episodes(store: MemoryBackend
     memory = AgentMemory(store, PROJECT)
     saved = await memory.save_session_insights(1, insights(1))
     assert saved[0].kind == "session_insight"
+    # task outcomes: the two subtasks and what worked
     expected = {"session_insight": 1, "pattern": 2, "gotcha": 1, "codebase_discovery": 2,
-                "task_outcome": 1}
+                "task_outcome": 3, "recommendation": 1}
     assert await kinds(store) == expected
     await memory.save_session_insights(1, insights(1))  # saving again adds nothing
     await memory.add_pattern("wrap every database call in a retry, with backoff.")
@@ -66,7 +67,8 @@ async def test_session_insights_split_into_focused_episodes(store: MemoryBackend
                            "discovered_at": "2026-01-02"}
     await memory.save_session_insights(2, insights(2))  # a new session shares a pattern, a file
     assert await kinds(store) == {"session_insight": 2, "pattern": 3, "gotcha": 1,
-                                  "codebase_discovery": 3, "task_outcome": 2}
+                                  "codebase_discovery": 3, "task_outcome": 6,
+                                  "recommendation": 2, "failed_approach": 1}
 
 
 async def test_session_history_is_exact_and_newest_first(store: MemoryBackend) -> None:
@@ -118,17 +120,28 @@ async def test_context_for_session_is_relevant_and_bounded(store: MemoryBackend)
         assert bounded == "" or bounded.startswith("## Memory for this task")
 
 
-async def test_spec_memory_is_its_own_group_and_reads_the_project_too(store: MemoryBackend) -> None:
+async def test_a_spec_is_recorded_on_its_memories_in_the_projects_group(
+    store: MemoryBackend,
+) -> None:
     project = AgentMemory(store, PROJECT)
     spec = AgentMemory(store, PROJECT, spec="042-auth")
+    other = AgentMemory(store, PROJECT, spec="043-billing")
     await project.add_gotcha("Never log the JWT secret")
     episode = await spec.add_gotcha("Token refresh races with logout")
-    assert episode.group_id == "proj-1__spec_042-auth"
-    await spec.save_session_insights(1, insights(1))
-    assert await project.get_session_history() == []
-    context = await spec.get_context_for_session("JWT secret logout")
-    assert "Never log the JWT secret" in context and "Token refresh races" in context
-    assert "Token refresh races" not in await project.get_context_for_session("JWT logout")
+    assert episode.group_id == PROJECT and episode.data["spec"] == "042-auth"
+    # Every spec numbers its sessions from 1: the same number in two specs is two memories.
+    first = await spec.save_session_insights(1, insights(1))
+    second = await other.save_session_insights(1, insights(1))
+    assert not {e.id for e in first} & {e.id for e in second}
+    assert [s["spec"] for s in await spec.get_session_history()] == ["042-auth"]
+    assert sorted(s["spec"] for s in await project.get_session_history()) == [
+        "042-auth", "043-billing"]
+    assert {e.data["spec"] for e in await spec.memories()} == {"042-auth"}
+    assert len(await project.memories()) == 2 * len(first) + 2
+    for memory in (project, spec):  # the project sees every spec, a spec the whole project
+        context = await memory.get_context_for_session("JWT secret logout")
+        assert "Never log the JWT secret" in context and "Token refresh races" in context
+        assert "Session 1 (042-auth)" in context
 
 
 async def test_markdown_export_renders_any_store(store: MemoryBackend, tmp_path: Path) -> None:

@@ -60,9 +60,14 @@ def test_seed_session_turns_and_markdown_export(
     saved = run(project, layer, capsys, "session", "save", str(project / "session_004.json"))
     assert saved["session"] == 4
     assert saved["saved"] == {"session_insight": 1, "pattern": 1, "gotcha": 1,
-                              "codebase_discovery": 1, "task_outcome": 1}
+                              "codebase_discovery": 1, "task_outcome": 2, "recommendation": 1}
     history = run(project, layer, capsys, "session", "history")
     assert [s["session_number"] for s in history["sessions"]] == [4]
+    run(project, layer, capsys, "session", "save", str(project / "session_004.json"),
+        "--spec", "007-flag", "--session", "1")
+    history = run(project, layer, capsys, "session", "history", "--spec", "007-flag")
+    assert [(s["session_number"], s["spec"]) for s in history["sessions"]] == [(1, "007-flag")]
+    assert len(run(project, layer, capsys, "session", "history")["sessions"]) == 2
 
     recorded = run(project, layer, capsys, "turns", "record", str(project / "turn.json"))
     assert recorded["turn_id"] == "TURN-FEAT-1-TASK-1-T1"
