@@ -359,10 +359,16 @@ class FileBackend:
     # -- writing, under the cross-process lock ----------------------------------------------
 
     @contextmanager
-    def _writing(self, undo: list[Callable[[], object]] | None = None) -> Iterator[None]:
+    def _writing(
+        self,
+        undo: list[Callable[[], object]] | None = None,
+        after: list[Path] | None = None,
+    ) -> Iterator[None]:
         """Hold the lock and one index transaction. Should anything fail before the index has
         committed (a full disk, say), ``undo`` puts back the files already changed, still under
-        the lock: a write that raises leaves nothing that a later open would take in."""
+        the lock: a write that raises leaves nothing that a later open would take in. Files in
+        ``after`` (old copies of moved episodes) are removed only once the index has committed,
+        since putting a removed file back can itself fail on a full disk."""
         if self._read_only is not None:
             raise WriteFailed(f"cannot write in {self._layout.root}: {self._read_only}")
         with disk.held(self._lock):
@@ -377,10 +383,16 @@ class FileBackend:
                     raise WriteFailed(
                         f"cannot update the index {self._index.path}: {exc}") from exc
                 raise
+            for path in after or []:
+                try:
+                    disk.remove(path)
+                except WriteFailed as exc:  # the write stands; the leftover copy is reported
+                    self._index.report(path, f"an older copy that could not be removed: {exc}")
 
     def _store(self, batch: list[Episode]) -> None:
         undo: list[Callable[[], object]] = []
-        with self._writing(undo):
+        leaving: list[Path] = []
+        with self._writing(undo, after=leaving):
             moved = [(e, where) for e in batch
                      if (where := self._index.located(e.id)) is not None]
             touched = {(e.group_id, e.kind) for e in batch}
@@ -395,9 +407,7 @@ class FileBackend:
                 folders.add(path.parent)
             for episode, (old_group, _, _) in moved:
                 if old_group != episode.group_id:
-                    old_path = self._layout.episode_path(old_group, episode.id)
-                    undo.append(self._restorer(old_path, episode.id))
-                    disk.remove(old_path)
+                    leaving.append(self._layout.episode_path(old_group, episode.id))
             for folder in sorted(folders):
                 disk.sync_folder(folder)
             self._index.put(rows)
