@@ -20,9 +20,9 @@ import orjson
 
 from backends.graph import GraphBackend
 from backends.model import Episode
-from memory.config import Config
-from memory.dual import DualBackend
-from memory.selection import open_memory
+from memory.store.config import Config
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 
 DEADLINE = 120.0  # a bound on waiting under load, not a timing claim
 
