@@ -30,23 +30,26 @@ from pydantic import (
 from backends.errors import DualmemError, InvalidEpisode
 from backends.model import Episode, natural_key, now, problems
 from backends.protocol import MemoryBackend
-from memory.agent.records import body, fetch, next_id, parse, scan_records, title
+from memory.agent.records import (
+    body,
+    fetch,
+    folded,
+    next_id,
+    parse,
+    scan_records,
+    title,
+    without_entity_type,
+)
 from memory.agent.scopes import ADR, FAILED_APPROACH, project_group
 
 
-def _folded(value: Any) -> Any:
-    """Enumerations as the design writes them (``ADRStatus.ACCEPTED`` is stored as
-    ``accepted``; a name such as ``TASK_REVIEW`` or ``CRITICAL`` is read as its value)."""
-    return value.strip().casefold() if isinstance(value, str) else value
-
-
 def _trigger(value: Any) -> Any:
-    folded = _folded(value)
-    return "implementation" if folded == "implementation_choice" else folded
+    value = folded(value)
+    return "implementation" if value == "implementation_choice" else value
 
 
 AdrStatus = Annotated[
-    Literal["proposed", "accepted", "superseded", "deprecated"], BeforeValidator(_folded)
+    Literal["proposed", "accepted", "superseded", "deprecated"], BeforeValidator(folded)
 ]
 AdrTrigger = Annotated[
     Literal[
@@ -57,7 +60,7 @@ AdrTrigger = Annotated[
 ]
 """The design's five triggers, and the two GuardKit's code adds (an implementation choice, a
 decision discovered in the code)."""
-Severity = Annotated[Literal["low", "medium", "high", "critical"], BeforeValidator(_folded)]
+Severity = Annotated[Literal["low", "medium", "high", "critical"], BeforeValidator(folded)]
 SeverityName = Literal["low", "medium", "high", "critical"]
 _SEVERITY_ORDER: tuple[SeverityName, ...] = ("low", "medium", "high", "critical")
 Strings = tuple[str, ...]
@@ -66,15 +69,6 @@ _ADR_ALWAYS = frozenset({"adr_id", "title", "decision", "context", "consequences
                          "supersedes", "superseded_by", "deprecation_reason", "invalid_at"})
 _FAILED_ALWAYS = frozenset({"approach", "symptom", "root_cause", "prevention", "severity",
                             "occurrence_count", "first_seen", "last_seen"})
-
-
-def _kind_named(data: Any, kind: str) -> Any:
-    """The design's bodies name their kind (``entity_type``): accepted when it is ``kind``."""
-    if isinstance(data, dict) and "entity_type" in data:
-        data = dict(data)
-        if (entity_type := data.pop("entity_type")) != kind:
-            raise ValueError(f"entity_type {entity_type!r} is not {kind!r}")
-    return data
 
 
 class DecisionError(DualmemError, LookupError):
@@ -113,7 +107,7 @@ class Adr(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _design_body(cls, data: Any) -> Any:
-        return _kind_named(data, ADR)
+        return without_entity_type(data, ADR)
 
     @property
     def id(self) -> str:
@@ -160,7 +154,7 @@ class FailedApproach(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _design_body(cls, data: Any) -> Any:
-        return _kind_named(data, FAILED_APPROACH)
+        return without_entity_type(data, FAILED_APPROACH)
 
 
 async def _put_adr(
@@ -240,7 +234,7 @@ async def search_adrs(
     ``status`` asks for one status (``superseded``, ...) or ``"any"``: a superseded decision
     is never served as current by default."""
     group = project_group(project_id)
-    wanted = _folded(status)
+    wanted = folded(status)
     every = await store.count(group_ids=[group], kinds=[ADR])  # rank them all, then filter
     hits = await store.search(query, group_ids=[group], kinds=[ADR], limit=max(every, 1))
     found = [adr for hit in hits if (adr := parse(hit.episode, Adr)) is not None]

@@ -24,17 +24,12 @@ from pydantic import (
 )
 
 from backends.model import natural_key, utc
-from memory.agent.records import body
+from memory.agent.records import body, folded
 from seeds.knowledge import Fraction
 
 OUTCOME_PREFIX = "OUT-"
 _ALWAYS = frozenset({"task_id", "success", "outcome", "description", "task_type",
                      "complexity", "turns", "session", "metadata"})
-
-
-def _folded(value: Any) -> Any:
-    """``OutcomeType.TASK_COMPLETED`` is stored as ``task_completed``; read either."""
-    return value.strip().casefold() if isinstance(value, str) else value
 
 
 def _listed(value: Any) -> Any:
@@ -44,7 +39,7 @@ def _listed(value: Any) -> Any:
 
 OutcomeType = Annotated[
     Literal["task_completed", "task_blocked", "task_cancelled", "phase_completed"],
-    BeforeValidator(_folded),
+    BeforeValidator(folded),
 ]
 Strings = Annotated[tuple[str, ...], BeforeValidator(_listed)]
 Time = Annotated[datetime, AfterValidator(utc)]  # a time without a zone is read as UTC

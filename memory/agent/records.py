@@ -83,3 +83,19 @@ def next_id(prefix: str, taken: Iterable[str], width: int) -> str:
     shape = re.compile(rf"{re.escape(prefix)}-(\d+)")
     numbers = [int(m.group(1)) for text in taken if (m := shape.fullmatch(text))]
     return f"{prefix}-{max(numbers, default=0) + 1:0{width}d}"
+
+
+def folded(value: Any) -> Any:
+    """An enumeration's value as the design documents store it (``ADRStatus.ACCEPTED`` is
+    ``accepted``), read from its value or its name (``ACCEPTED``, ``TASK_REVIEW``)."""
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
+def without_entity_type(data: Any, kind: str) -> Any:
+    """A design document's body without its ``entity_type`` (the episode's kind says it): an
+    error when it names another kind."""
+    if isinstance(data, dict) and "entity_type" in data:
+        data = dict(data)
+        if (entity_type := data.pop("entity_type")) != kind:
+            raise ValueError(f"entity_type {entity_type!r} is not {kind!r}")
+    return data

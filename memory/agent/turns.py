@@ -35,7 +35,7 @@ from pydantic import (
 from backends.errors import InvalidEpisode
 from backends.model import Episode, Receipt, now, problems, utc
 from backends.protocol import MemoryBackend
-from memory.agent.records import scan_records
+from memory.agent.records import scan_records, without_entity_type
 from memory.agent.scopes import TURN_STATE, turn_states_group
 
 CoachDecision = Literal["approve", "revise", "escalate"]
@@ -44,6 +44,7 @@ CriterionStatus = Literal["verified", "pending", "rejected", "blocked"]
 TurnMode = Literal["FRESH_START", "RECOVERING_STATE", "CONTINUING_WORK"]
 """How a turn began (the design's modes); other values are kept as written."""
 FeatureStatus = Literal["in_progress", "completed"]
+_NULL_MEANS_NONE = frozenset({"quality_gate_results", "gate_results"})
 
 
 def turn_id(feature_id: str, task_id: str, turn: int) -> str:
@@ -95,14 +96,9 @@ class TurnState(BaseModel):
     def _design_episode(cls, data: Any) -> Any:
         """The design's episode names its kind in the body and writes ``null`` for no gate
         results."""
+        data = without_entity_type(data, TURN_STATE)
         if isinstance(data, dict):
-            data = dict(data)
-            entity_type = data.pop("entity_type", TURN_STATE)
-            if entity_type != TURN_STATE:
-                raise ValueError(f"entity_type {entity_type!r} is not {TURN_STATE!r}")
-            for key in ("quality_gate_results", "gate_results"):
-                if key in data and data[key] is None:
-                    del data[key]
+            data = {k: v for k, v in data.items() if v is not None or k not in _NULL_MEANS_NONE}
         return data
 
     # Our earlier names, for reading.
