@@ -16,9 +16,15 @@ from typing import Any
 
 from backends.model import Episode, natural_key, stable_id
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory
-from memory.decisions import Adr, record_adr, record_failed_approach
-from memory.scopes import ADR, ARCHITECTURE, DOMAIN_KNOWLEDGE, FAILED_APPROACH, project_group
+from memory.agent.decisions import Adr, record_adr, record_failed_approach
+from memory.agent.memories import AgentMemory
+from memory.agent.scopes import (
+    ADR,
+    ARCHITECTURE,
+    DOMAIN_KNOWLEDGE,
+    FAILED_APPROACH,
+    project_group,
+)
 
 FIXTURE_SPEC = "001-partial-refunds"
 SPEC_AREAS = {FIXTURE_SPEC: "refunds", "002-refund-webhooks": "webhooks", "003-payouts": "payouts"}

@@ -38,9 +38,9 @@ from bench.context_history import FIXTURE_SPEC, SPEC_AREAS, write_history
 from bench.context_tasks import TASKS, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
-from memory.config import Config
+from memory import Config
 from memory.context.format import one_line
-from memory.dual import open_dual
+from memory.store.dual import open_dual
 from migrate.auto_claude_import import import_specs
 from migrate.ledger import Ledger
 

@@ -5,8 +5,8 @@ JSONL export when given one, assemble the context of every task, print the resul
 
 LAYER is ``file``, ``graph`` (a folder of its own) or ``auto`` (a home, where another process
 may hold the graph). It uses only what every version of dualmem since the context issue has
-(``build_context``, ``Task``, ``Phase``, the layers' ``open``), so the same script measures
-today's code and the code of an earlier commit put first on ``PYTHONPATH``.
+(``build_context``, ``Task``, ``Phase``, ``open_memory``, the layers' ``open``), so the same
+script measures today's code and the code of an earlier commit put first on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -14,36 +14,42 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend, upsert_all
+from memory import open_memory
 from memory.context import Phase, Task, build_context
 
 PROJECT = "payments"
 
 
-async def _open(layer: str, path: Path) -> MemoryBackend:
+@asynccontextmanager
+async def _opened(layer: str, path: Path) -> AsyncIterator[MemoryBackend]:
+    if layer == "auto":
+        async with open_memory(path, "auto") as store:
+            yield store
+        return
     if layer == "file":
         from fallback import FileBackend
 
-        return await FileBackend.open(path)
-    if layer == "graph":
+        opened: MemoryBackend = await FileBackend.open(path)
+    else:
         from backends.graph import GraphBackend
 
-        return await GraphBackend.open(path)
-    from memory.config import Config
-    from memory.selection import open_backend
-
-    store, _ = await open_backend(Config(home=path, backend="auto"))
-    return store
+        opened = await GraphBackend.open(path)
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
 
 
 async def run(layer: str, path: Path, tasks: list[dict[str, Any]],
               episodes: list[Episode]) -> dict[str, Any]:
-    store = await _open(layer, path)
-    try:
+    async with _opened(layer, path) as store:
         await upsert_all(store, episodes)
         results = []
         for spec in tasks:
@@ -53,8 +59,6 @@ async def run(layer: str, path: Path, tasks: list[dict[str, Any]],
             results.append({"name": spec["name"], "markdown": result.markdown,
                             "tokens_used": result.tokens_used, "budget": result.budget})
         return {"holds_graph": getattr(store, "holds_graph", None), "results": results}
-    finally:
-        await store.aclose()
 
 
 def main() -> None:

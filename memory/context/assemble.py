@@ -13,7 +13,9 @@ from typing import Any
 
 from backends.model import Episode, now
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory, TaskOutcome
+from memory.agent.knowledge import system_knowledge
+from memory.agent.memories import AgentMemory, TaskOutcome
+from memory.agent.records import parse
 from memory.context.analysis import Analysis, analyze
 from memory.context.budget import Budget, Category, normalize, plan_budget
 from memory.context.expansion import DEFAULT_EXPANDERS, Expander
@@ -34,8 +36,6 @@ from memory.context.selection import select
 from memory.context.task import Phase, Task
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens, measure
-from memory.knowledge import system_knowledge
-from memory.records import parse
 from seeds import Overrides, SystemKnowledge
 
 C = Category

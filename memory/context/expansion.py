@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend
+from memory.agent.scopes import CODEBASE_DISCOVERY
 from memory.context.analysis import Analysis, TaskType
 from memory.context.task import Phase, topic
-from memory.scopes import CODEBASE_DISCOVERY
 
 Expander = Callable[[MemoryBackend, Analysis, str, Sequence[str]], Awaitable[Sequence[str]]]
 """``(store, analysis, subject query, groups) -> texts`` the project links to the subject"""

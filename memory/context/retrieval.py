@@ -10,13 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from backends.model import Hit
 from backends.protocol import MemoryBackend
-from memory.context.analysis import Analysis
-from memory.context.budget import Category
-from memory.context.expansion import Expander, Queries, concern_of, known_words, subject_of
-from memory.context.format import SECTION_END, Block
-from memory.context.selection import Found
-from memory.context.tokens import estimate_tokens
-from memory.scopes import (
+from memory.agent.scopes import (
     ADR,
     ARCHITECTURE,
     CODEBASE_DISCOVERY,
@@ -30,6 +24,12 @@ from memory.scopes import (
     TASK_OUTCOME,
     project_group,
 )
+from memory.context.analysis import Analysis
+from memory.context.budget import Category
+from memory.context.expansion import Expander, Queries, concern_of, known_words, subject_of
+from memory.context.format import SECTION_END, Block
+from memory.context.selection import Found
+from memory.context.tokens import estimate_tokens
 
 C = Category
 

@@ -108,11 +108,11 @@ def spec_of(episode: Episode) -> str | None:
 
 def task_specs(candidates: Sequence[Candidate], top: int) -> dict[str, float]:
     """The specs of the ``top`` best candidates, each with its share of their relevance."""
-    weights: Counter[str] = Counter()
+    weights: dict[str, float] = {}
     for candidate in sorted(candidates, key=lambda c: -c.relevance)[:top]:
         spec = spec_of(candidate.episode)
         if spec is not None:
-            weights[spec] += candidate.relevance
+            weights[spec] = weights.get(spec, 0.0) + candidate.relevance
     total = sum(weights.values())
     return {spec: weight / total for spec, weight in weights.items()} if total else {}
 

@@ -8,8 +8,7 @@ import pytest
 
 from backends.model import stable_id
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory
-from memory.decisions import (
+from memory.agent.decisions import (
     Adr,
     DecisionError,
     deprecate_adr,
@@ -20,7 +19,8 @@ from memory.decisions import (
     record_failed_approach,
     supersede_adr,
 )
-from memory.scopes import ADR, FAILED_APPROACH
+from memory.agent.memories import AgentMemory
+from memory.agent.scopes import ADR, FAILED_APPROACH
 
 PROJECT = "proj-1"
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backends.model import Episode, Hit
+from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 from memory.context import Category, Thresholds
 from memory.context.assemble import FULL_PCT, _render
 from memory.context.budget import Budget, normalize
@@ -15,7 +16,6 @@ from memory.context.format import Block
 from memory.context.selection import Candidate, Found, cohere, fuse, select, task_specs
 from memory.context.task import Task
 from memory.context.tokens import estimate_tokens
-from memory.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 
 C = Category
 AT = datetime(2026, 12, 1, tzinfo=UTC)
