@@ -58,10 +58,12 @@ _MODULE = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]{1,}(?:\.[a-z_][a-z0-9_]+){1,}(?
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
 _CAMEL = re.compile(r"(?<![\w.])(?:[A-Z][a-z0-9]+){2,}[A-Za-z0-9]*(?![\w])"
                     r"|(?<![\w.])[a-z]+(?:[A-Z][a-z0-9]+)+(?![\w])")
-_COMMANDS = ("npm", "pnpm", "yarn", "npx", "pytest", "make", "cargo", "pip", "uv", "poetry",
-             "docker", "git", "go", "python", "node", "ruff", "mypy", "dualmem", "kubectl",
-             "terraform", "bundle", "rake", "gradle", "mvn", "bun", "deno", "tox", "alembic")
-_COMMAND = re.compile(rf"(?<![\w/.-])(?:{'|'.join(_COMMANDS)})(?: [\w:./=-]+){{1,2}}(?![\w])")
+# Outside backticks only tools whose name is no English word ("make a difference" is prose).
+_TOOLS = ("npm", "pnpm", "yarn", "npx", "pytest", "cargo", "pip", "uv", "docker",
+          "git", "ruff", "mypy", "dualmem", "kubectl", "terraform", "gradle", "mvn", "tox",
+          "alembic")
+_COMMANDS = (*_TOOLS, "poetry", "make", "go", "python", "node", "bundle", "rake", "bun", "deno")
+_COMMAND = re.compile(rf"(?<![\w/.-])(?:{'|'.join(_TOOLS)})(?: [\w:./=-]+){{1,2}}(?![\w])")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
 _NOT_MODULES = frozenset({"e.g", "i.e", "etc.al", "vs.code"})
 

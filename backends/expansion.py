@@ -19,8 +19,8 @@ from typing import Protocol
 from backends.entities import Entity, entity_uuid, name_terms, text_entities
 from backends.ranking import terms
 
-LINK_WEIGHT = 0.5
-HOP_WEIGHT = 0.5
+LINK_WEIGHT = 0.6
+HOP_WEIGHT = 0.7
 """an episode one fact away counts this much of a direct mention"""
 COMMON_SHARE = 0.2
 """an entity mentioned by more than this share of a group's memories names nothing in

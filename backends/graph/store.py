@@ -50,6 +50,7 @@ OPEN_WAIT = 120.0
 # How Kùzu begins the message of a failed file write (a full disk, a file-size limit).
 _IO_FAILURE = "IO exception"
 DELETE_BYTES = 4096
+SUPERSEDED_WEIGHT = 0.5
 ROW_BYTES = 512
 """what a row costs beside its text: columns, keys, index entries"""
 
@@ -341,6 +342,12 @@ class GraphBackend:
                 for key, score in ranked]
         if as_of is not None:
             hits = [hit for hit in hits if _valid_at(hit.episode, as_of)]
+        elif any(hit.episode.invalid_at is not None for hit in hits):
+            # What is no longer true ranks below what is: history, not current advice.
+            moment = now()
+            hits = sorted((hit if _valid_at(hit.episode, moment) else
+                           hit.model_copy(update={"score": hit.score * SUPERSEDED_WEIGHT})
+                           for hit in hits), key=lambda hit: -hit.score)
         return hits[:limit]
 
     async def scan(
