@@ -10,7 +10,7 @@ creates no duplicates and every process derives the same structure.
 - Facts (graphiti's ``RELATES_TO`` edges) follow from the kind of memory: a task outcome links
   task -> feature and task -> files with success or failure, a turn state feature -> task, an
   ADR its decision -> what it governs and -> the decision it supersedes, a discovery the file
-  -> what its purpose names, any other memory its first entity -> the others it names. A fact
+  -> what its purpose names, a gotcha or pattern its first entity -> the others it names. A fact
   holds while its episode does (``valid_at``/``invalid_at``), and its id is a uuid5 of the
   episode and the edge, so a rewrite that drops it can invalidate it instead of erasing it.
 """
@@ -35,6 +35,7 @@ LABELS = {
     "component": "Component", "components": "Component",
     "task": "Task", "task_id": "Task", "feature": "Feature", "feature_id": "Feature",
 }
+TYING_KINDS = frozenset({"gotcha", "pattern", "failed_approach"})
 MAX_NAME_CHARS = 200
 MAX_ENTITIES = 256  # per episode: a huge body must not turn one write into thousands of rows
 MAX_TEXT_ENTITIES = 32  # from free text, which is noisier
@@ -308,8 +309,9 @@ def _facts(
             found.entities[file.uuid] = Entity(file.uuid, file.label, file.name, purpose[:500])
         for other in others[1:]:
             link(file, "RELATES_TO", other, f"{file.name}: {purpose or episode.name}")
-    elif others:
-        # Whatever else names several things (a gotcha, a pattern) ties them together.
+    elif kind in TYING_KINDS and others:
+        # A gotcha or a pattern is about what it names together; a session's notes name many
+        # unrelated things and tie nothing.
         first = others[0]
         for other in others[1:8]:
             link(first, "RELATES_TO", other, episode.name)

@@ -19,7 +19,7 @@ import base64
 import csv
 import tempfile
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -116,8 +116,8 @@ def decode(text: str | None, dimension: int) -> Vectors | None:
 class EpisodeWrite:
     episode: Episode
     vector: str
-    structure: Extraction
-    name_vectors: dict[str, list[float]]
+    structure: Extraction = field(default_factory=lambda: Extraction([], []))
+    name_vectors: dict[str, list[float]] = field(default_factory=dict)
     """entity uuid -> the vector of its name; fact uuid -> the vector of its text"""
 
 
