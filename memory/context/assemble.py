@@ -13,7 +13,8 @@ from typing import Any
 
 from backends.model import Episode, now
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory
+from memory.agent.knowledge import system_knowledge
+from memory.agent.memories import AgentMemory
 from memory.context.analysis import Analysis, analyze
 from memory.context.budget import Budget, Category, normalize, plan_budget
 from memory.context.format import (
@@ -32,7 +33,6 @@ from memory.context.retrieval import fit, project_groups, search_categories, sel
 from memory.context.task import Phase, Task
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens, measure
-from memory.knowledge import system_knowledge
 from seeds import Overrides, SystemKnowledge
 
 C = Category

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.model import Episode
-from memory.agent import SimilarOutcome
+from memory.agent.memories import SimilarOutcome
+from memory.agent.turns import TurnState
 from memory.context.budget import Category
-from memory.turns import TurnState
 from seeds import ModeSuggestion, QualityGateProfile, RoleConstraints
 
 MAX_DETAIL_CHARS = 600  # a long memory is summarised by its start; the store keeps the rest

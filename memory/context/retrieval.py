@@ -12,12 +12,7 @@ from datetime import datetime
 
 from backends.model import Episode, Hit, natural_key
 from backends.protocol import MemoryBackend
-from memory.context.analysis import Analysis
-from memory.context.budget import Category
-from memory.context.format import SECTION_END, Block
-from memory.context.task import topic
-from memory.context.tokens import estimate_tokens
-from memory.scopes import (
+from memory.agent.scopes import (
     ADR,
     ARCHITECTURE,
     CODEBASE_DISCOVERY,
@@ -29,6 +24,11 @@ from memory.scopes import (
     PROJECT_OVERVIEW,
     project_group,
 )
+from memory.context.analysis import Analysis
+from memory.context.budget import Category
+from memory.context.format import SECTION_END, Block
+from memory.context.task import topic
+from memory.context.tokens import estimate_tokens
 
 C = Category
 

@@ -6,7 +6,7 @@ import pytest
 
 from backends.model import stable_id
 from backends.protocol import MemoryBackend
-from memory.decisions import (
+from memory.agent.decisions import (
     Adr,
     DecisionError,
     deprecate_adr,
@@ -17,7 +17,7 @@ from memory.decisions import (
     record_failed_approach,
     supersede_adr,
 )
-from memory.scopes import ADR, FAILED_APPROACH
+from memory.agent.scopes import ADR, FAILED_APPROACH
 
 PROJECT = "proj-1"
 

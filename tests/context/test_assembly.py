@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from backends.model import Episode, Hit, now
 from backends.protocol import MemoryBackend
 from bench.context_corpus import MEMORIES, PROJECT
+from memory.agent.decisions import Adr, record_adr, supersede_adr
+from memory.agent.scopes import GOTCHA, PATTERN, TASK_OUTCOME, project_group
+from memory.agent.turns import TurnState, record_turn
 from memory.context import Category, Phase, Task, build_coach_prompt, build_context
 from memory.context.retrieval import KINDS
 from memory.context.tokens import estimate_tokens
-from memory.decisions import Adr, record_adr, supersede_adr
-from memory.scopes import GOTCHA, PATTERN, TASK_OUTCOME, project_group
-from memory.turns import TurnState, record_turn
 from seeds import Overrides
 
 from .conftest import fill

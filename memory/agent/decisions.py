@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from backends.errors import DualmemError
 from backends.model import Episode, natural_key, now
 from backends.protocol import MemoryBackend
-from memory.records import fetch, scan_records, title
-from memory.scopes import ADR, FAILED_APPROACH, project_group
+from memory.agent.records import fetch, scan_records, title
+from memory.agent.scopes import ADR, FAILED_APPROACH, project_group
 
 AdrStatus = Literal["proposed", "accepted", "superseded", "deprecated"]
 Severity = Literal["low", "medium", "high", "critical"]
