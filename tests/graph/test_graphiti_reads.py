@@ -14,7 +14,7 @@ import pytest
 from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.database import DB_FILE
 from backends.model import Episode
-from memory.decisions import Adr, record_adr, supersede_adr
+from memory import Adr, record_adr, supersede_adr
 
 PROJECT = "shop"
 
