@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from backends.errors import DualmemError, InvalidEpisode
-from backends.model import Episode, natural_key, now, problems
+from backends.model import Episode, natural_key, now, problems, stable_id
 from backends.protocol import MemoryBackend
 from memory.agent.records import (
     body,
@@ -155,6 +155,10 @@ class FailedApproach(BaseModel):
     @classmethod
     def _design_body(cls, data: Any) -> Any:
         return without_entity_type(data, FAILED_APPROACH)
+    spec: str | None = None
+    """the Auto-Claude spec it was imported from (``migrate.insights``)"""
+    session: int | None = None
+    """the session it failed in, for one imported from a session's ``what_failed``"""
 
 
 async def _put_adr(
@@ -312,11 +316,12 @@ async def _put_failed_approach(
 ) -> FailedApproach:
     group = project_group(project_id)
     key = natural_key(record.approach)
-    found = await fetch(store, group, FAILED_APPROACH, key, FailedApproach)
+    stored = await store.get(stable_id(group, FAILED_APPROACH, key))
+    found = None if stored is None else _failed_approach(stored)
     if found is not None and repeat:
-        record = _repeated(found[1], record)
+        record = _repeated(found, record)
     if not record.id:
-        kept = found[1].id if found is not None else ""
+        kept = found.id if found is not None else ""
         record = record.model_copy(update={"id": kept or await _next_failure_id(store, group)})
     await store.upsert(
         Episode.create(
@@ -348,14 +353,21 @@ def _union(*lists: Sequence[str]) -> Strings:
 
 
 async def _next_failure_id(store: MemoryBackend, group: str) -> str:
-    found = await scan_records(store, [group], FAILED_APPROACH, FailedApproach)
-    return next_id("FAIL", (record.id for _, record in found), 3)
+    taken = [episode.data.get("id", "") async for episode in
+             store.scan(group_ids=[group], kinds=[FAILED_APPROACH])
+             if isinstance(episode.data, dict)]
+    return next_id("FAIL", (str(t) for t in taken), 3)
 
 
 async def list_failed_approaches(store: MemoryBackend, project_id: str) -> list[FailedApproach]:
     """The project's failed approaches, most repeated first."""
-    found = await scan_records(store, [project_group(project_id)], FAILED_APPROACH, FailedApproach)
-    return sorted((record for _, record in found), key=lambda r: -r.occurrence_count)
+    found = [
+        record
+        async for episode in store.scan(group_ids=[project_group(project_id)],
+                                        kinds=[FAILED_APPROACH])
+        if (record := _failed_approach(episode)) is not None
+    ]
+    return sorted(found, key=lambda r: -r.occurrence_count)
 
 
 async def load_failed_approaches(
@@ -366,4 +378,17 @@ async def load_failed_approaches(
     hits = await store.search(
         query, group_ids=[project_group(project_id)], kinds=[FAILED_APPROACH], limit=limit
     )
-    return [record for hit in hits if (record := parse(hit.episode, FailedApproach)) is not None]
+    return [record for hit in hits if (record := _failed_approach(hit.episode)) is not None]
+
+
+def _failed_approach(episode: Episode) -> FailedApproach | None:
+    """The record a failed approach's episode holds; one split from a session (which records
+    no times of its own) was first and last seen when the episode was."""
+    data = episode.data
+    if not isinstance(data, dict):
+        return None
+    seen = episode.created_at
+    try:
+        return FailedApproach.model_validate({"first_seen": seen, "last_seen": seen, **data})
+    except ValidationError:
+        return None

@@ -25,7 +25,8 @@ from backends.errors import InvalidEpisode
 from backends.model import Episode, now, problems
 from backends.protocol import MemoryBackend
 from memory.agent.markdown import bounded_markdown, describe
-from memory.agent.outcomes import TaskOutcome, outcome_id
+from memory.agent.outcomes import TaskOutcome as TaskOutcome  # its earlier home, re-exported
+from memory.agent.outcomes import outcome_id
 from memory.agent.records import json_object, parse
 from memory.agent.scopes import (
     ADR,
