@@ -24,37 +24,51 @@ if typing.TYPE_CHECKING:
         WriteFailed,
         stable_id,
     )
-    from memory.agent import AgentMemory, SimilarOutcome, TaskOutcome
-    from memory.config import Config, ConfigError
-    from memory.context import (
-        CachedStore,
-        ContextResult,
-        Phase,
-        Task,
-        build_coach_prompt,
-        build_context,
-    )
-    from memory.decisions import (
+    from memory.agent.decisions import (
         Adr,
         DecisionError,
         FailedApproach,
+        capture_failed_approach,
         deprecate_adr,
+        load_failed_approaches,
         record_adr,
+        record_decision,
         record_failed_approach,
+        search_adrs,
         supersede_adr,
     )
-    from memory.knowledge import (
+    from memory.agent.knowledge import (
         gate_thresholds,
         project_overrides,
         resolve_role_constraints,
         suggest_implementation_mode,
         system_knowledge,
     )
-    from memory.markdown import export_markdown
-    from memory.project import project_id
-    from memory.selection import Selection, open_memory
-    from memory.sync import SyncMemory
-    from memory.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
+    from memory.agent.markdown import export_markdown
+    from memory.agent.memories import AgentMemory, SimilarOutcome
+    from memory.agent.outcomes import TaskOutcome
+    from memory.agent.turns import (
+        TurnState,
+        feature_turns,
+        latest_turn,
+        previous_turn,
+        record_turn,
+        retention_status,
+    )
+    from memory.context import (
+        CachedStore,
+        ContextResult,
+        CriticalContext,
+        Phase,
+        Task,
+        build_coach_prompt,
+        build_context,
+        load_critical_context,
+    )
+    from memory.store.config import Config, ConfigError
+    from memory.store.project import project_id
+    from memory.store.selection import Selection, open_memory
+    from memory.store.sync import SyncMemory
     from seeds import (
         ImplementationMode,
         KnowledgeError,
@@ -72,6 +86,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ContextResult",
+    "CriticalContext",
     "DecisionError",
     "DualmemError",
     "Episode",
@@ -97,19 +112,25 @@ __all__ = [
     "WriteFailed",
     "build_coach_prompt",
     "build_context",
+    "capture_failed_approach",
     "deprecate_adr",
     "export_markdown",
     "feature_turns",
     "gate_thresholds",
     "latest_turn",
+    "load_critical_context",
+    "load_failed_approaches",
     "open_memory",
     "previous_turn",
     "project_id",
     "project_overrides",
     "record_adr",
+    "record_decision",
     "record_failed_approach",
     "record_turn",
     "resolve_role_constraints",
+    "retention_status",
+    "search_adrs",
     "seed_system_knowledge",
     "stable_id",
     "suggest_implementation_mode",
@@ -122,24 +143,30 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "BackendUnavailable", "DualmemError", "Episode", "Hit", "InvalidEpisode",
         "MemoryBackend", "MigrationError", "Receipt", "StoreCorrupt", "WriteFailed", "stable_id",
     ),
-    "memory.agent": ("AgentMemory", "SimilarOutcome", "TaskOutcome"),
-    "memory.config": ("Config", "ConfigError"),
+    "memory.agent.memories": ("AgentMemory", "SimilarOutcome"),
+    "memory.agent.outcomes": ("TaskOutcome",),
+    "memory.store.config": ("Config", "ConfigError"),
     "memory.context": (
-        "CachedStore", "ContextResult", "Phase", "Task", "build_coach_prompt", "build_context",
+        "CachedStore", "ContextResult", "CriticalContext", "Phase", "Task", "build_coach_prompt",
+        "build_context", "load_critical_context",
     ),
-    "memory.decisions": (
-        "Adr", "DecisionError", "FailedApproach", "deprecate_adr", "record_adr",
-        "record_failed_approach", "supersede_adr",
+    "memory.agent.decisions": (
+        "Adr", "DecisionError", "FailedApproach", "capture_failed_approach", "deprecate_adr",
+        "load_failed_approaches", "record_adr", "record_decision", "record_failed_approach",
+        "search_adrs", "supersede_adr",
     ),
-    "memory.knowledge": (
+    "memory.agent.knowledge": (
         "gate_thresholds", "project_overrides", "resolve_role_constraints",
         "suggest_implementation_mode", "system_knowledge",
     ),
-    "memory.markdown": ("export_markdown",),
-    "memory.project": ("project_id",),
-    "memory.selection": ("Selection", "open_memory"),
-    "memory.sync": ("SyncMemory",),
-    "memory.turns": ("TurnState", "feature_turns", "latest_turn", "previous_turn", "record_turn"),
+    "memory.agent.markdown": ("export_markdown",),
+    "memory.store.project": ("project_id",),
+    "memory.store.selection": ("Selection", "open_memory"),
+    "memory.store.sync": ("SyncMemory",),
+    "memory.agent.turns": (
+        "TurnState", "feature_turns", "latest_turn", "previous_turn", "record_turn",
+        "retention_status",
+    ),
     "seeds": (
         "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",
         "RoleConstraints", "seed_system_knowledge",

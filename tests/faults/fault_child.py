@@ -35,8 +35,8 @@ import orjson
 from backends.errors import DualmemError
 from backends.protocol import upsert_all
 from faults.workload import SHARED, operations
-from memory.dual import DualBackend
-from memory.selection import open_memory
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 
 
 async def write(home: Path, layer: str, seed: int, round_: int, count: int,

@@ -26,8 +26,8 @@ from backends.protocol import upsert_all
 from faults.children import child_env, script
 from faults.harness import ITERATIONS, Outcome, record, stored
 from faults.workload import Expectation, Tally, operations
-from memory.config import Config
-from memory.selection import open_memory
+from memory.store.config import Config
+from memory.store.selection import open_memory
 
 WRITES = 40  # operations into the journal per round (about 360 episodes)
 RUNS = {

@@ -27,8 +27,8 @@ from faults.children import child_env
 from faults.harness import ITERATIONS, record
 from faults.test_hostile import CATEGORIES, outside, plant
 from faults.workload import Tally
-from memory.project import ensure_project_id
-from memory.selection import open_memory
+from memory.store.project import ensure_project_id
+from memory.store.selection import open_memory
 
 MIXED = min(200, 5 * ITERATIONS)
 """random mixes of the categories' fragments, beside each fragment alone"""

@@ -31,9 +31,11 @@ QA_RESULT = "qa_result"
 ADR = "adr"
 FAILED_APPROACH = "failed_approach"
 FEATURE_SPEC = "feature_spec"
+FEATURE_OVERVIEW = "feature_overview"  # GuardKit's FeatureOverviewEntity
 ARCHITECTURE = "architecture"
 DOMAIN_KNOWLEDGE = "domain_knowledge"
 TURN_STATE = "turn_state"
+RECOMMENDATION = "recommendation"  # advice for the next session, split from session insights
 
 
 def project_group(project_id: str, spec: str | None = None) -> str:
@@ -51,6 +53,7 @@ __all__ = [
     "CODEBASE_DISCOVERY",
     "DOMAIN_KNOWLEDGE",
     "FAILED_APPROACH",
+    "FEATURE_OVERVIEW",
     "FEATURE_SPEC",
     "GOTCHA",
     "IMPLEMENTATION_MODE",
@@ -60,6 +63,7 @@ __all__ = [
     "QA_RESULT",
     "QUALITY_GATE_CONFIG",
     "QUALITY_GATE_GROUP",
+    "RECOMMENDATION",
     "ROLE_CONSTRAINTS",
     "ROLE_CONSTRAINTS_GROUP",
     "SESSION_INSIGHT",
