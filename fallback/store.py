@@ -295,6 +295,7 @@ class FileBackend:
         processes, in the shared index by now: they cost a look, never the lock. Failures are
         reported as problems: a watcher must not die."""
         now = time.monotonic()
+        changes = self._with_views_of_new_folders(changes)
         later: dict[Path, bool] = {}
         groups: dict[str, list[Path]] = {}
         """group -> its episode files the index disagrees with (none: its folder changed)"""
@@ -323,6 +324,14 @@ class FileBackend:
         for listener in self._listeners:
             listener()
         return later
+
+    def _with_views_of_new_folders(self, changes: dict[Path, bool]) -> dict[Path, bool]:
+        """A view written into a group's new views folder before the watch on that folder began
+        goes unheard (inotify watches a new folder only once told of it): look at each."""
+        found = {folder / name: True for folder in changes
+                 if folder.parent == self._layout.views and GROUP_ID.fullmatch(folder.name)
+                 for name in VIEW_FILES.values() if (folder / name).is_file()}
+        return changes | found if found else changes
 
     def _guarded(self, paths: Sequence[Path], change: Callable[[], object], now: float) -> bool:
         """Make ``change`` under the lock, reporting a failure as a problem of ``paths``. False,
