@@ -77,8 +77,9 @@ async def alone(home: Path, backend: str, count: int) -> float:
 
 def _start(code: str, checkout: Path, *args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(checkout), GRAPHITI_TELEMETRY_ENABLED="false")
+    # In the checkout: ``python -c`` puts its working folder first on the path.
     return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, text=True, env=env, cwd=checkout)
 
 
 def _say(child: subprocess.Popen[str], line: str = "go") -> None:

@@ -32,9 +32,9 @@ from faults.harness import (
 )
 from faults.workload import Expectation, Tally, operations
 
-OPERATIONS = 30  # per writer and round
+OPERATIONS = min(30, 8 * ITERATIONS)  # per writer and round
 ROUNDS = max(1, ITERATIONS // 4)  # each round starts 1 + N processes
-CLI_ADDS = 4  # per CLI writer and round
+CLI_ADDS = min(4, 1 + ITERATIONS)  # per CLI writer and round (a process each)
 
 
 @contextlib.asynccontextmanager
