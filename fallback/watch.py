@@ -1,11 +1,10 @@
 """A watchdog observer that reports the files and folders changed below a root, in batches from
 a thread of its own, so files written by other processes or edited by people reach the index.
 
-Batches, because every process on a home watches it: reacting to each event of another
-process's write (a temp file created, closed, renamed) while that writer still holds the lock
-sent every watcher after the lock once per event, and writers queued behind the watchers. A
-short settle lets the writer commit first (its file then agrees with the index and costs no
-lock at all) and folds the events of a burst into one look.
+Batches, because the events of another process's write (a temp file created, closed, renamed)
+arrive while that writer still holds the lock: reacting to each sent the watcher after the lock
+once per event, and writers queued behind it. A short settle lets the writer commit first (its
+file then agrees with the index and costs no lock at all) and folds a burst into one look.
 """
 
 from __future__ import annotations

@@ -456,7 +456,8 @@ class DualBackend:
             # Opening Kùzu only to hear that it is locked costs a tenth of a second of CPU: while
             # its holder lives, that is known without it (and checked by opening now and then,
             # should the note lie). A killed holder is replaced within RETRY_MAX.
-            if owner_pid(self._graph_dir) is not None and time.monotonic() - tried < RETRY_LIVE:
+            holder = owner_pid(self._graph_dir)
+            if holder not in (None, os.getpid()) and time.monotonic() - tried < RETRY_LIVE:
                 continue
             tried = time.monotonic()
             async with self._lock:
