@@ -294,14 +294,15 @@ def _facts(
         link(feature, "HAS_TASK", task, f"feature {feature.name} has task {task.name}")
     elif kind == "adr" and isinstance(body.get("adr_id"), str):
         decision = found.add("Decision", body["adr_id"], str(body.get("title", "")))
-        assert decision is not None
         superseded = body.get("supersedes")
-        if isinstance(superseded, str) and superseded:
-            old = found.add("Decision", superseded)
-            assert old is not None
-            link(decision, "SUPERSEDES", old, f"decision {decision.name} supersedes {old.name}")
-        for other in others:
-            link(decision, "GOVERNS", other, f"{episode.name}: {body.get('decision', '')}")
+        # A blank id (written by hand, or sent as " ") names no entity: nothing to link.
+        old = found.add("Decision", superseded) if isinstance(superseded, str) else None
+        if decision is not None:
+            if old is not None:
+                link(decision, "SUPERSEDES", old,
+                     f"decision {decision.name} supersedes {old.name}")
+            for other in others:
+                link(decision, "GOVERNS", other, f"{episode.name}: {body.get('decision', '')}")
     elif kind == "codebase_discovery" and keyed.get("File"):
         file = keyed["File"][0]
         purpose = str(body.get("description", "")) if body else ""
