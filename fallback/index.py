@@ -33,11 +33,12 @@ from backends.errors import StoreCorrupt
 from backends.model import Episode
 from backends.protocol import Changes, Position
 from backends.ranking import search_text
+from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = f"3.{TEXT_VERSION}"  # a change of either layout rebuilds the index
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
