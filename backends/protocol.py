@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from backends.model import Episode, Hit, Receipt
@@ -136,6 +137,17 @@ class Locates(Protocol):
 
     def location(self, episode: Episode) -> str:
         """Where ``episode`` lies in this layer (its file)."""
+        ...
+
+
+@runtime_checkable
+class ReportsProblems(Protocol):
+    """Optional: a layer that can meet stored items it cannot read (hand-edited or damaged
+    files) and keeps serving the rest; it lists them so status can name them."""
+
+    @property
+    def problems(self) -> list[tuple[Path, str]]:
+        """Each unreadable item's place and why it cannot be read."""
         ...
 
 

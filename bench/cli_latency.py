@@ -30,7 +30,7 @@ import orjson
 from bench.file_layer import synthetic
 from bench.locomo import percentiles
 from bench.migrate import lay_down
-from memory.project import ensure_project_id
+from memory.store.project import ensure_project_id
 
 TARGET_MS = 250.0
 REPO = Path(__file__).resolve().parents[1]

@@ -23,8 +23,8 @@ from pathlib import Path
 from backends.protocol import MemoryBackend, upsert_all
 from bench.context_corpus import MEMORIES, PROJECT, filler, score_populations
 from fallback import FileBackend
+from memory.agent.turns import TurnState, record_turn
 from memory.context import CachedStore, Phase, Task, Thresholds, build_context
-from memory.turns import TurnState, record_turn
 
 BAR_MS = 50.0
 RUNS = 120

@@ -14,10 +14,8 @@ from typing import Any
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from memory.agent import TaskOutcome
-from memory.context.retrieval import KINDS
-from memory.context.task import topic
-from memory.scopes import (
+from memory.agent.memories import TaskOutcome
+from memory.agent.scopes import (
     ADR,
     ARCHITECTURE,
     DOMAIN_KNOWLEDGE,
@@ -27,6 +25,8 @@ from memory.scopes import (
     PATTERN,
     TASK_OUTCOME,
 )
+from memory.context.retrieval import KINDS
+from memory.context.task import topic
 
 PROJECT = "mcp-auth"
 

@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from backends.model import Episode
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 
 _WRITER = """
 import asyncio, sys, time
 from backends.model import Episode
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 async def main(home, name, count):
     async with open_memory(home, sys.argv[4]) as store:
         print("open", flush=True)
@@ -41,7 +41,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 """
 _HOLDER = """
 import asyncio, sys
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 async def main(home):
     async with open_memory(home, "auto") as store:
         print("holding" if getattr(store, "holds_graph", False) else "not holding", flush=True)

@@ -24,17 +24,7 @@ if typing.TYPE_CHECKING:
         WriteFailed,
         stable_id,
     )
-    from memory.agent import AgentMemory, SimilarOutcome, TaskOutcome
-    from memory.config import Config, ConfigError
-    from memory.context import (
-        CachedStore,
-        ContextResult,
-        Phase,
-        Task,
-        build_coach_prompt,
-        build_context,
-    )
-    from memory.decisions import (
+    from memory.agent.decisions import (
         Adr,
         DecisionError,
         FailedApproach,
@@ -43,18 +33,28 @@ if typing.TYPE_CHECKING:
         record_failed_approach,
         supersede_adr,
     )
-    from memory.knowledge import (
+    from memory.agent.knowledge import (
         gate_thresholds,
         project_overrides,
         resolve_role_constraints,
         suggest_implementation_mode,
         system_knowledge,
     )
-    from memory.markdown import export_markdown
-    from memory.project import project_id
-    from memory.selection import Selection, open_memory
-    from memory.sync import SyncMemory
-    from memory.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
+    from memory.agent.markdown import export_markdown
+    from memory.agent.memories import AgentMemory, SimilarOutcome, TaskOutcome
+    from memory.agent.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
+    from memory.context import (
+        CachedStore,
+        ContextResult,
+        Phase,
+        Task,
+        build_coach_prompt,
+        build_context,
+    )
+    from memory.store.config import Config, ConfigError
+    from memory.store.project import project_id
+    from memory.store.selection import Selection, open_memory
+    from memory.store.sync import SyncMemory
     from seeds import (
         ImplementationMode,
         KnowledgeError,
@@ -122,24 +122,26 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "BackendUnavailable", "DualmemError", "Episode", "Hit", "InvalidEpisode",
         "MemoryBackend", "MigrationError", "Receipt", "StoreCorrupt", "WriteFailed", "stable_id",
     ),
-    "memory.agent": ("AgentMemory", "SimilarOutcome", "TaskOutcome"),
-    "memory.config": ("Config", "ConfigError"),
+    "memory.agent.memories": ("AgentMemory", "SimilarOutcome", "TaskOutcome"),
+    "memory.store.config": ("Config", "ConfigError"),
     "memory.context": (
         "CachedStore", "ContextResult", "Phase", "Task", "build_coach_prompt", "build_context",
     ),
-    "memory.decisions": (
+    "memory.agent.decisions": (
         "Adr", "DecisionError", "FailedApproach", "deprecate_adr", "record_adr",
         "record_failed_approach", "supersede_adr",
     ),
-    "memory.knowledge": (
+    "memory.agent.knowledge": (
         "gate_thresholds", "project_overrides", "resolve_role_constraints",
         "suggest_implementation_mode", "system_knowledge",
     ),
-    "memory.markdown": ("export_markdown",),
-    "memory.project": ("project_id",),
-    "memory.selection": ("Selection", "open_memory"),
-    "memory.sync": ("SyncMemory",),
-    "memory.turns": ("TurnState", "feature_turns", "latest_turn", "previous_turn", "record_turn"),
+    "memory.agent.markdown": ("export_markdown",),
+    "memory.store.project": ("project_id",),
+    "memory.store.selection": ("Selection", "open_memory"),
+    "memory.store.sync": ("SyncMemory",),
+    "memory.agent.turns": (
+        "TurnState", "feature_turns", "latest_turn", "previous_turn", "record_turn",
+    ),
     "seeds": (
         "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",
         "RoleConstraints", "seed_system_knowledge",

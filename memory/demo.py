@@ -127,7 +127,7 @@ async def _status(demo: Demo) -> None:
 # Another process: it holds the graph through ``auto`` until told to stop, then reports.
 _HOLDER = """
 import asyncio, sys, orjson
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 async def main():
     async with open_memory(sys.argv[1], "auto") as store:
         print("holding" if store.holds_graph else "not holding", flush=True)

@@ -35,12 +35,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from backends.errors import DualmemError
 from backends.model import Episode, natural_key, problems
 from backends.protocol import MemoryBackend
-from memory.context.task import topic
-from memory.context.thresholds import Thresholds
-from memory.context.tokens import estimate_tokens
-from memory.markdown import bounded_markdown, describe
-from memory.records import json_object
-from memory.scopes import (
+from memory.agent.markdown import bounded_markdown, describe
+from memory.agent.records import json_object
+from memory.agent.scopes import (
     ADR,
     FAILED_APPROACH,
     GOTCHA,
@@ -48,6 +45,9 @@ from memory.scopes import (
     PROJECT_OVERVIEW,
     SESSION_INSIGHT,
 )
+from memory.context.task import topic
+from memory.context.thresholds import Thresholds
+from memory.context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from seeds import Overrides
@@ -134,7 +134,7 @@ async def session_context(
     sessions, then how to keep what the session learns."""
     # Imported here, not with the module: the prompt hook, which runs on every prompt, needs
     # neither the agent API nor context assembly (and what they load).
-    from memory.agent import AgentMemory, session_line
+    from memory.agent.memories import AgentMemory, session_line
     from memory.context.assemble import build_context
     from memory.context.task import Task
 
@@ -256,7 +256,7 @@ async def record_lessons(
     store: MemoryBackend, project_id: str, lessons: Lessons
 ) -> Sequence[Episode]:
     """Store the lessons in the project's memory; a lesson stored before is left as it is."""
-    from memory.agent import AgentMemory  # see session_context
+    from memory.agent.memories import AgentMemory  # see session_context
 
     memory = AgentMemory(store, project_id, source=SOURCE)
     saved = [await memory.add_gotcha(text) for text in lessons.gotchas]

@@ -47,7 +47,7 @@ import orjson
 
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id, utc
 
-# The same values as memory.scopes; migrate sits below memory in the house.
+# The same values as memory.agent.scopes; migrate sits below memory in the house.
 SESSION_INSIGHT = "session_insight"
 PATTERN = "pattern"
 GOTCHA = "gotcha"

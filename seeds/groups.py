@@ -1,4 +1,4 @@
-"""Where seeded knowledge lives. ``memory.scopes`` re-exports these (imports point down), so a
+"""Where seeded knowledge lives. ``memory.agent.scopes`` re-exports these (imports point down), so a
 group or kind name is spelled in one place."""
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import pytest
 from backends.graph import GraphBackend
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
-from memory.config import Config
-from memory.dual import open_dual
+from memory.store.config import Config
+from memory.store.dual import open_dual
 
 Factory = Callable[[Path], Awaitable[MemoryBackend]]
 

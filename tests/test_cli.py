@@ -14,7 +14,7 @@ import pytest
 
 from backends.model import Episode, stable_id
 from memory.cli import COMMANDS, main
-from memory.progress import Progress
+from memory.cli.progress import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 SURFACE = {"init", "add", "import", "export", "search", "get", "list", "delete", "status", "demo"}

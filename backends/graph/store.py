@@ -11,17 +11,26 @@ import asyncio
 import atexit
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from datetime import datetime
 from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
+from backends.entities import Entity, Extraction, extract
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+from backends.expansion import fuse, linked
 from backends.graph import rows, space
-from backends.graph.database import LAYER, READ_ONLY, GraphDatabase, Session
+from backends.graph.database import (
+    LAYER,
+    READ_ONLY,
+    GraphDatabase,
+    Session,
+    build_graphiti_indexes,
+)
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import Entry, EpisodeIndex
-from backends.graph.structure import extract
+from backends.graph.links import GraphLinks
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -29,6 +38,7 @@ from backends.model import (
     Hit,
     Receipt,
     ensure_body_fits,
+    now,
 )
 from backends.protocol import Position
 from backends.ranking import search_text
@@ -40,6 +50,7 @@ OPEN_WAIT = 120.0
 # How Kùzu begins the message of a failed file write (a full disk, a file-size limit).
 _IO_FAILURE = "IO exception"
 DELETE_BYTES = 4096
+SUPERSEDED_WEIGHT = 0.5
 ROW_BYTES = 512
 """what a row costs beside its text: columns, keys, index entries"""
 
@@ -52,6 +63,7 @@ class _Core:
         self.embedder = embedder
         self.read_only = read_only
         self.index = EpisodeIndex(embedder.dimension)
+        self.links = GraphLinks()
         # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
         # and count read the rows. Both are built from the rows at open.
         self.episodes: dict[str, Episode] = {}
@@ -129,8 +141,10 @@ class _Core:
                 self.forget(key)
             elif stored == episode:
                 self.remember([(stored, vector)])
+                self.links.put(stored, extract(stored), (), now())
             elif stored != self.episodes.get(key):
                 self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
+                self.links.put(stored, extract(stored), (), now())
 
     async def _check_embedder(self, *, reembed: bool) -> None:
         want = {"embedder": self.embedder.name, "dimension": str(self.embedder.dimension)}
@@ -167,6 +181,17 @@ class _Core:
         fresh = iter(self.embedder.embed(missing))
         self.remember([(row.episode, next(fresh) if vector is None else vector)
                        for row, vector in zip(stored, vectors, strict=True)])
+        for row in stored:
+            self.links.add_episode(row.episode)
+        for episode, entity, label, name in await self.read(
+                lambda session: session.rows(rows.MENTION_COLUMNS)):
+            self.links.add_mentions(episode, [Entity(entity, label, name)],
+                                    self.episodes[episode].group_id)
+        for fact, source, target, episode, valid_at, invalid_at in await self.read(
+                lambda session: session.rows(rows.FACT_COLUMNS)):
+            if episode in self.episodes:
+                self.links.add_fact(fact, source, target, episode, rows.aware(valid_at),
+                                    rows.aware(invalid_at) if invalid_at else None)
 
     def remember(self, written: Sequence[tuple[Episode, Vectors]]) -> None:
         for episode, _ in written:
@@ -177,6 +202,7 @@ class _Core:
     def forget(self, key: str) -> None:
         self.episodes.pop(key, None)
         self.index.drop(key)
+        self.links.drop(key)
 
 
 _cores: dict[Path, _Core] = {}
@@ -240,9 +266,11 @@ class GraphBackend:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
         vectors = core.embedder.embed([search_text(episode) for episode in latest])
+        structures = [extract(episode) for episode in latest]
         writes = [
-            rows.EpisodeWrite(episode, rows.encode(vector), extract(episode.group_id, episode.data))
-            for episode, vector in zip(latest, vectors, strict=True)
+            rows.EpisodeWrite(episode, rows.encode(vector), structure,
+                              _structure_vectors(core.embedder, structure))
+            for episode, vector, structure in zip(latest, vectors, structures, strict=True)
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
         async with core.write_lock:
@@ -250,21 +278,25 @@ class GraphBackend:
             bulk = rows.bulk_part(writes, stored, core.directory)
             in_bulk = {write.episode.id for write in bulk}
             rest = [write for write in writes if write.episode.id not in in_bulk]
+            at = now()
             # Two transactions at most (the BatchUpsert contract allows a stored subset on
             # failure); the index learns each part once it is committed.
             for part, work in (
-                (rest, partial(rows.write_episodes, writes=rest, stored=stored)),
+                (rest, partial(rows.write_episodes, writes=rest, stored=stored, at=at)),
                 (bulk, partial(rows.copy_episodes, writes=bulk, directory=core.directory)),
             ):
                 if not part:
                     continue
                 try:
-                    await core.write(work, payload=_size(part))
+                    retired = await core.write(work, payload=_size(part)) or {}
                 except WriteFailed:
                     await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
                                        for w in part})
                     raise
                 core.remember([(write.episode, by_id[write.episode.id]) for write in part])
+                for write in part:
+                    core.links.put(write.episode, write.structure,
+                                   retired.get(write.episode.id, ()), at)
         location = str(core.db.file)
         # model_construct: the fields are known good, and validation was 5% of a batch write.
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
@@ -293,13 +325,30 @@ class GraphBackend:
         group_ids: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
         limit: int = 10,
+        as_of: datetime | None = None,
     ) -> list[Hit]:
+        """The protocol's search, through the graph: memories that mention an entity the query
+        names, or one fact away from it, join the lexical ranking. Facts are followed while
+        valid: now, or at ``as_of``, which also leaves out memories not valid then."""
         core = self._open_core()
         if limit <= 0 or not query.strip():
             return []
         vector = core.embedder.embed([query])[0]
-        ranked = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=limit)
-        return [Hit(episode=core.episodes[key], score=score, layer=LAYER) for key, score in ranked]
+        wanted = limit if as_of is None else 4 * limit
+        lexical = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
+        links = linked(core.links, query, group_ids, kinds, at=as_of)
+        ranked = fuse(lexical, links, wanted)
+        hits = [Hit(episode=core.episodes[key], score=score, layer=LAYER)
+                for key, score in ranked]
+        if as_of is not None:
+            hits = [hit for hit in hits if _valid_at(hit.episode, as_of)]
+        elif any(hit.episode.invalid_at is not None for hit in hits):
+            # What is no longer true ranks below what is: history, not current advice.
+            moment = now()
+            hits = sorted((hit if _valid_at(hit.episode, moment) else
+                           hit.model_copy(update={"score": hit.score * SUPERSEDED_WEIGHT})
+                           for hit in hits), key=lambda hit: -hit.score)
+        return hits[:limit]
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -340,6 +389,13 @@ class GraphBackend:
         await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
 
+    async def build_graphiti_indexes(self) -> None:
+        """(Re)build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none); rebuilt because writes since leave them stale."""
+        core = self._open_core()
+        async with core.write_lock:
+            await core.write(build_graphiti_indexes, payload=ROW_BYTES * len(core.index))
+
     async def aclose(self) -> None:
         core, self._core = self._core, None
         if core is not None:
@@ -360,7 +416,23 @@ class GraphBackend:
 def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
     """About how many bytes ``writes`` add to the database (for ``space.ensure_room``)."""
     return sum(len(w.episode.body) + len(w.episode.name) + len(w.vector)
-               + ROW_BYTES * (1 + len(w.entities)) for w in writes)
+               + ROW_BYTES * (1 + len(w.structure.entities) + 2 * len(w.structure.facts))
+               + sum(8 * len(v) for v in w.name_vectors.values()) for w in writes)
+
+
+def _structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, list[float]]:
+    """graphiti's ``name_embedding`` of each entity and ``fact_embedding`` of each fact, which
+    its own search compares (``Graphiti.search`` with this embedder)."""
+    keys = [e.uuid for e in structure.entities] + [f.uuid for f in structure.facts]
+    if not keys:
+        return {}
+    texts = [e.name for e in structure.entities] + [f.fact for f in structure.facts]
+    return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}
+
+
+def _valid_at(episode: Episode, at: datetime) -> bool:
+    starts = episode.valid_at or episode.created_at
+    return starts <= at and (episode.invalid_at is None or episode.invalid_at > at)
 
 
 async def _acquire(

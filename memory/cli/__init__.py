@@ -28,8 +28,8 @@ import orjson
 
 from backends.errors import DualmemError
 from memory.cli.base import Command, UsageError
-from memory.config import BACKEND_CHOICES, Config
 from memory.output import Output, one_line
+from memory.store.config import BACKEND_CHOICES, Config
 
 __all__ = ["COMMANDS", "build_parser", "main", "parse", "run"]
 

@@ -10,14 +10,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from backends.model import check_group_id, problems
-from memory.agent import AgentMemory, session_from_json, session_line
+from memory.agent.knowledge import project_overrides
+from memory.agent.memories import AgentMemory, session_from_json, session_line
+from memory.agent.turns import TurnState, feature_turns, record_turn
 from memory.cli.base import Command, UsageError, opened, read_file, utf8
-from memory.config import Config
 from memory.context import TASK_TYPES, Phase, Task, build_context
-from memory.knowledge import project_overrides
 from memory.output import Output
-from memory.project import project_id
-from memory.turns import TurnState, feature_turns, record_turn
+from memory.store.config import Config
+from memory.store.project import project_id
 
 
 def _session_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,11 +13,11 @@ from typing import Any
 from backends.errors import DualmemError, InvalidEpisode
 from backends.model import Episode, check_group_id
 from backends.protocol import MemoryBackend
-from memory.config import Config
-from memory.home import require_home
 from memory.output import Output
-from memory.project import project_id
-from memory.selection import Selection, open_backend
+from memory.store.config import Config
+from memory.store.home import require_home
+from memory.store.project import project_id
+from memory.store.selection import Selection, open_backend
 
 Handler = Callable[[argparse.Namespace, Config], Awaitable[Output]]
 

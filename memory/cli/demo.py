@@ -7,8 +7,8 @@ import argparse
 from memory import demo as steps
 from memory.cli import run
 from memory.cli.base import Command, no_arguments
-from memory.config import Config
 from memory.output import Output
+from memory.store.config import Config
 
 
 async def demo(args: argparse.Namespace, config: Config) -> Output:

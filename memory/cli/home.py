@@ -9,16 +9,16 @@ from pathlib import Path
 from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend
 from backends.model import check_group_id
+from memory.agent.seeding import seed_home
 from memory.cli.base import Command, UsageError, no_arguments, opened
-from memory.config import Config
-from memory.dual import DualBackend, ledger_path
-from memory.home import require_home
-from memory.migration import import_auto_claude, migrate_home
+from memory.cli.progress import Progress
 from memory.output import PARTIAL_EXIT, Output
-from memory.progress import Progress
-from memory.project import ensure_project_id
-from memory.seeding import seed_home
-from memory.status import collect_status
+from memory.store.config import Config
+from memory.store.home import require_home
+from memory.store.layers import Layered
+from memory.store.migration import import_auto_claude, migrate_home
+from memory.store.project import ensure_project_id
+from memory.store.status import collect_status
 
 
 async def init(args: argparse.Namespace, config: Config) -> Output:
@@ -36,9 +36,9 @@ async def init(args: argparse.Namespace, config: Config) -> Output:
 
 async def status(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, selection):
-        found = await collect_status(backend, selection, config.home, ledger_path(config))
+        found = await collect_status(backend, selection, config.home, config.ledger_file)
         # The dual store (auto) adds what waits for the graph and the last migration.
-        dual = await backend.status() if isinstance(backend, DualBackend) else None
+        dual = await backend.status() if isinstance(backend, Layered) else None
     if dual is None:
         return Output(found.to_json(), found.describe())
     return Output(found.to_json() | {"dual": dual.to_json()},
@@ -118,8 +118,8 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
     if config.backend != "auto":
         raise UsageError("repair works on the dual store: use --backend auto")
     async with opened(config, create=False) as (backend, _):
-        if not isinstance(backend, DualBackend) or not backend.holds_graph:
-            reason = backend.reason if isinstance(backend, DualBackend) else "not the dual store"
+        if not isinstance(backend, Layered) or not backend.holds_graph:
+            reason = backend.reason if isinstance(backend, Layered) else "not the dual store"
             raise BackendUnavailable("graph", reason, "repair needs to hold the graph")
         verdict = await backend.repair()
         left = await backend.differences()

@@ -15,8 +15,6 @@ from pathlib import Path
 import orjson
 
 from memory.cli.base import Command
-from memory.config import Config
-from memory.home import is_home
 from memory.hooks import (
     PROMPT_LIMIT,
     PROMPT_THRESHOLD,
@@ -30,8 +28,10 @@ from memory.hooks import (
     session_context,
 )
 from memory.output import Output, one_line
-from memory.project import project_id
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.home import is_home
+from memory.store.project import project_id
+from memory.store.selection import open_backend
 
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop"}
 
@@ -82,7 +82,7 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
         if args.event == "session-start":
             overrides = None
             if args.task:  # only a task's context applies system knowledge (and reads YAML)
-                from memory.knowledge import project_overrides
+                from memory.agent.knowledge import project_overrides
 
                 overrides = project_overrides(config.home)
             return await session_context(store, project, tokens=args.tokens or SESSION_TOKENS,

@@ -18,9 +18,9 @@ from memory.cli.base import (
     summary,
     utf8,
 )
-from memory.config import Config
 from memory.output import Output, printable
-from memory.project import project_id
+from memory.store.config import Config
+from memory.store.project import project_id
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from memory.cli.base import Command, no_arguments
-from memory.config import Config
 from memory.output import Output
+from memory.store.config import Config
 
 
 async def mcp(args: argparse.Namespace, config: Config) -> Output:

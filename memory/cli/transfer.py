@@ -10,12 +10,12 @@ import orjson
 from backends.errors import DualmemError, InvalidEpisode, WriteFailed
 from backends.model import Episode, ensure_body_fits
 from backends.protocol import upsert_all
+from memory.agent.markdown import export_markdown
+from memory.agent.records import json_object
 from memory.cli.base import Command, FileArgumentError, opened, read_file
-from memory.config import Config
-from memory.markdown import export_markdown
+from memory.cli.progress import Progress
 from memory.output import Output
-from memory.progress import Progress
-from memory.records import json_object
+from memory.store.config import Config
 
 IMPORT_BATCH = 500
 

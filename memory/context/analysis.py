@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory, SimilarOutcome
+from memory.agent.memories import AgentMemory, SimilarOutcome
+from memory.agent.turns import TurnState, feature_turns
 from memory.context.task import Phase, Task, topic
-from memory.turns import TurnState, feature_turns
 
 
 class TaskType(StrEnum):

@@ -5,11 +5,11 @@ state the previous turn ended in. Whole, not budgeted: each part is short and al
 from __future__ import annotations
 
 from backends.protocol import MemoryBackend
+from memory.agent.knowledge import system_knowledge
+from memory.agent.turns import previous_turn
 from memory.context.budget import Category
 from memory.context.format import gate_block, role_blocks, section, turn_block
 from memory.context.task import Task
-from memory.knowledge import system_knowledge
-from memory.turns import previous_turn
 from seeds import Overrides
 
 

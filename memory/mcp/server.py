@@ -19,11 +19,11 @@ from pydantic import ValidationError
 
 from backends.errors import DualmemError
 from backends.model import problems
-from memory.config import Config
-from memory.home import require_home
 from memory.mcp.tools import VIEWS, MemoryTools
 from memory.output import one_line
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.home import require_home
+from memory.store.selection import open_backend
 
 INSTRUCTIONS = """\
 This server is the project's memory, shared by every session of the project. Before a task,

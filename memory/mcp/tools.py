@@ -21,19 +21,19 @@ from pydantic import BaseModel, Field
 from backends.errors import InvalidEpisode
 from backends.model import Episode, check_group_id, stable_id
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory
-from memory.context import Phase, Task, TaskTypeName, build_context
-from memory.decisions import Adr, record_adr
-from memory.knowledge import (
+from memory.agent.decisions import Adr, record_adr
+from memory.agent.knowledge import (
     gate_thresholds,
     project_overrides,
     resolve_role_constraints,
     suggest_implementation_mode,
 )
-from memory.markdown import render_pages
-from memory.project import project_id
-from memory.scopes import ADR, project_group
-from memory.turns import TurnState, latest_turn
+from memory.agent.markdown import render_pages
+from memory.agent.memories import AgentMemory
+from memory.agent.scopes import ADR, project_group
+from memory.agent.turns import TurnState, latest_turn
+from memory.context import Phase, Task, TaskTypeName, build_context
+from memory.store.project import project_id
 from seeds import ImplementationMode, QualityGateProfile, RoleConstraints
 
 MemoryKind = Literal["gotcha", "pattern", "discovery", "outcome", "decision"]

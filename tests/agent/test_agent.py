@@ -14,10 +14,10 @@ import pytest
 
 from backends.errors import InvalidEpisode
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory, session_from_json
-from memory.decisions import Adr, record_adr, record_failed_approach
-from memory.markdown import export_markdown
-from memory.project import project_id
+from memory.agent.decisions import Adr, record_adr, record_failed_approach
+from memory.agent.markdown import export_markdown
+from memory.agent.memories import AgentMemory, session_from_json
+from memory.store.project import project_id
 
 PROJECT = "proj-1"
 

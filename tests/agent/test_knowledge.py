@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 from backends.model import Episode, stable_id
 from backends.protocol import MemoryBackend
-from memory.knowledge import (
+from memory.agent.knowledge import (
     gate_thresholds,
     project_overrides,
     resolve_role_constraints,
     suggest_implementation_mode,
     system_knowledge,
 )
-from memory.scopes import ROLE_CONSTRAINTS, ROLE_CONSTRAINTS_GROUP, SYSTEM_GROUPS
+from memory.agent.scopes import ROLE_CONSTRAINTS, ROLE_CONSTRAINTS_GROUP, SYSTEM_GROUPS
 from seeds import (
     SEED_GROUP,
     KnowledgeError,

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from backends.model import stable_id
 from backends.protocol import MemoryBackend
-from memory.scopes import TURN_STATE, turn_states_group
-from memory.turns import (
+from memory.agent.scopes import TURN_STATE, turn_states_group
+from memory.agent.turns import (
     Retention,
     TurnState,
     feature_turns,

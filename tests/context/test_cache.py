@@ -6,8 +6,8 @@ from __future__ import annotations
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
 from bench.context_corpus import MEMORIES, PROJECT
+from memory.agent.scopes import GOTCHA
 from memory.context import CachedStore, Task, build_context
-from memory.scopes import GOTCHA
 
 from .conftest import fill
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from backends.model import Episode
+from memory.agent.turns import TurnState
 from memory.context.format import MAX_DETAIL_CHARS, episode_block, gate_block, turn_block
-from memory.turns import TurnState
 from seeds import builtin_knowledge
 
 

@@ -6,6 +6,9 @@ hold:  opens HOME through ``auto`` (it must get the graph), writes OWN episodes,
        and exits (releasing the graph).
 write: opens HOME through ``auto`` (the graph is held elsewhere), writes COUNT episodes,
        prints a JSON report of the receipts.
+loop:  ``loop HOME NAME``: opens HOME through ``auto`` without the graph, prints ``started``
+       after its first write and writes in a tight loop until it holds the graph, then catches
+       the graph up and prints a JSON report.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ import orjson
 
 from backends.graph import GraphBackend
 from backends.model import Episode
-from memory.config import Config
-from memory.dual import DualBackend
-from memory.selection import open_memory
+from memory.store.config import Config
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 
 DEADLINE = 120.0  # a bound on waiting under load, not a timing claim
 
@@ -74,9 +77,30 @@ async def write(home: Path, name: str, count: int) -> None:
     print(orjson.dumps(report).decode(), flush=True)
 
 
+async def loop(home: Path, name: str) -> None:
+    async with open_memory(home, "auto") as store:
+        assert isinstance(store, DualBackend) and not store.holds_graph, store
+        written = 0
+        started = time.monotonic()
+        while not store.holds_graph and time.monotonic() - started < DEADLINE:
+            await store.upsert(episode(name, written))
+            written += 1
+            if written == 1:
+                print("started", flush=True)
+                released = time.monotonic()
+        took_over = store.holds_graph
+        after = time.monotonic() - released
+        await store.catch_up()
+        report = {"written": written, "took_over": took_over, "after": after,
+                  "pending": (await store.status()).pending}
+    print(orjson.dumps(report).decode(), flush=True)
+
+
 if __name__ == "__main__":
     mode, home = sys.argv[1], Path(sys.argv[2])
     if mode == "hold":
         asyncio.run(hold(home, int(sys.argv[3])))
+    elif mode == "loop":
+        asyncio.run(loop(home, sys.argv[3]))
     else:
         asyncio.run(write(home, sys.argv[3], int(sys.argv[4])))

@@ -16,9 +16,9 @@ from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Receipt
 from fallback import FileBackend
-from memory.config import Config
-from memory.dual import DualBackend, ledger_path
-from memory.selection import open_memory
+from memory.store.config import Config
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 
 CHILD = str(Path(__file__).with_name("dual_child.py"))
 
@@ -47,7 +47,7 @@ async def flaky(tmp_path: Path) -> AsyncIterator[DualBackend]:
     async def open_graph() -> GraphBackend:
         return await FlakyGraph.open(config.graph_dir)
 
-    store = await DualBackend.open(files, open_graph, config.graph_dir, ledger_path(config))
+    store = await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file)
     await store.catch_up()
     yield store
     FlakyGraph.failing = False
@@ -95,7 +95,7 @@ async def test_a_write_no_layer_can_take_raises(tmp_path: Path) -> None:
     async def locked() -> GraphBackend:
         raise BackendUnavailable("graph", "locked by another process", "pid 1")
 
-    store = await DualBackend.open(files, locked, config.graph_dir, ledger_path(config))
+    store = await DualBackend.open(files, locked, config.graph_dir, config.ledger_file)
     try:
         assert "locked by another process" in store.reason
         # A file where the group's folder belongs: the journal cannot take the write.

@@ -19,9 +19,9 @@ from backends.protocol import Position
 from fallback import FileBackend
 from fallback.index import FILE as INDEX_FILE
 from memory.cli import main
-from memory.config import Config
-from memory.dual import DualBackend
-from memory.selection import open_memory
+from memory.store.config import Config
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 
 
 def note(n: int) -> Episode:

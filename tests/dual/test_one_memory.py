@@ -14,14 +14,14 @@ import orjson
 
 from backends.graph import GraphBackend
 from backends.model import Episode, natural_key, stable_id
-from memory.config import Config
-from memory.selection import open_backend, open_memory
+from memory.store.config import Config
+from memory.store.selection import open_backend, open_memory
 
 GROUP = "proj"
 HOLDER = """
 import asyncio, sys
 from backends.model import Episode
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 async def main():
     async with open_memory(sys.argv[1], "auto") as store:
         assert store.holds_graph

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from backends.model import Episode
-from memory.config import Config
-from memory.dual import DualBackend
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.dual import DualBackend
+from memory.store.selection import open_backend
 
 IDS = st.sampled_from(["a1", "a2", "B:3", "b4"])
 episodes = st.builds(
@@ -38,7 +38,7 @@ episodes = st.builds(
 CHILD = """
 import asyncio, sys, orjson
 from backends.model import Episode
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 async def main():
     async with open_memory(sys.argv[1], "auto") as store:
         print(orjson.dumps({"holds": store.holds_graph}).decode(), flush=True)

@@ -26,7 +26,7 @@ import orjson
 from backends.errors import DualmemError
 from backends.protocol import upsert_all
 from faults.workload import operations
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 
 
 async def write(home: Path, layer: str, seed: int, round_: int, count: int,

@@ -20,7 +20,7 @@ from backends.errors import DualmemError
 from backends.model import Episode
 from faults.children import child_env, script
 from faults.workload import Expectation, Operation, Tally
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 
 LAYERS = ["file", "graph"]
 ITERATIONS = int(os.environ.get("DUALMEM_FAULT_ITERATIONS", "2"))

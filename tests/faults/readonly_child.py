@@ -16,7 +16,7 @@ import orjson
 from backends.errors import DualmemError
 from backends.model import Episode
 from memory.cli import main
-from memory.selection import open_memory
+from memory.store.selection import open_memory
 from migrate import Ledger
 
 LAYERS = ("file", "graph", "auto")

@@ -14,7 +14,7 @@ from backends.model import Episode
 from fallback import FileBackend, codec
 from fallback.layout import Layout
 from memory.cli import main
-from memory.config import Config
+from memory.store.config import Config
 
 GOOD = 300
 TOO_BIG = 30 << 20

@@ -28,8 +28,8 @@ from backends.protocol import MemoryBackend, upsert_all
 from faults.harness import ITERATIONS, LAYERS, record
 from faults.workload import Tally
 from memory.cli import main
-from memory.config import Config
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.selection import open_backend
 
 CATEGORIES = {
     "path tricks": ["../outside", "../../outside/planted", "/etc/passwd", "..", ".", "a/b",

@@ -18,8 +18,8 @@ from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.database import DB_FILE
 from backends.model import Episode
 from memory.cli import main
-from memory.config import Config
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.selection import open_backend
 
 REPO = Path(__file__).resolve().parents[2]
 NOTE = Episode.create(group_id="proj", kind="gotcha", name="Locks", body="one writer per database")
@@ -150,8 +150,8 @@ def test_without_graphiti_and_kuzu_auto_says_not_installed(tmp_path: Path) -> No
                     raise ImportError(name)
         sys.meta_path.insert(0, Blocked())
         import asyncio
-        from memory.config import Config
-        from memory.selection import open_backend
+        from memory.store.config import Config
+        from memory.store.selection import open_backend
         async def main():
             store, selection = await open_backend(Config.from_env({}, home=sys.argv[1]))
             print(selection.layer, selection.reason.split(":")[0])

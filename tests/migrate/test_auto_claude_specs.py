@@ -26,7 +26,7 @@ from auto_claude_folder import (
 from backends.errors import MigrationError
 from backends.graph import GraphBackend
 from backends.protocol import MemoryBackend
-from memory.agent import AgentMemory
+from memory.agent.memories import AgentMemory
 from memory.cli import main
 from migrate import Ledger, Scope, find_specs, import_specs
 from migrate.auto_claude import AutoClaudeFolder

@@ -13,8 +13,8 @@ from auto_claude_folder import EXPECTED_KINDS, SESSION_1, build
 
 from backends.graph import GraphBackend
 from backends.model import Episode
-from memory.agent import AgentMemory, TaskOutcome
-from memory.records import parse
+from memory.agent.memories import AgentMemory, TaskOutcome
+from memory.agent.records import parse
 from migrate import AutoClaudeFolder, Ledger, Migrator, Scope
 
 SPEC = "project"  # build() writes <root>/project/memory: the spec is named after its folder

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from memory.project import ensure_project_id
+from memory.store.project import ensure_project_id
 from plugin.processes import REPO, call, dualmem, servers, text_of
 
 TOOLS = {

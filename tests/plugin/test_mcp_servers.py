@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from memory.project import ensure_project_id
+from memory.store.project import ensure_project_id
 from plugin.processes import call, servers
 
 SERVERS = 3

@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from memory.cli import COMMANDS, build_parser, main
-from memory.config import Config
 from memory.context import TASK_TYPES
+from memory.store.config import Config
 from plugin.processes import dualmem
 from seeds import builtin_knowledge
 

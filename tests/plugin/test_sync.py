@@ -10,7 +10,7 @@ import pytest
 from backends.errors import InvalidEpisode
 from backends.model import Episode
 from memory import AgentMemory, SyncMemory
-from memory.config import Config
+from memory.store.config import Config
 
 
 def episode(text: str, group: str = "proj") -> Episode:

@@ -18,7 +18,14 @@ from typing import Any
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from memory.scopes import ADR, CODEBASE_DISCOVERY, FAILED_APPROACH, GOTCHA, PATTERN, SESSION_INSIGHT
+from memory.agent.scopes import (
+    ADR,
+    CODEBASE_DISCOVERY,
+    FAILED_APPROACH,
+    GOTCHA,
+    PATTERN,
+    SESSION_INSIGHT,
+)
 from migrate.insights import item_text
 
 

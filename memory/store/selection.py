@@ -9,7 +9,7 @@ from os import PathLike
 
 from backends.errors import BackendUnavailable
 from backends.protocol import MemoryBackend
-from memory.config import Config
+from memory.store.config import Config
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ async def open_backend(
                                        watch=not one_shot)
         return files, Selection("file", "asked for")
     if config.backend == "auto":
-        from memory.dual import open_dual
+        from memory.store.dual import open_dual
 
         dual = await open_dual(config, one_shot=one_shot)
         return dual, Selection(dual.layer_in_use, dual.reason)

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from backends.protocol import MemoryBackend
-from memory.project import project_id
-from memory.scopes import project_group
+from memory.agent.scopes import project_group
+from memory.store.project import project_id
 from seeds import (
     OVERRIDES_FILE,
     SeedReport,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.protocol import MemoryBackend
-from memory.selection import Selection
+from backends.protocol import MemoryBackend, ReportsProblems
+from memory.store.selection import Selection
 from migrate import AUTO_CLAUDE, Ledger
 
 
@@ -68,8 +68,7 @@ async def collect_status(
     counts: Counter[str] = Counter()
     async for episode in backend.scan():
         counts[episode.group_id] += 1
-    # Not part of the protocol: only layers that can meet unreadable files list them.
-    problems = getattr(backend, "problems", ())
+    problems = backend.problems if isinstance(backend, ReportsProblems) else ()
     return Status(
         home=home,
         layer=selection.layer,

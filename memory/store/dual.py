@@ -22,7 +22,6 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,8 @@ from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
-from memory.config import Config
+from memory.store.config import Config
+from memory.store.layers import DualStatus, Verdict
 from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
@@ -58,68 +58,6 @@ HOLDING = "this process holds the graph"
 CLOSE_WAIT = 30.0
 """seconds ``aclose`` waits for a supervisor in the middle of a graph write to stop"""
 APPLIED_FILE = "journal.json"
-
-
-@dataclass(frozen=True)
-class DualStatus:
-    """Where reads are answered now and why, what waits for the graph, the last migration."""
-
-    layer: str
-    reason: str
-    pending: int
-    """changes of the journal the graph has not taken in yet (for a process that does not hold
-    the graph: since the position its holder last recorded), and episodes it refused"""
-    skipped: tuple[str, ...]
-    """journal episodes the graph refused, with the reason (holder only)"""
-    journal: int
-    """episodes in the journal"""
-    last_migration: dict[str, Any] | None
-    unreadable: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "layer": self.layer,
-            "reason": self.reason,
-            "pending": self.pending,
-            "skipped": list(self.skipped),
-            "journal": self.journal,
-            "last_migration": self.last_migration,
-            "unreadable": list(self.unreadable),
-        }
-
-    def describe(self) -> str:
-        lines = [f"journal: {self.journal} episode(s); changes not yet in the graph: "
-                 f"{self.pending}"]
-        lines += [f"  the graph refused {line}" for line in self.skipped]
-        last = self.last_migration
-        if last is None:
-            lines.append("last migration: none")
-        else:
-            verdict = "ok" if last["ok"] else "FAILED verification"
-            lines.append(
-                f"last migration: {last['started_at']}, wrote {last['written']}, "
-                f"deleted {last['deleted']}, {verdict}"
-            )
-        return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What making the graph equal to the journal did (or, from ``differences``, would do)."""
-
-    written: int
-    """journal episodes the graph lacked or held otherwise"""
-    deleted: int
-    """graph episodes the journal records as deleted"""
-    joined: int
-    """graph episodes the journal lacked, written into it"""
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.written or self.deleted or self.joined)
-
-    def to_json(self) -> dict[str, int]:
-        return {"written": self.written, "deleted": self.deleted, "joined": self.joined}
 
 
 class DualBackend:
@@ -549,15 +487,11 @@ async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
         return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
 
     try:
-        return await DualBackend.open(files, open_graph, config.graph_dir, ledger_path(config),
+        return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,
                                       hold_graph=not one_shot)
     except BaseException:
         await files.aclose()
         raise
-
-
-def ledger_path(config: Config) -> Path:
-    return config.home / "migration" / "ledger.sqlite3"
 
 
 def _move_aside(graph_dir: Path) -> Path:

@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict
 from backends.errors import InvalidEpisode
 from backends.model import Episode, now
 from backends.protocol import MemoryBackend
-from memory.markdown import bounded_markdown, describe
-from memory.records import json_object, parse
-from memory.scopes import (
+from memory.agent.markdown import bounded_markdown, describe
+from memory.agent.records import json_object, parse
+from memory.agent.scopes import (
     ADR,
     CODEBASE_DISCOVERY,
     FAILED_APPROACH,

@@ -10,7 +10,7 @@ from typing import Literal
 
 from backends.errors import DualmemError
 from backends.model import DEFAULT_MAX_BODY_BYTES
-from memory.home import HOME_DIR, discover_home
+from memory.store.home import HOME_DIR, discover_home
 
 BackendChoice = Literal["auto", "graph", "file"]
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
@@ -37,6 +37,11 @@ class Config:
     @property
     def project_file(self) -> Path:
         return self.home / "project.json"
+
+    @property
+    def ledger_file(self) -> Path:
+        """the migration ledger: what was replayed from where, for resume and status"""
+        return self.home / "migration" / "ledger.sqlite3"
 
     @classmethod
     def from_env(

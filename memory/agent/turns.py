@@ -26,8 +26,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from backends.errors import InvalidEpisode
 from backends.model import Episode, Receipt, now, problems, utc
 from backends.protocol import MemoryBackend
-from memory.records import scan_records
-from memory.scopes import TURN_STATE, turn_states_group
+from memory.agent.records import scan_records
+from memory.agent.scopes import TURN_STATE, turn_states_group
 
 CoachDecision = Literal["approve", "revise", "escalate"]
 FeatureStatus = Literal["in_progress", "completed"]

@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
-from memory.config import Config
-from memory.project import project_id
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.project import project_id
+from memory.store.selection import open_backend
 
 T = TypeVar("T")
 

@@ -15,10 +15,9 @@ from typing import Any
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph import GraphBackend
 from fallback import FileBackend
-from memory.config import Config
-from memory.dual import ledger_path
-from memory.project import project_id
-from memory.selection import open_backend
+from memory.store.config import Config
+from memory.store.project import project_id
+from memory.store.selection import open_backend
 from migrate import (
     ImportReport,
     Ledger,
@@ -55,7 +54,7 @@ async def migrate_home(
     """Replay ``config.home``'s file memory into its graph and verify. Raises
     ``MigrationError`` when the graph is held elsewhere or the verification fails."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
-    ledger = Ledger.open(ledger_path(config))
+    ledger = Ledger.open(config.ledger_file)
     try:
         if preview:  # a dry run reads the files and the ledger only: no graph needed
             return MigrateResult(await dry_run(files, ledger))
@@ -91,7 +90,7 @@ async def import_auto_claude(
     ``migrate.insights``). Damaged files are skipped and reported (``strict``: the first one
     raises). Raises ``MigrationError`` when nothing is found or a verification fails."""
     group = group_id or project_id(config.home)
-    ledger = Ledger.open(ledger_path(config))
+    ledger = Ledger.open(config.ledger_file)
     try:
         if preview:
             return await import_specs(path, group, None, ledger, specs=specs, strict=strict)
