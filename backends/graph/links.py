@@ -61,10 +61,11 @@ class GraphLinks:
             self.add_fact(fact.uuid, fact.source, fact.target, episode.id, fact.valid_at,
                           fact.invalid_at)
 
-    def add_episode(self, episode: Episode) -> None:
-        if episode.id not in self._episodes:
-            self._sizes[episode.group_id] += 1
-        self._episodes[episode.id] = (episode.group_id, episode.kind)
+    def add_place(self, key: str, group: str, kind: str) -> None:
+        """An episode by its key, group and kind (what an index keeps of it)."""
+        if key not in self._episodes:
+            self._sizes[group] += 1
+        self._episodes[key] = (group, kind)
 
     def add_mentions(self, episode: str, entities: Iterable[Entity], group: str) -> None:
         for entity in entities:
