@@ -13,9 +13,6 @@ import math
 import re
 from functools import lru_cache
 
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
-
 from backends.model import Episode
 
 K1 = 1.2
@@ -77,6 +74,9 @@ def terms(text: str) -> list[str]:
 def typo_candidates(term: str, vocabulary: list[str]) -> list[str]:
     """Vocabulary terms within one edit of ``term`` (two from eight letters) that do not
     merely extend it (prefixes are widened on their own), closest first."""
+    from rapidfuzz import process  # only a query term the index does not know needs it
+    from rapidfuzz.distance import Levenshtein
+
     max_edits = 1 if len(term) < 8 else 2
     found = process.extract(term, vocabulary, scorer=Levenshtein.distance,
                             score_cutoff=max_edits, limit=MAX_WIDENED)

@@ -18,6 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
@@ -43,7 +44,9 @@ from fallback import codec, disk, views
 from fallback.index import FileIndex, Row, Signature, signature
 from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name
 from fallback.tombstones import TombstoneFolder
-from fallback.watch import Watcher
+
+if TYPE_CHECKING:
+    from fallback.watch import Watcher
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
 
@@ -242,6 +245,8 @@ class FileBackend:
         disk.remove_dead_writers_temps([*self._layout.group_folders(), self._tombstones.folder])
         # Watch first, then check: a change made while checking is seen by one or the other.
         if watch:
+            from fallback.watch import Watcher  # watchdog: only a process that watches
+
             self._watcher = Watcher(self._layout.root, self._on_change)
         self._catch_up(everything=fresh)
 
