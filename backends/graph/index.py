@@ -32,7 +32,7 @@ from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
 
 FILE = "index.sqlite3"
-VERSION = f"1.{TEXT_VERSION}"
+VERSION = f"2.{TEXT_VERSION}"
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
 # So vectors never reorder lexical matches: they add near-duplicates below them that no query
@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS gx_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) W
 CREATE TABLE IF NOT EXISTS gx_episodes (
     key TEXT PRIMARY KEY, grp TEXT NOT NULL, kind TEXT NOT NULL, vector BLOB NOT NULL,
     doc BLOB NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS gx_places ON gx_episodes (grp, kind);
 """
 
 
@@ -167,8 +168,9 @@ class EpisodeIndex:
             raise StoreCorrupt(self.path or Path(FILE), f"an indexed episode: {exc}") from exc
 
     def places(self) -> Iterator[tuple[str, str, str]]:
-        """(key, group, kind) of every indexed episode."""
-        yield from self._db.execute("SELECT key, grp, kind FROM gx_episodes")
+        """(key, group, kind) of every indexed episode (read from ``gx_places`` alone, which
+        holds the key too: the rows with their vectors and episodes stay unread)."""
+        yield from self._db.execute("SELECT key, grp, kind FROM gx_episodes INDEXED BY gx_places")
 
     def search(
         self,
