@@ -130,6 +130,8 @@ class EpisodeIndex:
         return len(self.lexical)
 
     def __contains__(self, key: str) -> bool:
+        if not _storable(key):
+            return False
         return self._db.execute("SELECT 1 FROM gx_episodes WHERE key = ?",
                                 (key,)).fetchone() is not None
 
@@ -159,6 +161,8 @@ class EpisodeIndex:
             self._settle()
 
     def episode(self, key: str) -> Episode | None:
+        if not _storable(key):
+            return None
         row = self._db.execute("SELECT doc FROM gx_episodes WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
@@ -224,6 +228,15 @@ class EpisodeIndex:
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+
+def _storable(key: str) -> bool:
+    """A key SQLite can take (no lone surrogate): no other can be indexed."""
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Transaction:
