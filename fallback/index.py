@@ -39,7 +39,7 @@ from fallback import entities
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: bookkeeping fields are not searched (ranking.search_text)
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
