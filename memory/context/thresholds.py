@@ -29,13 +29,15 @@ class Thresholds:
     familiar: float = 0.14
     first_of_type: float = 0.125
     similar_task: float = 0.30
-    relative: float = 0.3
+    relative: float = 0.15
     overall: float = 0.25
     floor: float = 0.05
     known: float = 0.5
     concern: float = 0.3
     per_file: int = 3
     spec_top: int = 5
+    in_spec: float = 0.05
+    lead: float = 0.1
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar
