@@ -30,9 +30,9 @@ class Thresholds:
     first_of_type: float = 0.125
     similar_task: float = 0.30
     relative: float = 0.15
-    overall: float = 0.25
+    overall: float = 0.23
     floor: float = 0.05
-    known: float = 0.5
+    known: float = 0.4
     concern: float = 0.3
     per_file: int = 3
     spec_top: int = 5
