@@ -12,9 +12,10 @@ for the same query. So the cut is relative, and helped by what the project's mem
   the ``spec_top`` best candidates are the task's, a memory of another spec is left out, and
   those of the task's specs weigh by their share (``cohere``);
 - **floor**: a hit scoring ``floor`` or less counts as no match (``above``); a memory is kept
-  when its relevance reaches ``relative`` of the best of its kind in its category and
-  ``overall`` of the best in any category (a category whose best is a weak match contributes
-  nothing);
+  when its relevance reaches ``relative`` of the best of its kind in its category and a share
+  of the best in any category that depends on where it comes from (``floor``): the task's
+  main spec, the best of its kind, or the project's own memories of every area, where the
+  distractors are (a category whose best is a weak match contributes nothing);
 - **once**: a memory appears once, by id and by content (the same pattern recorded in two
   specs), in the category with the larger allocation;
 - **diversity**: at most ``per_file`` memories about one file.
