@@ -39,8 +39,9 @@ from backends.ranking import (
 )
 
 CHUNK = 512
-VERSION = "3"
-"""of the tables' layout: a layer whose index holds another version builds it again"""
+VERSION = "4"
+"""of the tables' layout and of the text taken in (ranking.search_text): an index of another
+version is built again"""
 _LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
 _MAX_U16 = 0xFFFF
 

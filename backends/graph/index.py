@@ -37,7 +37,7 @@ VERSION = f"2.{TEXT_VERSION}"
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
 # So vectors never reorder lexical matches: they add near-duplicates below them that no query
 # term reaches. A semantic embedder (see embedder.Embedder) would make this part earn more.
-VECTOR_WEIGHT = 0.05  # a vector-only hit scores at most this; a lexical match at least this
+VECTOR_WEIGHT = 0.05  # a vector-only hit scores at most this share of the weakest lexical match
 # Hashed words collide (1 in 128 dimensions), so a random string reaches cosine 0.5 with some
 # short document in 1-2% of queries on LoCoMo; at 0.6 "no match" stays an empty answer.
 VECTOR_ONLY_MIN = 0.6
@@ -188,11 +188,14 @@ class EpisodeIndex:
         """The best ``limit`` keys, scores in (0, 1], best first."""
         if limit <= 0:
             return []
-        lexical = self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)
-        hits = [(str(key), (1.0 - VECTOR_WEIGHT) * score + VECTOR_WEIGHT) for key, score in lexical]
+        # Lexical scores as the shared ranking gives them, as the file layer reports them: the
+        # same relative cuts (context selection) then mean the same on both layers.
+        hits = [(str(key), score) for key, score in
+                self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)]
         if len(hits) < limit and len(self):
             found = {key for key, _ in hits}
-            hits += [(key, VECTOR_WEIGHT * similarity)
+            below = hits[-1][1] if hits else 1.0  # vector-only hits rank under every match
+            hits += [(key, VECTOR_WEIGHT * below * similarity)
                      for key, similarity in self._loaded().nearest(query_vector, groups, kinds,
                                                                    limit)
                      if key not in found][: limit - len(hits)]

@@ -116,11 +116,12 @@ class GraphLinks:
     # -- expansion.Links ----------------------------------------------------------------------
 
     def named(self, query_terms: frozenset[str], exact: Collection[str],
-              groups: Collection[str] | None) -> list[tuple[str, str, int]]:
+              groups: Collection[str] | None) -> list[tuple[str, str, int, frozenset[str]]]:
         candidates = {e for term in query_terms for e in self._by_term.get(term, ())}
         found = [e for e in candidates if self._terms[e] <= query_terms]
-        found += [e for e in exact if e in self._groups and e not in candidates]
-        return [(e, self._groups[e], len(self._mentions.get(e, ()))) for e in sorted(found)
+        found += [e for e in exact if e in self._groups and e not in found]
+        return [(e, self._groups[e], len(self._mentions.get(e, ())),
+                 self._terms.get(e, frozenset())) for e in sorted(found)
                 if groups is None or self._groups[e] in groups]
 
     def mentioning(self, entities: Collection[str], groups: Collection[str] | None,
