@@ -36,7 +36,9 @@ DB_FILE = "memory.kuzu"
 OWNER_FILE = "owner.json"
 COPY_FILE_PREFIX = ".bulk-"
 """temporary files of ``rows.copy_episodes``, beside the database"""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: episodes, entities from JSON keys; 2: entities under folded names, from text too, and
+facts (upgrade.py brings a version-1 graph up to date)"""
 INSTALL_HINT = "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'"
 
 # Ours, added to graphiti's Episodic table. graphiti's `source` holds its EpisodeType and its

@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from backends.entities import Extraction
 from backends.ranking import terms
 
 Vectors = npt.NDArray[np.float32]
@@ -90,3 +91,13 @@ class HashingEmbedder:
                   for n, digest in enumerate(digests)]
         buckets = [digest % self._dimension for digest in digests]
         return np.bincount(buckets, weights=signed, minlength=self._dimension).astype(np.float32)
+
+
+def structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, list[float]]:
+    """graphiti's ``name_embedding`` of each entity and ``fact_embedding`` of each fact, which
+    its own search compares (``Graphiti.search`` with this embedder)."""
+    keys = [e.uuid for e in structure.entities] + [f.uuid for f in structure.facts]
+    if not keys:
+        return {}
+    texts = [e.name for e in structure.entities] + [f.fact for f in structure.facts]
+    return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}

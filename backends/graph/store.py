@@ -17,10 +17,10 @@ from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
-from backends.entities import Entity, Extraction, extract
+from backends.entities import Entity, extract
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
 from backends.expansion import fuse, linked
-from backends.graph import rows, space
+from backends.graph import rows, space, upgrade
 from backends.graph.database import (
     LAYER,
     READ_ONLY,
@@ -28,7 +28,7 @@ from backends.graph.database import (
     Session,
     build_graphiti_indexes,
 )
-from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
+from backends.graph.embedder import Embedder, HashingEmbedder, Vectors, structure_vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import (
@@ -81,10 +81,12 @@ class _Core:
             raise BackendUnavailable(LAYER, "closed")
         return self._db
 
-    async def start(self, *, reembed: bool) -> None:
+    async def start(self, *, reembed: bool, progress: upgrade.Progress | None = None) -> None:
         self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only)
         try:
             await self._check_embedder(reembed=reembed)
+            if upgrade.outdated(self.db.meta) and not self.read_only:
+                await upgrade.upgrade(self, self.db.meta, progress)
             await self._load()
         except StoreCorrupt as exc:
             await self.close()
@@ -181,6 +183,10 @@ class _Core:
         fresh = iter(self.embedder.embed(missing))
         self.remember([(row.episode, next(fresh) if vector is None else vector)
                        for row, vector in zip(stored, vectors, strict=True)])
+        if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
+            for row in stored:
+                self.links.put(row.episode, extract(row.episode), (), now())
+            return
         for row in stored:
             self.links.add_episode(row.episode)
         for episode, entity, label, name in await self.read(
@@ -236,12 +242,16 @@ class GraphBackend:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         embedder: Embedder | None = None,
         read_only: bool = False,
+        progress: upgrade.Progress | None = None,
     ) -> GraphBackend:
         """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
         reason: "not installed", "locked by another process", "corrupt", "unreadable",
         "read-only" (this process may read it but not write it: open it with ``read_only``,
-        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``)."""
-        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only)
+        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``).
+        A graph written by an older dualmem is upgraded first (upgrade.py), telling
+        ``progress`` how far it got."""
+        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only,
+                              progress=progress)
         return cls(core, max_body_bytes)
 
     @classmethod
@@ -269,7 +279,7 @@ class GraphBackend:
         structures = [extract(episode) for episode in latest]
         writes = [
             rows.EpisodeWrite(episode, rows.encode(vector), structure,
-                              _structure_vectors(core.embedder, structure))
+                              structure_vectors(core.embedder, structure))
             for episode, vector, structure in zip(latest, vectors, structures, strict=True)
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
@@ -420,23 +430,14 @@ def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
                + sum(8 * len(v) for v in w.name_vectors.values()) for w in writes)
 
 
-def _structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, list[float]]:
-    """graphiti's ``name_embedding`` of each entity and ``fact_embedding`` of each fact, which
-    its own search compares (``Graphiti.search`` with this embedder)."""
-    keys = [e.uuid for e in structure.entities] + [f.uuid for f in structure.facts]
-    if not keys:
-        return {}
-    texts = [e.name for e in structure.entities] + [f.fact for f in structure.facts]
-    return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}
-
-
 def _valid_at(episode: Episode, at: datetime) -> bool:
     starts = episode.valid_at or episode.created_at
     return starts <= at and (episode.invalid_at is None or episode.invalid_at > at)
 
 
 async def _acquire(
-    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False
+    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False,
+    progress: upgrade.Progress | None = None,
 ) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
@@ -458,7 +459,7 @@ async def _acquire(
     try:
         if creator:
             try:
-                await core.start(reembed=reembed)
+                await core.start(reembed=reembed, progress=progress)
             except BaseException as exc:
                 core.ready.set_exception(exc)
                 core.ready.exception()  # retrieved: waiters (if any) re-raise it themselves
