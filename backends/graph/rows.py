@@ -105,8 +105,17 @@ UNLINKED = (
 )
 SET_EDGES = "MATCH (e:Episodic {uuid: $uuid}) SET e.entity_edges = $edges"
 DROP_META = "MATCH (m:DualmemMeta) WHERE m.key = $key DELETE m"
+ENTITY_NAMES = "MATCH (n:Entity) RETURN n.uuid, n.name"
+FACT_TEXTS = "MATCH (f:RelatesToNode_) RETURN f.uuid, f.fact"
+SET_NAME_EMBEDDING = "MATCH (n:Entity {uuid: $uuid}) SET n.name_embedding = $embedding"
+SET_FACT_EMBEDDING = "MATCH (f:RelatesToNode_ {uuid: $uuid}) SET f.fact_embedding = $embedding"
 SET_EMBEDDING = "MATCH (e:Episodic {uuid: $uuid}) SET e.embedding_f16 = $embedding"
 PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
+
+
+def texts(session: Session, query: str) -> list[tuple[str, str]]:
+    """(uuid, text) rows of ``ENTITY_NAMES`` or ``FACT_TEXTS``."""
+    return [(key, text or "") for key, text in session.rows(query)]
 
 
 def encode(vector: Vectors) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
@@ -22,11 +23,15 @@ from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, Writ
 from backends.expansion import fuse, linked
 from backends.graph import rows, space, upgrade
 from backends.graph.database import (
+    FRESH,
+    GRAPHITI_INDEXES,
     LAYER,
     READ_ONLY,
+    STALE,
     GraphDatabase,
     Session,
     build_graphiti_indexes,
+    drop_graphiti_indexes,
 )
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors, structure_vectors
 from backends.graph.index import Entry, EpisodeIndex
@@ -86,7 +91,9 @@ class _Core:
         try:
             await self._check_embedder(reembed=reembed)
             if upgrade.outdated(self.db.meta) and not self.read_only:
+                await self.unindex()
                 await upgrade.upgrade(self, self.db.meta, progress)
+                await self.reindex()
             await self._load()
         except StoreCorrupt as exc:
             await self.close()
@@ -96,9 +103,27 @@ class _Core:
             raise
 
     async def close(self) -> None:
+        if self._db is not None:
+            # A graph this process leaves is one graphiti can search.
+            with contextlib.suppress(DualmemError):
+                await self.reindex()
         db, self._db = self._db, None
         if db is not None:
             await db.close()
+
+    async def unindex(self) -> None:
+        """Before a write: drop graphiti's full-text indexes, which the write would leave
+        missing rows (database.drop_graphiti_indexes)."""
+        if self.db.meta.get(GRAPHITI_INDEXES) == FRESH:
+            await self.write(drop_graphiti_indexes, payload=ROW_BYTES)
+            self.db.meta[GRAPHITI_INDEXES] = STALE
+
+    async def reindex(self) -> None:
+        """Rebuild graphiti's full-text indexes if a write dropped them."""
+        if (self.db.meta.get(GRAPHITI_INDEXES) == STALE and self.db.read_only is None
+                and self.failed is None):
+            await self.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(self.index)))
+            self.db.meta[GRAPHITI_INDEXES] = FRESH
 
     async def read(self, work: Callable[[Session], T]) -> T:
         try:
@@ -164,15 +189,27 @@ class _Core:
             )
         stored = [row.episode for row in await self.read(rows.every_row)] if have else []
         vectors = self.embedder.embed([search_text(episode) for episode in stored])
+        # graphiti's search compares these with its query vectors: they follow the embedder.
+        others = [(setter, await self.read(partial(rows.texts, query=query)) if have else [])
+                  for setter, query in ((rows.SET_NAME_EMBEDDING, rows.ENTITY_NAMES),
+                                        (rows.SET_FACT_EMBEDDING, rows.FACT_TEXTS))]
+        fresh = [(setter, key, vector.tolist()) for setter, found in others if found
+                 for (key, _), vector in zip(found, self.embedder.embed([t for _, t in found]),
+                                             strict=True)]
 
         def record(session: Session) -> None:
             with session.transaction():
                 for episode, vector in zip(stored, vectors, strict=True):
                     session.rows(rows.SET_EMBEDDING, uuid=episode.id, embedding=rows.encode(vector))
+                for setter, key, vector in fresh:
+                    session.rows(setter, uuid=key, embedding=vector)
                 for key, value in want.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
-        await self.write(record, payload=len(stored) * (2 * self.embedder.dimension + 100))
+        if have:
+            await self.unindex()
+        size = len(stored) + len(fresh)
+        await self.write(record, payload=size * (2 * self.embedder.dimension + 100))
         self.db.meta.update(want)
 
     async def _load(self) -> None:
@@ -284,6 +321,7 @@ class GraphBackend:
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
         async with core.write_lock:
+            await core.unindex()
             stored = {write.episode.id for write in writes if write.episode.id in core.index}
             bulk = rows.bulk_part(writes, stored, core.directory)
             in_bulk = {write.episode.id for write in bulk}
@@ -323,6 +361,7 @@ class GraphBackend:
         async with core.write_lock:
             if episode_id not in core.index:
                 return False
+            await core.unindex()
             await core.write(lambda session: rows.delete_episode(session, episode_id),
                              payload=DELETE_BYTES)
             core.forget(episode_id)
@@ -400,11 +439,27 @@ class GraphBackend:
         core.db.meta.update(values)
 
     async def build_graphiti_indexes(self) -> None:
-        """(Re)build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
-        over this graph (ours needs none); rebuilt because writes since leave them stale."""
+        """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none), and keep them from then on: a write drops them
+        (Kùzu's full-text index loses rows under rewrites), and ``refresh_graphiti_indexes``
+        or closing the graph builds them again."""
         core = self._open_core()
         async with core.write_lock:
-            await core.write(build_graphiti_indexes, payload=ROW_BYTES * len(core.index))
+            await core.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(core.index)))
+            core.db.meta[GRAPHITI_INDEXES] = FRESH
+
+    @property
+    def graphiti_indexes(self) -> str | None:
+        """graphiti's full-text indexes: None (never built), "fresh" or "stale" (dropped by a
+        write, due to be rebuilt)."""
+        return self._open_core().db.meta.get(GRAPHITI_INDEXES)
+
+    async def refresh_graphiti_indexes(self) -> None:
+        """Rebuild graphiti's full-text indexes if they were built once and a write has dropped
+        them since (after bulk writes and at repair; closing does it too)."""
+        core = self._open_core()
+        async with core.write_lock:
+            await core.reindex()
 
     async def aclose(self) -> None:
         core, self._core = self._core, None

@@ -308,6 +308,7 @@ class DualBackend:
         verdict = Verdict(len(writes), len(removed), len(joining))
         if verdict.changed:
             log.info("graph made equal to the journal: %s", verdict)
+            await graph.refresh_graphiti_indexes()  # after bulk writes, not after each
         return verdict
 
     async def _check_joined(self, joined: Sequence[Episode]) -> None:
@@ -354,13 +355,19 @@ class DualBackend:
             unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),
         )
 
-    async def repair(self) -> Verdict:
-        """Compare the whole graph with the journal and make it equal (only the holder can)."""
+    async def repair(self, *, graphiti_indexes: bool = False) -> Verdict:
+        """Compare the whole graph with the journal and make it equal (only the holder can),
+        and rebuild graphiti's full-text indexes if kept; ``graphiti_indexes`` builds them
+        (to be kept from then on) for graphiti's own search."""
         async with self._lock:
             if self._graph is None:
                 raise BackendUnavailable("graph", self._why)
             verdict = await self._make_equal()
             await self._catch_up()
+            if graphiti_indexes:
+                await self._graph.build_graphiti_indexes()
+            else:
+                await self._graph.refresh_graphiti_indexes()
             await self._record()
             self._why = HOLDING
             return verdict
