@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Protocol
 
@@ -30,8 +30,9 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """One L2-normalised row per text (a zero row for a text with no terms)."""
+    async def aembed(self, texts: Sequence[str]) -> Vectors:
+        """One L2-normalised row per text (a zero row for a text with no terms). Async, so
+        that a remote embedder (``remote.py``) never blocks the event loop."""
         ...
 
 
@@ -53,6 +54,9 @@ class HashingEmbedder:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    async def aembed(self, texts: Sequence[str]) -> Vectors:
+        return self.embed(texts)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
@@ -93,11 +97,13 @@ class HashingEmbedder:
         return np.bincount(buckets, weights=signed, minlength=self._dimension).astype(np.float32)
 
 
-def structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, list[float]]:
-    """graphiti's ``name_embedding`` of each entity and ``fact_embedding`` of each fact, which
-    its own search compares (``Graphiti.search`` with this embedder)."""
-    keys = [e.uuid for e in structure.entities] + [f.uuid for f in structure.facts]
-    if not keys:
-        return {}
-    texts = [e.name for e in structure.entities] + [f.fact for f in structure.facts]
-    return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}
+async def structure_vectors(embedder: Embedder, structures: Sequence[Extraction]
+                            ) -> list[dict[str, list[float]]]:
+    """For each structure, graphiti's ``name_embedding`` of each entity and ``fact_embedding``
+    of each fact, which its own search compares (``Graphiti.search`` with this embedder); one
+    call to the embedder for them all."""
+    keys = [[e.uuid for e in s.entities] + [f.uuid for f in s.facts] for s in structures]
+    texts = [text for s in structures
+             for text in [e.name for e in s.entities] + [f.fact for f in s.facts]]
+    vectors: Iterator[Vectors] = iter(await embedder.aembed(texts) if texts else [])
+    return [{key: next(vectors).tolist() for key in some} for some in keys]

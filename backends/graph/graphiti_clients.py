@@ -19,7 +19,7 @@ class GraphitiEmbedder(EmbedderClient):
         self, input_data: str | list[str] | Iterable[int] | Iterable[Iterable[int]]
     ) -> list[float]:
         text = input_data if isinstance(input_data, str) else " ".join(map(str, input_data))
-        return [float(x) for x in self.embedder.embed([text])[0]]
+        return [float(x) for x in (await self.embedder.aembed([text]))[0]]
 
     async def create_batch(self, input_data_list: list[str]) -> list[list[float]]:
-        return [[float(x) for x in row] for row in self.embedder.embed(input_data_list)]
+        return [[float(x) for x in row] for row in await self.embedder.aembed(input_data_list)]

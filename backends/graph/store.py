@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
@@ -18,8 +19,16 @@ from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
+
 from backends.entities import Entity, extract
-from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    ProviderFailed,
+    StoreCorrupt,
+    WriteFailed,
+)
 from backends.expansion import fuse, linked
 from backends.graph import rows, space, upgrade
 from backends.graph.database import (
@@ -47,6 +56,8 @@ from backends.model import (
 )
 from backends.protocol import Position
 from backends.ranking import search_text
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 FETCH_CHUNK = 256
@@ -170,7 +181,7 @@ class _Core:
                 self.remember([(stored, vector)])
                 self.links.put(stored, extract(stored), (), now())
             elif stored != self.episodes.get(key):
-                self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
+                self.remember([(stored, (await self.embedder.aembed([search_text(stored)]))[0])])
                 self.links.put(stored, extract(stored), (), now())
 
     async def _check_embedder(self, *, reembed: bool) -> None:
@@ -188,14 +199,14 @@ class _Core:
                 "`dualmem reembed` (GraphBackend.reembed(path))",
             )
         stored = [row.episode for row in await self.read(rows.every_row)] if have else []
-        vectors = self.embedder.embed([search_text(episode) for episode in stored])
+        vectors = await self.embedder.aembed([search_text(episode) for episode in stored])
         # graphiti's search compares these with its query vectors: they follow the embedder.
         others = [(setter, await self.read(partial(rows.texts, query=query)) if have else [])
                   for setter, query in ((rows.SET_NAME_EMBEDDING, rows.ENTITY_NAMES),
                                         (rows.SET_FACT_EMBEDDING, rows.FACT_TEXTS))]
         fresh = [(setter, key, vector.tolist()) for setter, found in others if found
-                 for (key, _), vector in zip(found, self.embedder.embed([t for _, t in found]),
-                                             strict=True)]
+                 for (key, _), vector in zip(
+                     found, await self.embedder.aembed([t for _, t in found]), strict=True)]
 
         def record(session: Session) -> None:
             with session.transaction():
@@ -217,7 +228,7 @@ class _Core:
         vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
         missing = [search_text(row.episode)
                    for row, vector in zip(stored, vectors, strict=True) if vector is None]
-        fresh = iter(self.embedder.embed(missing))
+        fresh = iter(await self.embedder.aembed(missing))
         self.remember([(row.episode, next(fresh) if vector is None else vector)
                        for row, vector in zip(stored, vectors, strict=True)])
         if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
@@ -312,12 +323,16 @@ class GraphBackend:
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
-        vectors = core.embedder.embed([search_text(episode) for episode in latest])
         structures = [extract(episode) for episode in latest]
+        try:
+            vectors = await core.embedder.aembed([search_text(episode) for episode in latest])
+            named = await structure_vectors(core.embedder, structures)
+        except ProviderFailed as exc:  # nothing is written: the caller may try again
+            raise WriteFailed(f"graph layer: {exc}") from exc
         writes = [
-            rows.EpisodeWrite(episode, rows.encode(vector), structure,
-                              structure_vectors(core.embedder, structure))
-            for episode, vector, structure in zip(latest, vectors, structures, strict=True)
+            rows.EpisodeWrite(episode, rows.encode(vector), structure, names)
+            for episode, vector, structure, names in zip(latest, vectors, structures, named,
+                                                         strict=True)
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
         async with core.write_lock:
@@ -382,7 +397,11 @@ class GraphBackend:
         core = self._open_core()
         if limit <= 0 or not query.strip():
             return []
-        vector = core.embedder.embed([query])[0]
+        try:
+            vector = (await core.embedder.aembed([query]))[0]
+        except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
+            log.warning("searching without vectors: %s", exc)
+            vector = np.zeros(core.embedder.dimension, dtype=np.float32)
         wanted = limit if as_of is None else 4 * limit
         lexical = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
         links = linked(core.links, query, group_ids, kinds, at=as_of)

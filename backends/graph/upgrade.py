@@ -20,7 +20,6 @@ from backends.entities import extract
 from backends.graph import rows
 from backends.graph.database import SCHEMA_VERSION, Session
 from backends.graph.embedder import Embedder, structure_vectors
-from backends.model import Episode
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,11 @@ async def upgrade(core: Rows, meta: dict[str, str], progress: Progress | None = 
         batch = await core.read(partial(rows.unlinked, after=after, limit=BATCH))
         if not batch:
             break
-        writes = [_write(core.embedder, episode) for episode in batch]
+        structures = [extract(episode) for episode in batch]
+        writes = [rows.EpisodeWrite(episode, "", structure, named)
+                  for episode, structure, named in zip(
+                      batch, structures, await structure_vectors(core.embedder, structures),
+                      strict=True)]
         after = batch[-1].id
         await core.write(_step(writes, {CURSOR: after}), payload=PAYLOAD * len(writes))
         meta[CURSOR] = after
@@ -76,11 +79,6 @@ async def upgrade(core: Rows, meta: dict[str, str], progress: Progress | None = 
     del meta[CURSOR]
     meta["schema_version"] = str(SCHEMA_VERSION)
     return done
-
-
-def _write(embedder: Embedder, episode: Episode) -> rows.EpisodeWrite:
-    structure = extract(episode)
-    return rows.EpisodeWrite(episode, "", structure, structure_vectors(embedder, structure))
 
 
 def _step(writes: list[rows.EpisodeWrite], meta: dict[str, str]

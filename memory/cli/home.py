@@ -18,6 +18,7 @@ from memory.store.home import require_home
 from memory.store.layers import Layered
 from memory.store.migration import import_auto_claude, migrate_home
 from memory.store.project import ensure_project_id
+from memory.store.providers import embedder_for
 from memory.store.status import collect_status
 
 
@@ -139,7 +140,7 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
 
 async def reembed(args: argparse.Namespace, config: Config) -> Output:
     require_home(config.home)
-    count = await GraphBackend.reembed(config.graph_dir)
+    count = await GraphBackend.reembed(config.graph_dir, embedder_for(config))
     return Output({"reembedded": count, "location": str(config.graph_dir)},
                   f"re-embedded {count} episodes in {config.graph_dir}")
 

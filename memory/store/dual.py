@@ -30,11 +30,13 @@ import orjson
 
 from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
 from backends.graph import GraphBackend
+from backends.graph.embedder import Embedder
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
+from memory.store.providers import embedder_for
 from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
@@ -484,14 +486,19 @@ class DualBackend:
         self._files.subscribe(changed)
 
 
-async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
+async def open_dual(config: Config, *, one_shot: bool = False,
+                    embedder: Embedder | None = None) -> DualBackend:
     """The dual store of ``config.home``: its file journal, and its graph when this process can
-    hold it; a ``one_shot`` command takes neither the graph nor a watcher."""
+    hold it (its vectors made by ``embedder``, else the configured one); a ``one_shot``
+    command takes neither the graph nor a watcher."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
                                    watch=not one_shot)
 
+    chosen = embedder or (None if one_shot else embedder_for(config))
+
     async def open_graph() -> GraphBackend:
-        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
+                                       embedder=chosen)
 
     try:
         return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,
