@@ -42,7 +42,13 @@ from backends.graph.database import (
     build_graphiti_indexes,
     drop_graphiti_indexes,
 )
-from backends.graph.embedder import Embedder, HashingEmbedder, Vectors, structure_vectors
+from backends.graph.embedder import (
+    AnyEmbedder,
+    HashingEmbedder,
+    Vectors,
+    embed,
+    structure_vectors,
+)
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import (
@@ -74,7 +80,7 @@ ROW_BYTES = 512
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False) -> None:
+    def __init__(self, directory: Path, embedder: AnyEmbedder, read_only: bool = False) -> None:
         self.directory = directory
         self.embedder = embedder
         self.read_only = read_only
@@ -181,7 +187,7 @@ class _Core:
                 self.remember([(stored, vector)])
                 self.links.put(stored, extract(stored), (), now())
             elif stored != self.episodes.get(key):
-                self.remember([(stored, (await self.embedder.aembed([search_text(stored)]))[0])])
+                self.remember([(stored, (await embed(self.embedder, [search_text(stored)]))[0])])
                 self.links.put(stored, extract(stored), (), now())
 
     async def _check_embedder(self, *, reembed: bool) -> None:
@@ -199,14 +205,14 @@ class _Core:
                 "`dualmem reembed` (GraphBackend.reembed(path))",
             )
         stored = [row.episode for row in await self.read(rows.every_row)] if have else []
-        vectors = await self.embedder.aembed([search_text(episode) for episode in stored])
+        vectors = await embed(self.embedder, [search_text(episode) for episode in stored])
         # graphiti's search compares these with its query vectors: they follow the embedder.
         others = [(setter, await self.read(partial(rows.texts, query=query)) if have else [])
                   for setter, query in ((rows.SET_NAME_EMBEDDING, rows.ENTITY_NAMES),
                                         (rows.SET_FACT_EMBEDDING, rows.FACT_TEXTS))]
         fresh = [(setter, key, vector.tolist()) for setter, found in others if found
                  for (key, _), vector in zip(
-                     found, await self.embedder.aembed([t for _, t in found]), strict=True)]
+                     found, await embed(self.embedder, [t for _, t in found]), strict=True)]
 
         def record(session: Session) -> None:
             with session.transaction():
@@ -228,7 +234,7 @@ class _Core:
         vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
         missing = [search_text(row.episode)
                    for row, vector in zip(stored, vectors, strict=True) if vector is None]
-        fresh = iter(await self.embedder.aembed(missing))
+        fresh = iter(await embed(self.embedder, missing))
         self.remember([(row.episode, next(fresh) if vector is None else vector)
                        for row, vector in zip(stored, vectors, strict=True)])
         if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
@@ -288,7 +294,7 @@ class GraphBackend:
         path: str | PathLike[str],
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        embedder: Embedder | None = None,
+        embedder: AnyEmbedder | None = None,
         read_only: bool = False,
         progress: upgrade.Progress | None = None,
     ) -> GraphBackend:
@@ -303,7 +309,7 @@ class GraphBackend:
         return cls(core, max_body_bytes)
 
     @classmethod
-    async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None) -> int:
+    async def reembed(cls, path: str | PathLike[str], embedder: AnyEmbedder | None = None) -> int:
         """Recompute every stored vector with ``embedder`` (default: the built-in one) and
         record it; returns how many episodes were re-embedded."""
         core = await _acquire(Path(path), embedder, reembed=True)
@@ -325,7 +331,7 @@ class GraphBackend:
         latest = list({episode.id: episode for episode in episodes}.values())
         structures = [extract(episode) for episode in latest]
         try:
-            vectors = await core.embedder.aembed([search_text(episode) for episode in latest])
+            vectors = await embed(core.embedder, [search_text(episode) for episode in latest])
             named = await structure_vectors(core.embedder, structures)
         except ProviderFailed as exc:  # nothing is written: the caller may try again
             raise WriteFailed(f"graph layer: {exc}") from exc
@@ -398,7 +404,7 @@ class GraphBackend:
         if limit <= 0 or not query.strip():
             return []
         try:
-            vector = (await core.embedder.aembed([query]))[0]
+            vector = (await embed(core.embedder, [query]))[0]
         except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
             log.warning("searching without vectors: %s", exc)
             vector = np.zeros(core.embedder.dimension, dtype=np.float32)
@@ -510,7 +516,7 @@ def _valid_at(episode: Episode, at: datetime) -> bool:
 
 
 async def _acquire(
-    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False,
+    path: Path, embedder: AnyEmbedder | None, *, reembed: bool, read_only: bool = False,
     progress: upgrade.Progress | None = None,
 ) -> _Core:
     key = _key(path)
@@ -559,7 +565,7 @@ def _key(path: Path) -> Path:
     return path.expanduser().absolute()
 
 
-def _ensure_same_embedder(core: _Core, embedder: Embedder | None) -> None:
+def _ensure_same_embedder(core: _Core, embedder: AnyEmbedder | None) -> None:
     if embedder is not None and (embedder.name, embedder.dimension) != (
         core.embedder.name, core.embedder.dimension
     ):

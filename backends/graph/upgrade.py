@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from backends.entities import extract
 from backends.graph import rows
 from backends.graph.database import SCHEMA_VERSION, Session
-from backends.graph.embedder import Embedder, structure_vectors
+from backends.graph.embedder import AnyEmbedder, structure_vectors
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ Progress = Callable[[int, int], None]
 class Rows(Protocol):
     """What the upgrade needs of the store's core."""
 
-    embedder: Embedder
+    embedder: AnyEmbedder
 
     async def read(self, work: Callable[[Session], T]) -> T: ...
 

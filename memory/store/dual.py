@@ -30,7 +30,7 @@ import orjson
 
 from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
 from backends.graph import GraphBackend
-from backends.graph.embedder import Embedder
+from backends.graph.embedder import AnyEmbedder
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
@@ -487,7 +487,7 @@ class DualBackend:
 
 
 async def open_dual(config: Config, *, one_shot: bool = False,
-                    embedder: Embedder | None = None) -> DualBackend:
+                    embedder: AnyEmbedder | None = None) -> DualBackend:
     """The dual store of ``config.home``: its file journal, and its graph when this process can
     hold it (its vectors made by ``embedder``, else the configured one); a ``one_shot``
     command takes neither the graph nor a watcher."""

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from memory.store.config import Config
 
 if TYPE_CHECKING:
-    from backends.graph.embedder import Embedder
+    from backends.graph.embedder import AnyEmbedder
 
 
-def embedder_for(config: Config) -> Embedder | None:
+def embedder_for(config: Config) -> AnyEmbedder | None:
     """graphiti's embedder for ``config.embedder``; None: the graph's built-in one."""
     if config.embedder is None:
         return None

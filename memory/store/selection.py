@@ -13,7 +13,7 @@ from backends.protocol import MemoryBackend
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # the graph's modules import numpy: not for a file-layer process
-    from backends.graph.embedder import Embedder
+    from backends.graph.embedder import AnyEmbedder
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Selection:
 
 
 async def open_backend(
-    config: Config, *, one_shot: bool = False, embedder: Embedder | None = None
+    config: Config, *, one_shot: bool = False, embedder: AnyEmbedder | None = None
 ) -> tuple[MemoryBackend, Selection]:
     """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it.
     ``graph`` raises ``BackendUnavailable`` rather than fall back; ``auto`` is the dual store:
@@ -71,7 +71,7 @@ async def open_memory(
     backend: str | None = None,
     *,
     config: Config | None = None,
-    embedder: str | Embedder | None = None,
+    embedder: str | AnyEmbedder | None = None,
     llm: str | None = None,
 ) -> AsyncIterator[MemoryBackend]:
     """Open the memory store at ``home`` (default: ``$DUALMEM_HOME``, else the nearest
