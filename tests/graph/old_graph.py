@@ -6,7 +6,8 @@ summaries, no name embeddings, no facts. The writer is version 1's, kept here as
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -103,31 +104,43 @@ async def write_version_1(folder: Path, episodes: Sequence[Episode],
     await database.close()
 
 
-def snapshot(folder: Path) -> dict[str, Any]:
-    """What the graph holds beside its episodes, read straight from Kùzu (the store closed)."""
+@contextmanager
+def reading(folder: Path) -> Iterator[Callable[[str], list[list[Any]]]]:
+    """A function running read queries straight on Kùzu (the store closed)."""
     database = kuzu.Database(str(folder / DB_FILE), read_only=True)
     connection = kuzu.Connection(database)
 
-    def rows(query: str) -> set[tuple[Any, ...]]:
+    def rows(query: str) -> list[list[Any]]:
         result = connection.execute(query)
         assert isinstance(result, kuzu.QueryResult)
         try:
-            return {tuple(tuple(v) if isinstance(v, list) else v for v in row)
-                    for row in result.get_all()}
+            return [list(row) for row in result.get_all()]
         finally:
             result.close()
 
     try:
-        return {
-            "entities": rows("MATCH (n:Entity) RETURN n.uuid, n.name, n.labels, n.summary, "
-                             "n.name_embedding IS NOT NULL"),
-            "mentions": rows("MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, n.uuid"),
-            "facts": rows("MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->"
-                          "(b:Entity) RETURN f.uuid, a.uuid, b.uuid, f.fact, f.valid_at, "
-                          "f.invalid_at, f.episodes"),
-            "edges": rows("MATCH (e:Episodic) RETURN e.uuid, e.entity_edges"),
-            "meta": rows("MATCH (m:DualmemMeta) RETURN m.key, m.value"),
-        }
+        yield rows
     finally:
         connection.close()
         database.close()
+
+
+def snapshot(folder: Path) -> dict[str, Any]:
+    """What the graph holds beside its episodes, read straight from Kùzu (the store closed)."""
+    with reading(folder) as rows:
+
+        def found(query: str) -> set[tuple[Any, ...]]:
+            return {tuple(tuple(v) if isinstance(v, list) else v for v in row)
+                    for row in rows(query)}
+
+        return {
+            "entities": found("MATCH (n:Entity) RETURN n.uuid, n.name, n.labels, n.summary, "
+                              "n.name_embedding IS NOT NULL"),
+            "mentions": found("MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, "
+                              "n.uuid"),
+            "facts": found("MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->"
+                           "(b:Entity) RETURN f.uuid, a.uuid, b.uuid, f.fact, f.valid_at, "
+                           "f.invalid_at, f.episodes"),
+            "edges": found("MATCH (e:Episodic) RETURN e.uuid, e.entity_edges"),
+            "meta": found("MATCH (m:DualmemMeta) RETURN m.key, m.value"),
+        }

@@ -8,15 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import kuzu
-
 from backends.graph import GraphBackend
-from backends.graph.database import DB_FILE, FRESH, GRAPHITI_INDEXES, STALE
+from backends.graph.database import FRESH, GRAPHITI_INDEXES, STALE
 from backends.model import Episode
 from bench.coding import project
 from bench.file_layer import synthetic
 from memory import open_memory
 from memory.store.layers import Layered
+from tests.graph.old_graph import reading
 
 PLAIN = synthetic(12_000 - len(project().memories))
 STRUCTURED = project().memories
@@ -29,22 +28,12 @@ def rewritten(episodes: list[Episode], word: str) -> list[Episode]:
 
 def indexed(folder: Path) -> dict[str, Any]:
     """What graphiti's indexes find, beside what the rows hold (the store closed)."""
-    database = kuzu.Database(str(folder / DB_FILE), read_only=True)
-    connection = kuzu.Connection(database)
+    with reading(folder) as rows:
 
-    def rows(query: str) -> list[list[Any]]:
-        result = connection.execute(query)
-        assert isinstance(result, kuzu.QueryResult)
-        try:
-            return [list(row) for row in result.get_all()]
-        finally:
-            result.close()
+        def fts(table: str, index: str, terms: str) -> set[str]:
+            return {row[0] for row in rows(f"CALL QUERY_FTS_INDEX('{table}', '{index}', "
+                                           f"'{terms}', TOP := 1000000) RETURN node.uuid")}
 
-    def fts(table: str, index: str, terms: str) -> set[str]:
-        return {row[0] for row in rows(f"CALL QUERY_FTS_INDEX('{table}', '{index}', '{terms}', "
-                                       "TOP := 1000000) RETURN node.uuid")}
-
-    try:
         entities = rows("MATCH (n:Entity) RETURN n.uuid, n.name")
         missing = [key for key, name in entities
                    if key not in fts("Entity", "node_name_and_summary", name.replace("'", " "))]
@@ -57,9 +46,6 @@ def indexed(folder: Path) -> dict[str, Any]:
             "entities": len(entities), "entities missing": missing,
             "state": dict(rows("MATCH (m:DualmemMeta) RETURN m.key, m.value"))[GRAPHITI_INDEXES],
         }
-    finally:
-        connection.close()
-        database.close()
 
 
 def assert_complete(found: dict[str, Any], rewrites: set[str]) -> None:

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import kuzu
 import pytest
 
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import GraphBackend, remote
-from backends.graph.database import DB_FILE
 from backends.model import Episode
 from memory import open_memory
 from memory.cli import main
 from memory.store.config import Config, ConfigError, Provider
 from memory.store.layers import Layered
 from memory.store.providers import embedder_for
+from tests.graph.old_graph import reading
 from tests.graph.stand_ins import ScriptedEndpoint
 
 OLLAMA = "http://localhost:11434/v1"
@@ -72,14 +71,9 @@ async def test_vectors_come_from_the_configured_embedder(tmp_path: Path) -> None
     with pytest.raises(BackendUnavailable, match="embedder mismatch"):
         await GraphBackend.open(tmp_path / "home" / "graph")
     assert await GraphBackend.reembed(tmp_path / "home" / "graph") == 1
-    database = kuzu.Database(str(tmp_path / "home" / "graph" / DB_FILE), read_only=True)
-    connection = kuzu.Connection(database)
-    result = connection.execute("MATCH (n:Entity) RETURN DISTINCT size(n.name_embedding)")
-    assert isinstance(result, kuzu.QueryResult)
-    assert result.get_all() == [[128]]  # the built-in's size: entity names re-embedded too
-    result.close()
-    connection.close()
-    database.close()
+    with reading(tmp_path / "home" / "graph") as rows:
+        sizes = rows("MATCH (n:Entity) RETURN DISTINCT size(n.name_embedding)")
+    assert sizes == [[128]]  # the built-in's size: entity names re-embedded too
 
 
 async def test_a_failing_endpoint_costs_no_memory(tmp_path: Path) -> None:
