@@ -11,6 +11,7 @@ import asyncio
 import atexit
 import contextlib
 import logging
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
@@ -74,6 +75,8 @@ _IO_FAILURE = "IO exception"
 DELETE_BYTES = 4096
 SUPERSEDED_WEIGHT = 0.5
 ROW_BYTES = 512
+INDEX_TOKEN = "index_token"
+"""meta key: the token of the index file built for this graph (``index.EpisodeIndex``)"""
 """what a row costs beside its text: columns, keys, index entries"""
 
 
@@ -84,11 +87,9 @@ class _Core:
         self.directory = directory
         self.embedder = embedder
         self.read_only = read_only
-        self.index = EpisodeIndex(embedder.dimension)
         self.links = GraphLinks()
-        # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
-        # and count read the rows. Both are built from the rows at open.
-        self.episodes: dict[str, Episode] = {}
+        self._index: EpisodeIndex | None = None
+        """search answers from here (episodes as stored, too); get, scan and count read rows"""
         self.users = 0
         self.loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[None] = self.loop.create_future()
@@ -96,6 +97,12 @@ class _Core:
         self.failed: str | None = None
         """why writing stopped (a write failed in the database), or None"""
         self._db: GraphDatabase | None = None
+
+    @property
+    def index(self) -> EpisodeIndex:
+        if self._index is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return self._index
 
     @property
     def db(self) -> GraphDatabase:
@@ -125,6 +132,9 @@ class _Core:
             with contextlib.suppress(DualmemError):
                 await self.reindex()
         db, self._db = self._db, None
+        index, self._index = self._index, None
+        if index is not None:
+            index.close()
         if db is not None:
             await db.close()
 
@@ -139,7 +149,8 @@ class _Core:
         """Rebuild graphiti's full-text indexes if a write dropped them."""
         if (self.db.meta.get(GRAPHITI_INDEXES) == STALE and self.db.read_only is None
                 and self.failed is None):
-            await self.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(self.index)))
+            rows_now = len(self._index) if self._index is not None else 0
+            await self.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + rows_now))
             self.db.meta[GRAPHITI_INDEXES] = FRESH
 
     async def read(self, work: Callable[[Session], T]) -> T:
@@ -186,7 +197,7 @@ class _Core:
             elif stored == episode:
                 self.remember([(stored, vector)])
                 self.links.put(stored, extract(stored), (), now())
-            elif stored != self.episodes.get(key):
+            elif stored != self.index.episode(key):
                 self.remember([(stored, (await embed(self.embedder, [search_text(stored)]))[0])])
                 self.links.put(stored, extract(stored), (), now())
 
@@ -230,37 +241,66 @@ class _Core:
         self.db.meta.update(want)
 
     async def _load(self) -> None:
-        stored = await self.read(rows.every_row)
-        vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
-        missing = [search_text(row.episode)
-                   for row, vector in zip(stored, vectors, strict=True) if vector is None]
-        fresh = iter(await embed(self.embedder, missing))
-        self.remember([(row.episode, next(fresh) if vector is None else vector)
-                       for row, vector in zip(stored, vectors, strict=True)])
+        """Open the index, or build it from the rows when it is not current; then the links."""
+        index = self._index = self._open_index()
+        token = self.db.meta.get(INDEX_TOKEN)
+        count = await self.read(lambda session: rows.count(session, None, None))
+        if index.current(token, count):
+            places = list(index.places())
+        else:
+            stored = await self.read(rows.every_row)
+            vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
+            missing = [search_text(row.episode)
+                       for row, vector in zip(stored, vectors, strict=True) if vector is None]
+            fresh = iter(await embed(self.embedder, missing))
+            token = index.rebuilt(
+                [Entry(row.episode, search_text(row.episode),
+                       next(fresh) if vector is None else vector)
+                 for row, vector in zip(stored, vectors, strict=True)])
+            if index.path is not None and self.db.read_only is None:
+                await self._record_token(token)
+            places = [(row.episode.id, row.episode.group_id, row.episode.kind) for row in stored]
         if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
-            for row in stored:
+            for row in await self.read(rows.every_row):
                 self.links.put(row.episode, extract(row.episode), (), now())
             return
-        for row in stored:
-            self.links.add_episode(row.episode)
+        group_of = {}
+        for key, group, kind in places:
+            self.links.add_place(key, group, kind)
+            group_of[key] = group
         for episode, entity, label, name in await self.read(
                 lambda session: session.rows(rows.MENTION_COLUMNS)):
-            self.links.add_mentions(episode, [Entity(entity, label, name)],
-                                    self.episodes[episode].group_id)
+            self.links.add_mentions(episode, [Entity(entity, label, name)], group_of[episode])
         for fact, source, target, episode, valid_at, invalid_at in await self.read(
                 lambda session: session.rows(rows.FACT_COLUMNS)):
-            if episode in self.episodes:
+            if episode in group_of:
                 self.links.add_fact(fact, source, target, episode, rows.aware(valid_at),
                                     rows.aware(invalid_at) if invalid_at else None)
 
+    def _open_index(self) -> EpisodeIndex:
+        """The index file beside the database; in memory for a graph opened read-only or a
+        folder where it cannot be kept."""
+        args = (self.embedder.dimension, self.embedder.name)
+        if not self.read_only and self.db.read_only is None:
+            try:
+                return EpisodeIndex.open(self.directory, *args)
+            except (sqlite3.Error, OSError):
+                pass
+        return EpisodeIndex.open(None, *args)
+
+    async def _record_token(self, token: str) -> None:
+        def record(session: Session) -> None:
+            with session.transaction():
+                session.rows(rows.PUT_META, key=INDEX_TOKEN, value=token)
+
+        await self.write(record, payload=ROW_BYTES)
+        self.db.meta[INDEX_TOKEN] = token
+
     def remember(self, written: Sequence[tuple[Episode, Vectors]]) -> None:
-        for episode, _ in written:
-            self.episodes[episode.id] = episode
-        self.index.put([Entry(episode.id, search_text(episode), episode.group_id, episode.kind,
-                              vector) for episode, vector in written])
+        self.index.put([Entry(episode, search_text(episode), vector)
+                        for episode, vector in written])
 
     def forget(self, key: str) -> None:
-        self.episodes.pop(key, None)
         self.index.drop(key)
         self.links.drop(key)
 
@@ -357,6 +397,7 @@ class GraphBackend:
                 if not part:
                     continue
                 try:
+                    core.index.begin()
                     retired = await core.write(work, payload=_size(part)) or {}
                 except WriteFailed:
                     await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
@@ -383,6 +424,7 @@ class GraphBackend:
             if episode_id not in core.index:
                 return False
             await core.unindex()
+            core.index.begin()
             await core.write(lambda session: rows.delete_episode(session, episode_id),
                              payload=DELETE_BYTES)
             core.forget(episode_id)
@@ -412,8 +454,8 @@ class GraphBackend:
         lexical = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
         links = linked(core.links, query, group_ids, kinds, at=as_of)
         ranked = fuse(lexical, links, wanted)
-        hits = [Hit(episode=core.episodes[key], score=score, layer=LAYER)
-                for key, score in ranked]
+        hits = [Hit(episode=episode, score=score, layer=LAYER)
+                for key, score in ranked if (episode := core.index.episode(key)) is not None]
         if as_of is not None:
             hits = [hit for hit in hits if _valid_at(hit.episode, as_of)]
         elif any(hit.episode.invalid_at is not None for hit in hits):
