@@ -292,17 +292,14 @@ def _facts(
     elif kind == "turn_state" and keyed.get("Feature") and keyed.get("Task"):
         feature, task = keyed["Feature"][0], keyed["Task"][0]
         link(feature, "HAS_TASK", task, f"feature {feature.name} has task {task.name}")
-    elif kind == "adr" and isinstance(body.get("adr_id"), str):
-        decision = found.add("Decision", body["adr_id"], str(body.get("title", "")))
+    elif kind == "adr" and isinstance(body.get("adr_id"), str) and (
+            decision := found.add("Decision", body["adr_id"], str(body.get("title", "")))):
+        # (an id that names nothing, e.g. blank, makes no entity and so no facts)
         superseded = body.get("supersedes")
-        # A blank id (written by hand, or sent as " ") names no entity: nothing to link.
-        old = found.add("Decision", superseded) if isinstance(superseded, str) else None
-        if decision is not None:
-            if old is not None:
-                link(decision, "SUPERSEDES", old,
-                     f"decision {decision.name} supersedes {old.name}")
-            for other in others:
-                link(decision, "GOVERNS", other, f"{episode.name}: {body.get('decision', '')}")
+        if isinstance(superseded, str) and (old := found.add("Decision", superseded)):
+            link(decision, "SUPERSEDES", old, f"decision {decision.name} supersedes {old.name}")
+        for other in others:
+            link(decision, "GOVERNS", other, f"{episode.name}: {body.get('decision', '')}")
     elif kind == "codebase_discovery" and keyed.get("File"):
         file = keyed["File"][0]
         purpose = str(body.get("description", "")) if body else ""

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterable, Itera
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.errors import (
     BackendUnavailable,
@@ -43,13 +44,16 @@ from fallback.index import FileIndex, Row, Signature, signature
 from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name
 from fallback.lock import FolderLock
 from fallback.tombstones import TombstoneFolder
-from fallback.watch import Watcher
+
+if TYPE_CHECKING:
+    from fallback.watch import Watcher
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
 
 LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
 LOCK_POLL = 0.001
+_MAX_SPLICED = 8  # a larger batch renders each view it touches once instead
 DEFER_LIMIT = 2.0
 """seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
@@ -254,6 +258,8 @@ class FileBackend:
         disk.remove_dead_writers_temps([*self._layout.group_folders(), self._tombstones.folder])
         # Watch first, then check: a change made while checking is seen by one or the other.
         if watch:
+            from fallback.watch import Watcher  # watchdog: only a process that watches
+
             self._watcher = Watcher(self._layout.root, self._on_changes)
         self._catch_up(everything=fresh)
 
@@ -468,6 +474,8 @@ class FileBackend:
             with self._writing(undo, after=leaving):
                 moved = [(e, where) for e in batch
                          if (where := self._index.located(e.id)) is not None]
+                was_hand = any((entry := self._index.view_entry(e.id)) is not None and entry[4]
+                               for e, _ in moved)
                 touched = {(e.group_id, e.kind) for e in batch}
                 touched |= {(where[0], where[1]) for _, where in moved}
                 rows: list[Row] = []
@@ -484,7 +492,7 @@ class FileBackend:
                 self._index.put(rows)
                 self._record_folders(folders | {self._layout.group_folder(where[0])
                                                 for _, where in moved})
-                self._render(touched)
+                self._render(touched, changed=None if was_hand else [e.id for e in batch])
         finally:
             for new in staged:
                 new.discard()
@@ -505,6 +513,7 @@ class FileBackend:
             if where is None:
                 return False
             path = self._layout.episode_path(where[0], episode_id)
+            entry = self._index.view_entry(episode_id)
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
             # one left by a delete that fails later names a live id, which is never replayed.
             self._tombstones.bury([episode_id])
@@ -519,7 +528,8 @@ class FileBackend:
             disk.remove(path)
             self._index.drop([episode_id])
             self._record_folders({path.parent, *(copy.parent for copy in stale)})
-            self._render({(where[0], where[1])}, drop={episode_id})
+            self._render({(where[0], where[1])}, drop={episode_id},
+                         changed=None if entry is None or entry[4] else [episode_id])
             return True
 
     def _record_folders(self, folders: Iterable[Path]) -> None:
@@ -568,22 +578,43 @@ class FileBackend:
         else:
             self._index.clear_problem(path)
 
-    def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = ()) -> None:
+    def _render(
+        self,
+        touched: Iterable[tuple[str, str]],
+        drop: Collection[str] = (),
+        changed: Collection[str] | None = None,
+    ) -> None:
+        """Render the views of ``touched``; when only the episodes ``changed`` (none of them
+        hand-shaped before) changed, by splicing their bullets where the view allows it."""
         if self._read_only is not None:
             return
+        if changed is not None and len(changed) > _MAX_SPLICED:
+            changed = None
         for group, kind in sorted(touched):
             if kind in VIEW_FILES:
-                self._write_view(group, kind, drop=drop)
+                self._write_view(group, kind, drop=drop, changed=changed)
 
     def _write_view(
-        self, group: str, kind: str, *, drop: Collection[str] = (), seen: _ViewRead | None = None
+        self,
+        group: str,
+        kind: str,
+        *,
+        drop: Collection[str] = (),
+        seen: _ViewRead | None = None,
+        changed: Collection[str] | None = None,
     ) -> None:
-        """Render the view from the index; ``seen`` is the view as the caller read it."""
+        """Render the view from the index; ``seen`` is the view as the caller read it. With
+        ``changed``, a view as we last wrote it is spliced instead (``views.splice``)."""
         path = self._layout.view_path(group, kind)
         try:
             existing, sig = seen or self._read_view(path)
-            shown = [(i, line) for i, line, _ in self._index.bullets(group, kind)]
-            rendered = views.render(existing, group, kind, shown, drop)
+            rendered = None
+            if (changed is not None and existing is not None
+                    and sig == self._index.view_signature(path)):
+                rendered = self._spliced(existing, group, kind, changed)
+            if rendered is None:
+                shown = [(i, line) for i, line, _ in self._index.bullets(group, kind)]
+                rendered = views.render(existing, group, kind, shown, drop)
             if rendered != existing:
                 # A person may be saving it right now, without our lock: then let theirs stand
                 # (their close brings us back here).
@@ -595,6 +626,23 @@ class FileBackend:
             self._index.record_view(path, sig)
         except StoreCorrupt as exc:
             self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be
+
+    def _spliced(self, text: str, group: str, kind: str, changed: Collection[str]) -> str | None:
+        """``text`` with the bullets of ``changed`` as the index has them now, or None."""
+        if self._index.has_hand(group, kind):
+            return None  # hand bullets move between a view's parts as it is rendered: render
+        spliced: str | None = text
+        for episode_id in changed:
+            entry = self._index.view_entry(episode_id)
+            line = before = after = None
+            if entry is not None and entry[:2] == (group, kind):
+                _, _, created_at, line, _ = entry
+                after, before = self._index.neighbours(group, kind, created_at, episode_id)
+            spliced = views.splice(text, episode_id, line, before=before, after=after)
+            if spliced is None:
+                return None
+            text = spliced
+        return spliced
 
     def _read_view(self, path: Path) -> _ViewRead:
         try:

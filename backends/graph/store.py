@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import logging
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
@@ -17,18 +20,36 @@ from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
-from backends.entities import Entity, Extraction, extract
-from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+import numpy as np
+
+from backends.entities import Entity, extract
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    ProviderFailed,
+    StoreCorrupt,
+    WriteFailed,
+)
 from backends.expansion import fuse, linked
-from backends.graph import rows, space
+from backends.graph import rows, space, upgrade
 from backends.graph.database import (
+    FRESH,
+    GRAPHITI_INDEXES,
     LAYER,
     READ_ONLY,
+    STALE,
     GraphDatabase,
     Session,
     build_graphiti_indexes,
+    drop_graphiti_indexes,
 )
-from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
+from backends.graph.embedder import (
+    AnyEmbedder,
+    HashingEmbedder,
+    Vectors,
+    embed,
+    structure_vectors,
+)
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import (
@@ -43,6 +64,8 @@ from backends.model import (
 from backends.protocol import Position
 from backends.ranking import search_text
 
+log = logging.getLogger(__name__)
+
 T = TypeVar("T")
 FETCH_CHUNK = 256
 OPEN_WAIT = 120.0
@@ -52,21 +75,21 @@ _IO_FAILURE = "IO exception"
 DELETE_BYTES = 4096
 SUPERSEDED_WEIGHT = 0.5
 ROW_BYTES = 512
+INDEX_TOKEN = "index_token"
+"""meta key: the token of the index file built for this graph (``index.EpisodeIndex``)"""
 """what a row costs beside its text: columns, keys, index entries"""
 
 
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False) -> None:
+    def __init__(self, directory: Path, embedder: AnyEmbedder, read_only: bool = False) -> None:
         self.directory = directory
         self.embedder = embedder
         self.read_only = read_only
-        self.index = EpisodeIndex(embedder.dimension)
         self.links = GraphLinks()
-        # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
-        # and count read the rows. Both are built from the rows at open.
-        self.episodes: dict[str, Episode] = {}
+        self._index: EpisodeIndex | None = None
+        """search answers from here (episodes as stored, too); get, scan and count read rows"""
         self.users = 0
         self.loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[None] = self.loop.create_future()
@@ -76,15 +99,25 @@ class _Core:
         self._db: GraphDatabase | None = None
 
     @property
+    def index(self) -> EpisodeIndex:
+        if self._index is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return self._index
+
+    @property
     def db(self) -> GraphDatabase:
         if self._db is None:
             raise BackendUnavailable(LAYER, "closed")
         return self._db
 
-    async def start(self, *, reembed: bool) -> None:
+    async def start(self, *, reembed: bool, progress: upgrade.Progress | None = None) -> None:
         self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only)
         try:
             await self._check_embedder(reembed=reembed)
+            if upgrade.outdated(self.db.meta) and not self.read_only:
+                await self.unindex()
+                await upgrade.upgrade(self, self.db.meta, progress)
+                await self.reindex()
             await self._load()
         except StoreCorrupt as exc:
             await self.close()
@@ -94,9 +127,31 @@ class _Core:
             raise
 
     async def close(self) -> None:
+        if self._db is not None:
+            # A graph this process leaves is one graphiti can search.
+            with contextlib.suppress(DualmemError):
+                await self.reindex()
         db, self._db = self._db, None
+        index, self._index = self._index, None
+        if index is not None:
+            index.close()
         if db is not None:
             await db.close()
+
+    async def unindex(self) -> None:
+        """Before a write: drop graphiti's full-text indexes, which the write would leave
+        missing rows (database.drop_graphiti_indexes)."""
+        if self.db.meta.get(GRAPHITI_INDEXES) == FRESH:
+            await self.write(drop_graphiti_indexes, payload=ROW_BYTES)
+            self.db.meta[GRAPHITI_INDEXES] = STALE
+
+    async def reindex(self) -> None:
+        """Rebuild graphiti's full-text indexes if a write dropped them."""
+        if (self.db.meta.get(GRAPHITI_INDEXES) == STALE and self.db.read_only is None
+                and self.failed is None):
+            rows_now = len(self._index) if self._index is not None else 0
+            await self.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + rows_now))
+            self.db.meta[GRAPHITI_INDEXES] = FRESH
 
     async def read(self, work: Callable[[Session], T]) -> T:
         try:
@@ -142,8 +197,8 @@ class _Core:
             elif stored == episode:
                 self.remember([(stored, vector)])
                 self.links.put(stored, extract(stored), (), now())
-            elif stored != self.episodes.get(key):
-                self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
+            elif stored != self.index.episode(key):
+                self.remember([(stored, (await embed(self.embedder, [search_text(stored)]))[0])])
                 self.links.put(stored, extract(stored), (), now())
 
     async def _check_embedder(self, *, reembed: bool) -> None:
@@ -161,46 +216,94 @@ class _Core:
                 "`dualmem reembed` (GraphBackend.reembed(path))",
             )
         stored = [row.episode for row in await self.read(rows.every_row)] if have else []
-        vectors = self.embedder.embed([search_text(episode) for episode in stored])
+        vectors = await embed(self.embedder, [search_text(episode) for episode in stored])
+        # graphiti's search compares these with its query vectors: they follow the embedder.
+        others = [(setter, await self.read(partial(rows.texts, query=query)) if have else [])
+                  for setter, query in ((rows.SET_NAME_EMBEDDING, rows.ENTITY_NAMES),
+                                        (rows.SET_FACT_EMBEDDING, rows.FACT_TEXTS))]
+        fresh = [(setter, key, vector.tolist()) for setter, found in others if found
+                 for (key, _), vector in zip(
+                     found, await embed(self.embedder, [t for _, t in found]), strict=True)]
 
         def record(session: Session) -> None:
             with session.transaction():
                 for episode, vector in zip(stored, vectors, strict=True):
                     session.rows(rows.SET_EMBEDDING, uuid=episode.id, embedding=rows.encode(vector))
+                for setter, key, vector in fresh:
+                    session.rows(setter, uuid=key, embedding=vector)
                 for key, value in want.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
-        await self.write(record, payload=len(stored) * (2 * self.embedder.dimension + 100))
+        if have:
+            await self.unindex()
+        size = len(stored) + len(fresh)
+        await self.write(record, payload=size * (2 * self.embedder.dimension + 100))
         self.db.meta.update(want)
 
     async def _load(self) -> None:
-        stored = await self.read(rows.every_row)
-        vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
-        missing = [search_text(row.episode)
-                   for row, vector in zip(stored, vectors, strict=True) if vector is None]
-        fresh = iter(self.embedder.embed(missing))
-        self.remember([(row.episode, next(fresh) if vector is None else vector)
-                       for row, vector in zip(stored, vectors, strict=True)])
-        for row in stored:
-            self.links.add_episode(row.episode)
+        """Open the index, or build it from the rows when it is not current; then the links."""
+        index = self._index = self._open_index()
+        token = self.db.meta.get(INDEX_TOKEN)
+        count = await self.read(lambda session: rows.count(session, None, None))
+        if index.current(token, count):
+            places = list(index.places())
+        else:
+            stored = await self.read(rows.every_row)
+            vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
+            missing = [search_text(row.episode)
+                       for row, vector in zip(stored, vectors, strict=True) if vector is None]
+            fresh = iter(await embed(self.embedder, missing))
+            token = index.rebuilt(
+                [Entry(row.episode, search_text(row.episode),
+                       next(fresh) if vector is None else vector)
+                 for row, vector in zip(stored, vectors, strict=True)])
+            if index.path is not None and self.db.read_only is None:
+                # The token only spares the next open this rebuild: a disk too full to take it
+                # must not stop this open (the next one builds again).
+                with contextlib.suppress(WriteFailed):
+                    await self._record_token(token)
+            places = [(row.episode.id, row.episode.group_id, row.episode.kind) for row in stored]
+        if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
+            for row in await self.read(rows.every_row):
+                self.links.put(row.episode, extract(row.episode), (), now())
+            return
+        group_of = {}
+        for key, group, kind in places:
+            self.links.add_place(key, group, kind)
+            group_of[key] = group
         for episode, entity, label, name in await self.read(
                 lambda session: session.rows(rows.MENTION_COLUMNS)):
-            self.links.add_mentions(episode, [Entity(entity, label, name)],
-                                    self.episodes[episode].group_id)
+            self.links.add_mentions(episode, [Entity(entity, label, name)], group_of[episode])
         for fact, source, target, episode, valid_at, invalid_at in await self.read(
                 lambda session: session.rows(rows.FACT_COLUMNS)):
-            if episode in self.episodes:
+            if episode in group_of:
                 self.links.add_fact(fact, source, target, episode, rows.aware(valid_at),
                                     rows.aware(invalid_at) if invalid_at else None)
 
+    def _open_index(self) -> EpisodeIndex:
+        """The index file beside the database; in memory for a graph opened read-only or a
+        folder where it cannot be kept."""
+        args = (self.embedder.dimension, self.embedder.name)
+        if not self.read_only and self.db.read_only is None:
+            try:
+                return EpisodeIndex.open(self.directory, *args)
+            except (sqlite3.Error, OSError):
+                pass
+        return EpisodeIndex.open(None, *args)
+
+    async def _record_token(self, token: str) -> None:
+        def record(session: Session) -> None:
+            with session.transaction():
+                session.rows(rows.PUT_META, key=INDEX_TOKEN, value=token)
+
+        await self.write(record, payload=ROW_BYTES)
+        self.db.meta[INDEX_TOKEN] = token
+
     def remember(self, written: Sequence[tuple[Episode, Vectors]]) -> None:
-        for episode, _ in written:
-            self.episodes[episode.id] = episode
-        self.index.put([Entry(episode.id, search_text(episode), episode.group_id, episode.kind,
-                              vector) for episode, vector in written])
+        self.index.put([Entry(episode, search_text(episode), vector)
+                        for episode, vector in written])
 
     def forget(self, key: str) -> None:
-        self.episodes.pop(key, None)
         self.index.drop(key)
         self.links.drop(key)
 
@@ -234,18 +337,22 @@ class GraphBackend:
         path: str | PathLike[str],
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        embedder: Embedder | None = None,
+        embedder: AnyEmbedder | None = None,
         read_only: bool = False,
+        progress: upgrade.Progress | None = None,
     ) -> GraphBackend:
         """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
         reason: "not installed", "locked by another process", "corrupt", "unreadable",
         "read-only" (this process may read it but not write it: open it with ``read_only``,
-        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``)."""
-        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only)
+        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``).
+        A graph written by an older dualmem is upgraded first (upgrade.py), telling
+        ``progress`` how far it got."""
+        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only,
+                              progress=progress)
         return cls(core, max_body_bytes)
 
     @classmethod
-    async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None) -> int:
+    async def reembed(cls, path: str | PathLike[str], embedder: AnyEmbedder | None = None) -> int:
         """Recompute every stored vector with ``embedder`` (default: the built-in one) and
         record it; returns how many episodes were re-embedded."""
         core = await _acquire(Path(path), embedder, reembed=True)
@@ -265,15 +372,20 @@ class GraphBackend:
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
-        vectors = core.embedder.embed([search_text(episode) for episode in latest])
         structures = [extract(episode) for episode in latest]
+        try:
+            vectors = await embed(core.embedder, [search_text(episode) for episode in latest])
+            named = await structure_vectors(core.embedder, structures)
+        except ProviderFailed as exc:  # nothing is written: the caller may try again
+            raise WriteFailed(f"graph layer: {exc}") from exc
         writes = [
-            rows.EpisodeWrite(episode, rows.encode(vector), structure,
-                              _structure_vectors(core.embedder, structure))
-            for episode, vector, structure in zip(latest, vectors, structures, strict=True)
+            rows.EpisodeWrite(episode, rows.encode(vector), structure, names)
+            for episode, vector, structure, names in zip(latest, vectors, structures, named,
+                                                         strict=True)
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
         async with core.write_lock:
+            await core.unindex()
             stored = {write.episode.id for write in writes if write.episode.id in core.index}
             bulk = rows.bulk_part(writes, stored, core.directory)
             in_bulk = {write.episode.id for write in bulk}
@@ -288,6 +400,7 @@ class GraphBackend:
                 if not part:
                     continue
                 try:
+                    core.index.begin()
                     retired = await core.write(work, payload=_size(part)) or {}
                 except WriteFailed:
                     await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
@@ -313,6 +426,8 @@ class GraphBackend:
         async with core.write_lock:
             if episode_id not in core.index:
                 return False
+            await core.unindex()
+            core.index.begin()
             await core.write(lambda session: rows.delete_episode(session, episode_id),
                              payload=DELETE_BYTES)
             core.forget(episode_id)
@@ -333,13 +448,17 @@ class GraphBackend:
         core = self._open_core()
         if limit <= 0 or not query.strip():
             return []
-        vector = core.embedder.embed([query])[0]
+        try:
+            vector = (await embed(core.embedder, [query]))[0]
+        except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
+            log.warning("searching without vectors: %s", exc)
+            vector = np.zeros(core.embedder.dimension, dtype=np.float32)
         wanted = limit if as_of is None else 4 * limit
         lexical = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
         links = linked(core.links, query, group_ids, kinds, at=as_of)
         ranked = fuse(lexical, links, wanted)
-        hits = [Hit(episode=core.episodes[key], score=score, layer=LAYER)
-                for key, score in ranked]
+        hits = [Hit(episode=episode, score=score, layer=LAYER)
+                for key, score in ranked if (episode := core.index.episode(key)) is not None]
         if as_of is not None:
             hits = [hit for hit in hits if _valid_at(hit.episode, as_of)]
         elif any(hit.episode.invalid_at is not None for hit in hits):
@@ -390,11 +509,27 @@ class GraphBackend:
         core.db.meta.update(values)
 
     async def build_graphiti_indexes(self) -> None:
-        """(Re)build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
-        over this graph (ours needs none); rebuilt because writes since leave them stale."""
+        """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none), and keep them from then on: a write drops them
+        (Kùzu's full-text index loses rows under rewrites), and ``refresh_graphiti_indexes``
+        or closing the graph builds them again."""
         core = self._open_core()
         async with core.write_lock:
-            await core.write(build_graphiti_indexes, payload=ROW_BYTES * len(core.index))
+            await core.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(core.index)))
+            core.db.meta[GRAPHITI_INDEXES] = FRESH
+
+    @property
+    def graphiti_indexes(self) -> str | None:
+        """graphiti's full-text indexes: None (never built), "fresh" or "stale" (dropped by a
+        write, due to be rebuilt)."""
+        return self._open_core().db.meta.get(GRAPHITI_INDEXES)
+
+    async def refresh_graphiti_indexes(self) -> None:
+        """Rebuild graphiti's full-text indexes if they were built once and a write has dropped
+        them since (after bulk writes and at repair; closing does it too)."""
+        core = self._open_core()
+        async with core.write_lock:
+            await core.reindex()
 
     async def aclose(self) -> None:
         core, self._core = self._core, None
@@ -420,23 +555,14 @@ def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
                + sum(8 * len(v) for v in w.name_vectors.values()) for w in writes)
 
 
-def _structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, list[float]]:
-    """graphiti's ``name_embedding`` of each entity and ``fact_embedding`` of each fact, which
-    its own search compares (``Graphiti.search`` with this embedder)."""
-    keys = [e.uuid for e in structure.entities] + [f.uuid for f in structure.facts]
-    if not keys:
-        return {}
-    texts = [e.name for e in structure.entities] + [f.fact for f in structure.facts]
-    return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}
-
-
 def _valid_at(episode: Episode, at: datetime) -> bool:
     starts = episode.valid_at or episode.created_at
     return starts <= at and (episode.invalid_at is None or episode.invalid_at > at)
 
 
 async def _acquire(
-    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False
+    path: Path, embedder: AnyEmbedder | None, *, reembed: bool, read_only: bool = False,
+    progress: upgrade.Progress | None = None,
 ) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
@@ -458,7 +584,7 @@ async def _acquire(
     try:
         if creator:
             try:
-                await core.start(reembed=reembed)
+                await core.start(reembed=reembed, progress=progress)
             except BaseException as exc:
                 core.ready.set_exception(exc)
                 core.ready.exception()  # retrieved: waiters (if any) re-raise it themselves
@@ -484,7 +610,7 @@ def _key(path: Path) -> Path:
     return path.expanduser().absolute()
 
 
-def _ensure_same_embedder(core: _Core, embedder: Embedder | None) -> None:
+def _ensure_same_embedder(core: _Core, embedder: AnyEmbedder | None) -> None:
     if embedder is not None and (embedder.name, embedder.dimension) != (
         core.embedder.name, core.embedder.dimension
     ):

@@ -21,10 +21,51 @@ class ConfigError(DualmemError):
 
 
 @dataclass(frozen=True)
+class Provider:
+    """A model behind an OpenAI-compatible endpoint: OpenAI's own (no ``url``), or a local
+    Ollama (``url`` ``http://localhost:11434/v1``), vLLM, LM Studio, ... Written
+    ``MODEL[@URL]`` in the environment and on the command line."""
+
+    model: str
+    url: str | None = None
+    key: str | None = None
+    dimension: int | None = None
+    """an embedder's vector size (default: graphiti's, 1024)"""
+
+    def __repr__(self) -> str:  # the key stays out of logs and tracebacks
+        return f"Provider(model={self.model!r}, url={self.url!r}, dimension={self.dimension})"
+
+    @classmethod
+    def parse(cls, spec: str, *, what: str, key: str | None = None,
+              dimension: str | None = None) -> Provider:
+        """``MODEL[@URL]``; ``what`` names the setting in errors. A local endpoint needs no
+        key (the SDK still wants one: "none" is sent); OpenAI's own does."""
+        model, at, url = spec.strip().partition("@")
+        if not model or (at and not url.startswith(("http://", "https://"))):
+            raise ConfigError(f"{what} must be MODEL or MODEL@http(s)://HOST/..., not {spec!r}")
+        size = None
+        if dimension:
+            if not dimension.isdigit() or int(dimension) <= 0:
+                raise ConfigError(f"{what} dimension must be a positive whole number, "
+                                  f"not {dimension!r}")
+            size = int(dimension)
+        if not key and not url:
+            raise ConfigError(f"{what} {model!r} is OpenAI's: set its key ({what}_KEY or "
+                              "OPENAI_API_KEY), or give the URL of a local endpoint")
+        return cls(model, url or None, key or "none", size)
+
+
+@dataclass(frozen=True)
 class Config:
     home: Path
     backend: BackendChoice = "auto"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    embedder: Provider | None = None
+    """graphiti's embedder at this endpoint makes the graph's vectors (default: the built-in,
+    offline one); changing it asks for ``dualmem reembed``"""
+    llm: Provider | None = None
+    """graphiti's LLM extraction at this endpoint adds entities and facts to free-text
+    memories, on ``dualmem enrich`` (default: none; the deterministic extraction always runs)"""
 
     @property
     def files_dir(self) -> Path:
@@ -51,10 +92,15 @@ class Config:
         home: str | os.PathLike[str] | None = None,
         backend: str | None = None,
         cwd: Path | None = None,
+        embedder: str | None = None,
+        llm: str | None = None,
     ) -> Config:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
-        ``DUALMEM_MAX_BODY_BYTES``. Without either, the home is the nearest ``.dualmem/`` in
-        ``cwd`` (default: the working folder) or its parents, else ``cwd/.dualmem``."""
+        ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each
+        ``MODEL[@URL]``; keys in ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else
+        ``OPENAI_API_KEY``; ``DUALMEM_EMBEDDER_DIMENSION``). Without either, the home is the
+        nearest ``.dualmem/`` in ``cwd`` (default: the working folder) or its parents, else
+        ``cwd/.dualmem``."""
         env = os.environ if environ is None else environ
         here = (Path.cwd() if cwd is None else cwd).absolute()
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
@@ -71,8 +117,16 @@ class Config:
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
         root = Path(home or env.get("DUALMEM_HOME") or discover_home(here) or here / HOME_DIR)
+        providers = {}
+        for what, given in (("DUALMEM_EMBEDDER", embedder), ("DUALMEM_LLM", llm)):
+            spec = given or env.get(what)
+            providers[what] = None if not spec else Provider.parse(
+                spec, what=what, key=env.get(f"{what}_KEY") or env.get("OPENAI_API_KEY"),
+                dimension=env.get(f"{what}_DIMENSION"))
         return cls(
             home=root.expanduser().absolute(),
             backend=chosen,
             max_body_bytes=limit,
+            embedder=providers["DUALMEM_EMBEDDER"],
+            llm=providers["DUALMEM_LLM"],
         )
