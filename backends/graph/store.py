@@ -258,7 +258,10 @@ class _Core:
                        next(fresh) if vector is None else vector)
                  for row, vector in zip(stored, vectors, strict=True)])
             if index.path is not None and self.db.read_only is None:
-                await self._record_token(token)
+                # The token only spares the next open this rebuild: a disk too full to take it
+                # must not stop this open (the next one builds again).
+                with contextlib.suppress(WriteFailed):
+                    await self._record_token(token)
             places = [(row.episode.id, row.episode.group_id, row.episode.kind) for row in stored]
         if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
             for row in await self.read(rows.every_row):
