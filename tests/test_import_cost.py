@@ -50,3 +50,8 @@ def test_the_file_layer_loads_nothing_heavy_nor_what_only_some_calls_need() -> N
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=REPO, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_dual_store_loads_nothing_heavy_until_it_holds_the_graph() -> None:
+    # A one-shot read through ``auto`` (every hook, every search) never opens the graph.
+    assert heavy_modules_after("import memory.store.dual") == []

@@ -25,24 +25,26 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
-from backends.graph import GraphBackend, owner_pid
-from backends.graph.embedder import AnyEmbedder
+from backends.graph import owner_pid
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
 from memory.store.providers import embedder_for
-from migrate import FILES_TO_GRAPH, Ledger
+
+if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
+    from backends.graph import GraphBackend
+    from backends.graph.embedder import AnyEmbedder
 
 log = logging.getLogger(__name__)
 
-GraphOpener = Callable[[], Awaitable[GraphBackend]]
+GraphOpener = Callable[[], Awaitable["GraphBackend"]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
 
 RETRY_FIRST = 0.2
@@ -514,6 +516,8 @@ async def open_dual(config: Config, *, one_shot: bool = False,
     chosen = embedder or (None if one_shot else embedder_for(config))
 
     async def open_graph() -> GraphBackend:
+        from backends.graph import GraphBackend
+
         return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
                                        embedder=chosen)
 
@@ -545,6 +549,8 @@ def _recorded_position(graph_dir: Path) -> Position | None:
 def _last_migration(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
+    from migrate import FILES_TO_GRAPH, Ledger  # status only: the migrator is no read's cost
+
     try:
         ledger = Ledger.open(path)
     except MigrationError:
