@@ -113,6 +113,20 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
 
 
 def _command_in(argv: Sequence[str]) -> str:
+    # Every command's parser costs a short command ~10 ms of CPU: the global options alone
+    # find the command of a usual line; any other (--help, a typo) goes to the whole parser.
+    quick = _Parser(add_help=False)
+    for option in ("--home", "--backend", "--embedder", "--llm"):
+        quick.add_argument(option)
+    quick.add_argument("--json", action="store_true")
+    quick.add_argument("command", nargs="?")
+    quick.add_argument("rest", nargs=argparse.REMAINDER)
+    try:
+        seen, _ = quick.parse_known_args(argv)
+    except UsageError:
+        seen = None
+    if seen is not None and seen.command in COMMANDS:
+        return str(seen.command)
     found, _ = build_parser().parse_known_args(argv)
     name: str = found.command
     return name
