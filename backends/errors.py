@@ -2,8 +2,10 @@
 
     DualmemError
     ├── InvalidEpisode        a field breaks the model's rules (group id, kind, name, body, time)
+    ├── InvalidGraphAddress   a graph URL or engine name dualmem cannot use
     ├── BackendUnavailable    a layer cannot be opened; ``reason`` says why
-    │                         ("not installed", "locked by another process", "corrupt", ...)
+    │   │                     ("not installed", "locked by another process", "corrupt", ...)
+    │   └── ServerUnreachable the graph server does not answer (reason "unreachable")
     ├── StoreCorrupt          data on disk cannot be read; ``path`` names it
     ├── WriteFailed           no layer could make a write durable
     └── MigrationError        a replay between layers could not complete or verify
@@ -31,6 +33,21 @@ class BackendUnavailable(DualmemError):
         self.detail = detail
         suffix = f" ({detail})" if detail else ""
         super().__init__(f"{layer} layer unavailable: {reason}{suffix}")
+
+
+class InvalidGraphAddress(DualmemError, ValueError):
+    """A graph URL (``DUALMEM_GRAPH_URL``, ``--graph-url``, ``migrate --to``) or embedded engine
+    name that dualmem cannot use; nothing was opened."""
+
+
+class ServerUnreachable(BackendUnavailable):
+    """The graph server at an address does not answer (refused, timed out, wrong password)."""
+
+    REASON = "unreachable"
+
+    def __init__(self, address: str, detail: str) -> None:
+        super().__init__("graph", self.REASON, f"{address}: {detail}")
+        self.address = address
 
 
 class StoreCorrupt(DualmemError):

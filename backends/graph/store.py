@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
-from backends.graph import rows, space
+from backends.graph import engines, rows, space
+from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.database import LAYER, READ_ONLY, GraphDatabase, Session
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import Entry, EpisodeIndex
@@ -47,8 +48,10 @@ ROW_BYTES = 512
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False) -> None:
+    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False,
+                 engine: Engine = DEFAULT_ENGINE) -> None:
         self.directory = directory
+        self.engine = engine
         self.embedder = embedder
         self.read_only = read_only
         self.index = EpisodeIndex(embedder.dimension)
@@ -70,7 +73,8 @@ class _Core:
         return self._db
 
     async def start(self, *, reembed: bool) -> None:
-        self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only)
+        self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only,
+                                               engine=self.engine)
         try:
             await self._check_embedder(reembed=reembed)
             await self._load()
@@ -210,19 +214,25 @@ class GraphBackend:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         embedder: Embedder | None = None,
         read_only: bool = False,
+        engine: Engine | None = None,
     ) -> GraphBackend:
-        """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
-        reason: "not installed", "locked by another process", "corrupt", "unreadable",
-        "read-only" (this process may read it but not write it: open it with ``read_only``,
-        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``)."""
-        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only)
+        """Open (or create) the graph under ``path`` with the embedded ``engine`` (default:
+        ``engines.default``, Kùzu). Raises ``BackendUnavailable`` with the reason: "not
+        installed", "locked by another process", "corrupt", "unreadable", "read-only" (this
+        process may read it but not write it: open it with ``read_only``, and every write raises
+        ``WriteFailed``), "embedder mismatch" (see ``reembed``), "engine conflict" (the other
+        embedded engine is loaded in this process), "another engine's database"."""
+        core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only,
+                              engine=engine or engines.default)
         return cls(core, max_body_bytes)
 
     @classmethod
-    async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None) -> int:
+    async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None,
+                      engine: Engine | None = None) -> int:
         """Recompute every stored vector with ``embedder`` (default: the built-in one) and
         record it; returns how many episodes were re-embedded."""
-        core = await _acquire(Path(path), embedder, reembed=True)
+        core = await _acquire(Path(path), embedder, reembed=True,
+                              engine=engine or engines.default)
         try:
             return len(core.index)
         finally:
@@ -364,7 +374,8 @@ def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
 
 
 async def _acquire(
-    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False
+    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False,
+    engine: Engine,
 ) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
@@ -381,7 +392,7 @@ async def _acquire(
             core = None
         creator = core is None
         if core is None:
-            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only)
+            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only, engine)
         core.users += 1
     try:
         if creator:
@@ -400,6 +411,9 @@ async def _acquire(
                 raise BackendUnavailable(LAYER, "busy", f"still being opened after "
                                                         f"{OPEN_WAIT:.0f} s") from None
             _ensure_same_embedder(core, embedder)
+            if core.engine != engine:
+                raise BackendUnavailable(LAYER, "engine conflict",
+                                         f"open with {core.engine} in this process")
             if core.read_only and not read_only:
                 raise BackendUnavailable(LAYER, READ_ONLY, "open read-only in this process")
     except BaseException:

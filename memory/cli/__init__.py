@@ -27,6 +27,7 @@ from typing import NoReturn
 import orjson
 
 from backends.errors import DualmemError
+from backends.graph.address import ENGINES
 from memory.cli.base import Command, UsageError
 from memory.output import Output, one_line
 from memory.store.config import BACKEND_CHOICES, Config
@@ -91,6 +92,14 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "in this folder or its parents, else ./.dualmem)")
     parser.add_argument("--backend", choices=BACKEND_CHOICES,
                         help="layer to use: %(choices)s (default: $DUALMEM_BACKEND or auto)")
+    graph = parser.add_mutually_exclusive_group()
+    graph.add_argument("--graph-url", metavar="URL",
+                       help="the graph on a FalkorDB server, shared by every process: "
+                       "falkor://host:port/graph or redis+unix:///path.sock?graph=NAME "
+                       "(default: $DUALMEM_GRAPH_URL, else embedded in the home)")
+    graph.add_argument("--graph-engine", choices=ENGINES,
+                       help="the home's embedded graph engine: %(choices)s (default: "
+                       "$DUALMEM_GRAPH_ENGINE or kuzu)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for each, (_, help_text) in COMMANDS.items():
@@ -115,7 +124,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 async def execute(args: argparse.Namespace) -> Output:
-    config = Config.from_env(home=args.home, backend=args.backend)
+    config = Config.from_env(home=args.home, backend=args.backend, graph_url=args.graph_url,
+                             graph_engine=args.graph_engine)
     return await _command(args.command).run(args, config)
 
 

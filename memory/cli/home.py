@@ -133,7 +133,7 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
 
 async def reembed(args: argparse.Namespace, config: Config) -> Output:
     require_home(config.home)
-    count = await GraphBackend.reembed(config.graph_dir)
+    count = await GraphBackend.reembed(config.graph_dir, engine=config.graph_engine)
     return Output({"reembedded": count, "location": str(config.graph_dir)},
                   f"re-embedded {count} episodes in {config.graph_dir}")
 

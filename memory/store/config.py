@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Literal
 
 from backends.errors import DualmemError
+from backends.graph.address import (
+    DEFAULT_ENGINE,
+    Engine,
+    ServerAddress,
+    check_engine,
+    parse_server_url,
+)
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, discover_home
 
@@ -25,6 +32,10 @@ class Config:
     home: Path
     backend: BackendChoice = "auto"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    graph_engine: Engine = DEFAULT_ENGINE
+    """the embedded engine of the home's graph (when there is no ``graph_url``)"""
+    graph_url: ServerAddress | None = None
+    """a FalkorDB server's graph instead of an embedded one: every process writes it directly"""
 
     @property
     def files_dir(self) -> Path:
@@ -32,7 +43,12 @@ class Config:
 
     @property
     def graph_dir(self) -> Path:
-        return self.home / "graph"
+        """the embedded graph's folder; each engine has its own (their files differ), so a home
+        can be moved from one to the other and keep the old one until it is proven"""
+        return self.engine_dir(self.graph_engine)
+
+    def engine_dir(self, engine: Engine) -> Path:
+        return self.home / ("graph" if engine == DEFAULT_ENGINE else f"graph-{engine}")
 
     @property
     def project_file(self) -> Path:
@@ -51,10 +67,14 @@ class Config:
         home: str | os.PathLike[str] | None = None,
         backend: str | None = None,
         cwd: Path | None = None,
+        graph_url: str | None = None,
+        graph_engine: str | None = None,
     ) -> Config:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
-        ``DUALMEM_MAX_BODY_BYTES``. Without either, the home is the nearest ``.dualmem/`` in
-        ``cwd`` (default: the working folder) or its parents, else ``cwd/.dualmem``."""
+        ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE``. Without
+        either, the home is the nearest ``.dualmem/`` in ``cwd`` (default: the working folder)
+        or its parents, else ``cwd/.dualmem``. A bad graph URL or engine raises
+        ``InvalidGraphAddress``."""
         env = os.environ if environ is None else environ
         here = (Path.cwd() if cwd is None else cwd).absolute()
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
@@ -71,8 +91,16 @@ class Config:
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
         root = Path(home or env.get("DUALMEM_HOME") or discover_home(here) or here / HOME_DIR)
+        url = graph_url or env.get("DUALMEM_GRAPH_URL") or None
+        engine = graph_engine or env.get("DUALMEM_GRAPH_ENGINE") or None
+        if url is not None and engine is not None:
+            raise ConfigError("a graph URL and an embedded graph engine exclude each other: "
+                              "set DUALMEM_GRAPH_URL (--graph-url) or DUALMEM_GRAPH_ENGINE "
+                              "(--graph-engine), not both")
         return cls(
             home=root.expanduser().absolute(),
             backend=chosen,
             max_body_bytes=limit,
+            graph_engine=check_engine(engine) if engine is not None else DEFAULT_ENGINE,
+            graph_url=parse_server_url(url) if url is not None else None,
         )

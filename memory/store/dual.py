@@ -33,6 +33,7 @@ from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
+from memory.store import graphs
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
 from migrate import FILES_TO_GRAPH, Ledger
@@ -52,7 +53,7 @@ INLINE_GAP = 2000
 """a reader in the holder catches the graph up itself when fewer changes than this wait;
 a larger gap (another process's big import) is left to the background, and the read served
 from the files meanwhile"""
-NEVER_RETRY = frozenset({"not installed"})
+NEVER_RETRY = frozenset({"not installed", "engine conflict", "another engine's database"})
 DAMAGED = frozenset({"corrupt"})
 HOLDING = "this process holds the graph"
 CLOSE_WAIT = 30.0
@@ -484,7 +485,7 @@ async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
                                    watch=not one_shot)
 
     async def open_graph() -> GraphBackend:
-        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+        return await graphs.open_graph(config)
 
     try:
         return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,

@@ -16,6 +16,7 @@ from backends.errors import BackendUnavailable, MigrationError
 from backends.graph import GraphBackend
 from fallback import FileBackend
 from memory.store.config import Config
+from memory.store.graphs import open_graph
 from memory.store.project import project_id
 from memory.store.selection import open_backend
 from migrate import (
@@ -110,7 +111,7 @@ async def import_auto_claude(
 
 async def _open_graph(config: Config) -> GraphBackend:
     try:
-        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+        return await open_graph(config)
     except BackendUnavailable as exc:
         detail = f" ({exc.detail})" if exc.detail else ""
         hint = (

@@ -42,17 +42,17 @@ async def open_backend(
 
         dual = await open_dual(config, one_shot=one_shot)
         return dual, Selection(dual.layer_in_use, dual.reason)
-    from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
+    from backends.graph import NO_ROOM, READ_ONLY
+    from memory.store.graphs import open_graph
 
     try:
-        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+        graph = await open_graph(config)
     except BackendUnavailable as exc:
         if exc.reason not in (READ_ONLY, NO_ROOM):
             raise
         # Reads still work on a read-only or full home; every write raises WriteFailed, saying
         # why.
-        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                        read_only=True)
+        graph = await open_graph(config, read_only=True)
         return graph, Selection("graph", f"asked for; read-only: {exc.reason}: {exc.detail}")
     return graph, Selection("graph", "asked for")
 
@@ -63,10 +63,16 @@ async def open_memory(
     backend: str | None = None,
     *,
     config: Config | None = None,
+    graph_url: str | None = None,
+    graph_engine: str | None = None,
 ) -> AsyncIterator[MemoryBackend]:
     """Open the memory store at ``home`` (default: ``$DUALMEM_HOME``, else the nearest
-    ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``)."""
-    store, _ = await open_backend(config or Config.from_env(home=home, backend=backend))
+    ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``). Its graph is on
+    the FalkorDB server ``graph_url`` names (``falkor://host:port/graph``,
+    ``redis+unix:///path.sock?graph=NAME``; default ``$DUALMEM_GRAPH_URL``), else embedded in
+    the home with ``graph_engine`` (``kuzu``, the default, or ``ladybug``)."""
+    store, _ = await open_backend(config or Config.from_env(
+        home=home, backend=backend, graph_url=graph_url, graph_engine=graph_engine))
     try:
         yield store
     finally:
