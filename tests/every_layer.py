@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.graph import GraphBackend
+from backends.graph import GraphBackend, engines
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.store.config import Config
@@ -23,12 +23,12 @@ async def open_file_layer(folder: Path) -> MemoryBackend:
 
 
 async def open_graph_layer(folder: Path) -> MemoryBackend:
-    return await GraphBackend.open(folder)
+    return await GraphBackend.open(folder, engine=engines.default)
 
 
 async def open_dual_store(folder: Path) -> MemoryBackend:
     """``auto``: the file journal with the graph, caught up before the test begins."""
-    store = await open_dual(Config(home=folder))
+    store = await open_dual(Config(home=folder, graph_engine=engines.default))
     await store.catch_up()
     return store
 

@@ -182,7 +182,7 @@ def _connect(directory: Path, *, read_only: bool,
     try:
         database = kuzu.Database(str(file), read_only=read_only)
     except RuntimeError as exc:
-        raise _open_error(file, exc) from exc
+        raise _open_error(file, exc, engine) from exc
     session = Session(kuzu.Connection(database))
     owner_file = None if read_only else directory / OWNER_FILE  # a reader holds nothing
     try:
@@ -228,16 +228,18 @@ def _disconnect(session: Session, database: Any, owner_file: Path | None) -> Non
             owner_file.unlink()
 
 
-def _open_error(file: Path, exc: RuntimeError) -> BackendUnavailable:
+def _open_error(file: Path, exc: RuntimeError, engine: Engine) -> BackendUnavailable:
     message = _first_line(exc)
     if "Could not set lock" in message:
         owner = _read_owner(file.parent)
         return BackendUnavailable(
             LAYER, "locked by another process", f"pid {owner}" if owner else str(file.parent)
         )
-    if "is not a valid" in message and "database file" in message:
+    other = engines.written_by_another(file, engine)
+    if other is not None:
         # Kùzu's file opened with LadybugDB or the reverse: not damage, never to be rebuilt.
-        return BackendUnavailable(LAYER, ANOTHER_ENGINE, f"{file}: {message}")
+        return BackendUnavailable(LAYER, ANOTHER_ENGINE,
+                                  f"{file} is a {other} database; open it with {other}")
     if "Read-only file system" in message or (
         "Permission denied" in message and os.access(file, os.R_OK)
     ):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from types import ModuleType
 
 from backends.errors import BackendUnavailable
@@ -30,6 +31,8 @@ INSTALL_HINTS: dict[Engine, str] = {
     "kuzu": "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'",
     "ladybug": "pip install 'ladybug==0.22.0' 'graphiti-core==0.31.1'",
 }
+MAGIC: dict[Engine, bytes] = {"kuzu": b"KUZU", "ladybug": b"LBUG"}
+"""how each engine's database file begins"""
 default: Engine = DEFAULT_ENGINE
 """the engine ``GraphBackend.open`` uses when none is named (the configuration always names
 one; a test run on LadybugDB sets this, so suites that open graphs by path run on it)"""
@@ -61,6 +64,16 @@ def load(engine: Engine) -> ModuleType:
         sys.modules.setdefault("kuzu", module)
     _loaded["engine"] = engine
     return module
+
+
+def written_by_another(file: Path, engine: Engine) -> Engine | None:
+    """The other engine, when ``file`` (which ``engine`` refused) is that engine's database."""
+    other = _other(engine)
+    try:
+        with file.open("rb") as head:
+            return other if head.read(len(MAGIC[other])) == MAGIC[other] else None
+    except OSError:
+        return None
 
 
 def _other(engine: Engine) -> Engine:

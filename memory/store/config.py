@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from backends.errors import DualmemError
+from backends.graph import engines
 from backends.graph.address import (
     DEFAULT_ENGINE,
     Engine,
@@ -32,8 +33,9 @@ class Config:
     home: Path
     backend: BackendChoice = "auto"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    graph_engine: Engine = DEFAULT_ENGINE
-    """the embedded engine of the home's graph (when there is no ``graph_url``)"""
+    graph_engine: Engine = field(default_factory=lambda: engines.default)
+    """the embedded engine of the home's graph (when there is no ``graph_url``); by default
+    ``engines.default``, Kùzu (a test run on LadybugDB sets it)"""
     graph_url: ServerAddress | None = None
     """a FalkorDB server's graph instead of an embedded one: every process writes it directly"""
 
@@ -101,6 +103,6 @@ class Config:
             home=root.expanduser().absolute(),
             backend=chosen,
             max_body_bytes=limit,
-            graph_engine=check_engine(engine) if engine is not None else DEFAULT_ENGINE,
+            graph_engine=check_engine(engine) if engine is not None else engines.default,
             graph_url=parse_server_url(url) if url is not None else None,
         )

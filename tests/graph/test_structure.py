@@ -10,10 +10,11 @@ from typing import Any
 import kuzu
 import orjson
 
-from backends.graph import GraphBackend
-from backends.graph.database import DB_FILE
+from backends.graph import GraphBackend, engines
 from backends.graph.structure import entity_uuid, extract
 from backends.model import Episode
+
+DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
 
 def discovery(key: str, body: dict[str, Any], group_id: str = "proj") -> Episode:
