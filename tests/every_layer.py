@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from falkor_server import address_for
 
 from backends.graph import GraphBackend, engines
 from backends.protocol import MemoryBackend
@@ -33,11 +34,19 @@ async def open_dual_store(folder: Path) -> MemoryBackend:
     return store
 
 
+async def open_falkor_layer(folder: Path) -> MemoryBackend:
+    """The graph layer on the run's FalkorDB server (falkor_server.py), a graph per folder."""
+    from backends.graph.falkor import FalkorBackend
+
+    return await FalkorBackend.open(address_for(folder))
+
+
 FACTORIES: dict[str, Factory] = {
     "file": open_file_layer, "graph": open_graph_layer, "dual": open_dual_store,
+    "falkor": open_falkor_layer,
 }
 LAYERS = sorted(FACTORIES)
-BACKEND_OPTION = {"file": "file", "graph": "graph", "dual": "auto"}
+BACKEND_OPTION = {"file": "file", "graph": "graph", "dual": "auto", "falkor": "graph"}
 """the ``--backend`` value that opens each layer from the command line"""
 
 
