@@ -41,12 +41,27 @@ async def open_falkor_layer(folder: Path) -> MemoryBackend:
     return await FalkorBackend.open(address_for(folder))
 
 
+async def open_dual_on_falkor(folder: Path) -> MemoryBackend:
+    """``auto`` with its graph on the FalkorDB server: the journal, and every process writing
+    the server's graph directly."""
+    store = await open_dual(Config(home=folder, graph_url=address_for(folder)))
+    await store.catch_up()
+    return store
+
+
 FACTORIES: dict[str, Factory] = {
     "file": open_file_layer, "graph": open_graph_layer, "dual": open_dual_store,
-    "falkor": open_falkor_layer,
+    "falkor": open_falkor_layer, "dual-falkor": open_dual_on_falkor,
 }
 LAYERS = sorted(FACTORIES)
-BACKEND_OPTION = {"file": "file", "graph": "graph", "dual": "auto", "falkor": "graph"}
+
+
+def command_line(layer: str, home: Path) -> list[str]:
+    """The global options that open ``layer`` at ``home`` from the command line."""
+    backend = {"file": "file", "graph": "graph", "dual": "auto", "falkor": "graph",
+               "dual-falkor": "auto"}[layer]
+    server = (["--graph-url", str(address_for(home))] if "falkor" in layer else [])
+    return ["--home", str(home), "--backend", backend, *server]
 """the ``--backend`` value that opens each layer from the command line"""
 
 

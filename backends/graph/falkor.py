@@ -334,9 +334,10 @@ def _write_query(labels: Sequence[str]) -> str:
     )
 
 
-def _batch(episodes: Sequence[Episode], vectors: Sequence[Vectors]
+def _batch(episodes: Sequence[Episode], vectors: Iterable[Vectors]
            ) -> tuple[list[dict[str, Any]], list[str]]:
-    rows, labels = [], set()
+    rows: list[dict[str, Any]] = []
+    labels: set[str] = set()
     for episode, vector in zip(episodes, vectors, strict=True):
         by_label: dict[str, list[dict[str, str]]] = defaultdict(list)
         for entity in extract(episode.group_id, episode.data):

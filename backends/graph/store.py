@@ -201,6 +201,8 @@ class GraphBackend:
     """The graph layer. Open with ``await GraphBackend.open(home / "graph")``."""
 
     layer = LAYER
+    shared = False
+    """one process writes it, fed by one journal (a server's graph is ``shared``)"""
 
     def __init__(self, core: _Core, max_body_bytes: int) -> None:
         self._core: _Core | None = core
@@ -329,9 +331,11 @@ class GraphBackend:
         core = self._open_core()
         return await core.read(lambda session: rows.count(session, group_ids, kinds))
 
-    async def applied(self) -> Position | None:
+    async def applied(self, epoch: str | None = None) -> Position | None:
         """The position of the journal this graph was last brought up to (``record_applied``),
-        or None when it never was: a new graph, or one written before the journal existed."""
+        or None when it never was: a new graph, or one written before the journal existed.
+        One journal feeds an embedded graph, so ``epoch`` need not be named (the caller
+        compares the position's own)."""
         meta = self._open_core().db.meta
         if "journal_epoch" not in meta:
             return None

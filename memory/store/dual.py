@@ -29,7 +29,6 @@ from typing import Any
 import orjson
 
 from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
-from backends.graph import GraphBackend
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
@@ -40,7 +39,7 @@ from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
 
-GraphOpener = Callable[[], Awaitable[GraphBackend]]
+GraphOpener = Callable[[], Awaitable[graphs.Graph]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
 
 RETRY_FIRST = 0.2
@@ -72,7 +71,7 @@ class DualBackend:
         self._open_graph = open_graph
         self._graph_dir = graph_dir
         self._ledger_path = ledger_path
-        self._graph: GraphBackend | None = None
+        self._graph: graphs.Graph | None = None
         self._applied: Position | None = None
         """the journal position the graph holds; None until it has caught up since take-over"""
         self._recorded: Position | None = None
@@ -259,12 +258,14 @@ class DualBackend:
         allows, and check it against the journal's count."""
         graph = self._graph
         assert graph is not None
-        self._applied = await graph.applied()
+        self._applied = await graph.applied(self._files.position().epoch)
         if self._applied is None:
             await self._make_equal()
         else:
             await self._catch_up()
-            if await graph.count() + len(self._skipped) != await self._files.count():
+            # A shared graph holds other homes' memories too: its count says nothing.
+            if not graph.shared and (await graph.count() + len(self._skipped)
+                                     != await self._files.count()):
                 await self._make_equal()
         await self._record()
         self._why = HOLDING if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
@@ -274,8 +275,8 @@ class DualBackend:
         journal. Otherwise it happens in the background while the files answer."""
         if self._graph is None:
             return False
-        applied = await self._graph.applied()
         position = self._files.position()
+        applied = await self._graph.applied(position.epoch)
         if applied is not None and applied.epoch == position.epoch:
             return 0 <= position.seq - applied.seq <= INLINE_GAP
         return await self._files.count() <= INLINE_GAP
@@ -284,15 +285,16 @@ class DualBackend:
         """Make the graph hold exactly the journal: write what it lacks or holds otherwise,
         delete what the journal records as deleted. A memory only the graph holds (written
         before the journal existed, or by ``--backend graph``) is never lost: it joins the
-        journal first, unless the journal records its deletion."""
+        journal first, unless the journal records its deletion. A shared graph (a server) holds
+        other homes' memories: they neither join this journal nor leave the graph."""
         graph = self._graph
         assert graph is not None
         position = self._files.position()
         journal = self._files.content_hashes()
         deleted = self._files.deleted_ids()
         stored = {episode.id: episode async for episode in graph.scan()}
-        joining = [episode for key, episode in stored.items()
-                   if key not in journal and key not in deleted]
+        joining = [] if graph.shared else [episode for key, episode in stored.items()
+                                           if key not in journal and key not in deleted]
         for start in range(0, len(joining), BATCH):
             await self._files.upsert_many(joining[start : start + BATCH])
         journal.update((episode.id, episode.content_hash()) for episode in joining)
@@ -302,7 +304,8 @@ class DualBackend:
         for start in range(0, len(writes), BATCH):
             batch = [await self._files.get(key) for key in writes[start : start + BATCH]]
             await self._write_graph([episode for episode in batch if episode is not None])
-        removed = sorted(hashes.keys() - journal.keys())
+        removed = sorted(hashes.keys() & deleted if graph.shared
+                         else hashes.keys() - journal.keys())
         for key in removed:
             await graph.delete(key)
         self._applied = position
@@ -376,7 +379,8 @@ class DualBackend:
             stored = {e.id: e.content_hash() async for e in self._graph.scan()}
             return Verdict(
                 written=sum(stored.get(key) != digest for key, digest in journal.items()),
-                deleted=len(stored.keys() - journal.keys()),
+                deleted=len(stored.keys() & self._files.deleted_ids() if self._graph.shared
+                            else stored.keys() - journal.keys()),
                 joined=0,
             )
 
@@ -484,7 +488,7 @@ async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
                                    watch=not one_shot)
 
-    async def open_graph() -> GraphBackend:
+    async def open_graph() -> graphs.Graph:
         return await graphs.open_graph(config)
 
     try:

@@ -3,16 +3,34 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
 
-if TYPE_CHECKING:
-    from backends.graph import GraphBackend
+
+class Graph(MemoryBackend, Protocol):
+    """The graph layer as the dual store and the migrator use it, embedded or on a server."""
+
+    @property
+    def shared(self) -> bool:
+        """True when many processes and homes write it at once (a server): it is then not
+        derived from one journal, and holds memories the journal does not."""
+
+    async def applied(self, epoch: str | None = None) -> Position | None:
+        """the position of journal ``epoch`` it was last brought up to, or None"""
+
+    async def record_applied(self, position: Position) -> None: ...
 
 
-async def open_graph(config: Config, *, read_only: bool = False) -> GraphBackend:
-    """Open the configured graph; ``BackendUnavailable`` says why it cannot be."""
+async def open_graph(config: Config, *, read_only: bool = False) -> Graph:
+    """Open the configured graph; ``BackendUnavailable`` says why it cannot be (a server that
+    does not answer: ``ServerUnreachable``). A server's graph has no read-only mode: the server
+    decides what a client may do."""
+    if config.graph_url is not None:
+        from backends.graph.falkor import FalkorBackend
+
+        return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes)
     from backends.graph import GraphBackend
 
     return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import BackendUnavailable, MigrationError
-from backends.graph import GraphBackend
 from fallback import FileBackend
 from memory.store.config import Config
-from memory.store.graphs import open_graph
+from memory.store.graphs import Graph, open_graph
 from memory.store.project import project_id
 from memory.store.selection import open_backend
 from migrate import (
@@ -109,7 +108,7 @@ async def import_auto_claude(
     return report
 
 
-async def _open_graph(config: Config) -> GraphBackend:
+async def _open_graph(config: Config) -> Graph:
     try:
         return await open_graph(config)
     except BackendUnavailable as exc:

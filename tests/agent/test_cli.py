@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from every_layer import BACKEND_OPTION
+from every_layer import command_line
 
 from memory.cli import main
 
@@ -40,7 +40,7 @@ def project(tmp_path: Path) -> Path:
 
 def run(project: Path, layer: str, capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     home = project / ".dualmem"
-    code = main(["--home", str(home), "--backend", BACKEND_OPTION[layer], "--json", *argv])
+    code = main([*command_line(layer, home), "--json", *argv])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return orjson.loads(captured.out)
