@@ -40,6 +40,11 @@ one; a test run on LadybugDB sets this, so suites that open graphs by path run o
 _loaded: dict[str, Engine] = {}
 
 
+def loaded() -> Engine | None:
+    """The embedded engine this process has loaded, if any."""
+    return _loaded.get("engine")
+
+
 def load(engine: Engine) -> ModuleType:
     """The engine's Python module, its native part loaded; ``BackendUnavailable`` when it is not
     installed or the other engine is loaded in this process."""

@@ -3,10 +3,13 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
+from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
 from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
+from migrate import FILES_TO_GRAPH
 
 
 class Graph(MemoryBackend, Protocol):
@@ -35,6 +38,25 @@ async def open_graph(config: Config, *, read_only: bool = False) -> Graph:
 
     return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
                                    read_only=read_only, engine=config.graph_engine)
+
+
+def stream(config: Config) -> str:
+    """The ledger's name for replaying the journal into this configuration's graph: each
+    target keeps its own record, so moving to another graph replays everything once."""
+    if config.graph_url is not None:
+        return f"files->{config.graph_url}"
+    if config.graph_engine == DEFAULT_ENGINE:
+        return FILES_TO_GRAPH
+    return f"files->{config.graph_engine}"
+
+
+def retarget(config: Config, target: str) -> Config:
+    """``config`` with its graph at ``target``: an embedded engine's name (``kuzu``,
+    ``ladybug``: the home's folder for it) or a server URL. ``InvalidGraphAddress`` for
+    anything else."""
+    if target in ENGINES:
+        return replace(config, graph_engine=check_engine(target), graph_url=None)
+    return replace(config, graph_url=parse_server_url(target))
 
 
 def describe(config: Config) -> str:
