@@ -30,10 +30,12 @@ from pathlib import Path
 import orjson
 
 from backends.errors import StoreCorrupt
+from backends.expansion import linked
 from backends.model import Episode
 from backends.protocol import Changes, Position
 from backends.ranking import search_text
 from backends.textindex import Document, TextIndex
+from fallback import entities
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
@@ -106,6 +108,8 @@ class FileIndex:
                                                check_same_thread=False), path), True
         index = cls._connect(path)
         if index is not None and index._current():
+            with index.transaction():
+                entities.ensure(index._db, index.select())
             return index, False
         if index is not None:
             index.close()
@@ -138,6 +142,7 @@ class FileIndex:
                 if statement.strip():
                     db.execute(statement)
             TextIndex.create(db)
+            entities.ensure(db, ())
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
                 ("schema", SCHEMA_VERSION), ("epoch", uuid.uuid4().hex), ("seq", "0")])
         return index
@@ -217,6 +222,7 @@ class FileIndex:
                      orjson.dumps(e.to_json())))
             self.text.add_many(Document(r.episode.id, search_text(r.episode), r.episode.group_id,
                                         r.episode.kind) for r in rows)
+            entities.put(self._db, [row.episode for row in rows])
 
     def drop(self, episode_ids: Collection[str]) -> None:
         """Record these ids as deleted (unknown ones are ignored), each a new change."""
@@ -227,6 +233,7 @@ class FileIndex:
                     self._db.execute("INSERT OR REPLACE INTO gone VALUES (?, ?)",
                                      (episode_id, self._next_seq()))
             self.text.remove_many(episode_ids)
+            entities.drop(self._db, episode_ids)
 
     def get(self, episode_id: str) -> Episode | None:
         with self._lock:
@@ -318,6 +325,12 @@ class FileIndex:
                 if row is not None:
                     found.append((self._episode(row[0]), score))
         return found
+
+    def linked(self, query: str, group_ids: Collection[str] | None,
+               kinds: Collection[str] | None) -> dict[str, float]:
+        """Episode id -> link strength, for the memories the query's entities name."""
+        with self._lock:
+            return linked(entities.JournalLinks(self._db), query, group_ids, kinds)
 
     def _episode(self, doc: bytes) -> Episode:
         try:

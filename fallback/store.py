@@ -28,6 +28,7 @@ from backends.errors import (
     StoreCorrupt,
     WriteFailed,
 )
+from backends.expansion import fuse
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -163,9 +164,19 @@ class FileBackend:
         kinds: Sequence[str] | None = None,
         limit: int = 10,
     ) -> list[Hit]:
+        """The protocol's search: lexical, joined by the memories that name an entity the
+        query names (``backends.expansion``)."""
         self._check_open()
-        found = self._index.search(query, _as_set(group_ids), _as_set(kinds), limit)
-        return [Hit(episode=episode, score=score, layer=self.layer) for episode, score in found]
+        groups, wanted = _as_set(group_ids), _as_set(kinds)
+        found = {episode.id: (episode, score)
+                 for episode, score in self._index.search(query, groups, wanted, limit)}
+        links = self._index.linked(query, groups, wanted) if limit > 0 else {}
+        hits = []
+        for key, score in fuse(((k, s) for k, (_, s) in found.items()), links, limit):
+            episode = found[key][0] if key in found else self._index.get(key)
+            if episode is not None:
+                hits.append(Hit(episode=episode, score=score, layer=self.layer))
+        return hits
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None

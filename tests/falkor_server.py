@@ -140,6 +140,21 @@ def stop_shared() -> None:
         server.stop()
 
 
+def fresh_graph(name: str) -> ServerAddress:
+    """The shared server's graph ``name``, emptied (graphiti names a FalkorDB graph after the
+    group it holds, so a test of graphiti's own APIs needs that exact name)."""
+    import falkordb
+
+    server = shared_server()
+    client = falkordb.FalkorDB(unix_socket_path=str(server.socket))
+    try:
+        if name in client.list_graphs():
+            client.select_graph(name).delete()
+    finally:
+        client.connection.close()
+    return server.address(name)
+
+
 def address_for(folder: Path) -> ServerAddress:
     """The shared server's graph for a store in ``folder``: the same folder opens the same
     graph again (persistence tests), another folder another graph."""

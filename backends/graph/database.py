@@ -300,6 +300,28 @@ def _ensure_schema(session: Session) -> dict[str, str]:
     return {"schema_version": str(SCHEMA_VERSION)}
 
 
+GRAPHITI_FTS = (
+    ("Episodic", "episode_content", ("content", "source", "source_description")),
+    ("Entity", "node_name_and_summary", ("name", "summary")),
+    ("Community", "community_name", ("name",)),
+    ("RelatesToNode_", "edge_name_and_fact", ("name", "fact")),
+)
+"""graphiti's full-text indexes on Kùzu (``graph_queries.get_fulltext_indices``), which its
+``Graphiti.search`` queries. Our own search never reads them."""
+
+
+def build_graphiti_indexes(session: Session) -> None:
+    """Build graphiti's full-text indexes anew from the rows. Kùzu keeps such an index current
+    only for rows created after it (MERGE/SET loses documents), so they are rebuilt, never
+    trusted, whenever graphiti's search is to read the graph."""
+    existing = {row[1] for row in session.rows("CALL show_indexes() RETURN *")}
+    for table, name, columns in GRAPHITI_FTS:
+        if name in existing:
+            session.script(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
+        fields = ", ".join(f"'{column}'" for column in columns)
+        session.script(f"CALL CREATE_FTS_INDEX('{table}', '{name}', [{fields}])")
+
+
 def _graphiti_schema() -> str:
     # Nothing may phone home; graphiti reads this when it is imported.
     os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"

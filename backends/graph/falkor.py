@@ -1,17 +1,21 @@
 """``FalkorBackend``: the graph layer on a FalkorDB server, through graphiti's ``FalkorDriver``.
-What is specific to FalkorDB is here; the rest is the graph layer's own (the index, the
-embedder, the structure, the row encoding).
+What is specific to FalkorDB is here: its queries and the change feed. What an episode's
+entities and facts are (``backends.entities``), the vectors, the in-memory links and the search
+(``shared.py``) are the graph layer's own, the same as on Kùzu.
 
-The data model is graphiti's FalkorDB model: an episode is an ``Episodic`` node under our id
-(times as ISO-8601 UTC text, as graphiti writes them there; our columns as in the Kùzu layer:
-``kind``, ``invalid_at``, ``valid_at_set``, ``embedding_f16``), entities named in JSON bodies are
-``Entity`` nodes labelled ``:Entity:File`` (...) and linked by ``MENTIONS``.
+The data model is graphiti's FalkorDB model, so graphiti's own APIs read it: an episode is an
+``Episodic`` node under our id (times as ISO-8601 UTC text, as graphiti writes them there; our
+properties as in the Kùzu layer: ``kind``, ``invalid_at``, ``valid_at_set``, ``embedding_f16``),
+entities are ``Entity`` nodes labelled ``:Entity:File`` (...) with a ``name_embedding``, linked
+by ``MENTIONS``, and facts are ``RELATES_TO`` edges between entities (where Kùzu's schema needs
+a node in the middle) with ``fact``, ``fact_embedding``, ``episodes`` and validity times. A fact
+a rewritten episode no longer states is retired (``invalid_at``, ``expired_at``), not erased.
 
 Many processes write one graph at once, with no lock of ours: FalkorDB runs each query whole
-before the next write, and each batch of episodes is one query. Every write also stamps
+before the next write, and each episode is written by one query. Every write also stamps
 ``(:DualmemChange {uuid, seq})`` from a counter it advances in the same query, so every process
-learns what the others changed (``_sync``, one indexed query before a search) and keeps its
-search index current. ``get``, ``scan`` and ``count`` read the server itself.
+learns what the others changed (``_sync``, one indexed query before a search or a write) and
+keeps its search index and links current. ``get``, ``scan`` and ``count`` read the server.
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from backends.entities import Extraction, extract
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
-from backends.graph import server
+from backends.graph import server, shared
 from backends.graph.address import ServerAddress
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import Entry, EpisodeIndex
+from backends.graph.links import GraphLinks
 from backends.graph.rows import decode, encode
-from backends.graph.structure import Entity, extract
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -37,11 +42,12 @@ from backends.model import (
     Hit,
     Receipt,
     ensure_body_fits,
+    now,
 )
 from backends.protocol import Position
 from backends.ranking import search_text
 
-LAYER = "graph"
+LAYER = shared.LAYER
 FETCH_CHUNK = 256
 _LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
 _OURS = "e.kind IS NOT NULL"
@@ -58,13 +64,31 @@ _INDEXES = (
 _COUNTER = "MERGE (m:DualmemMeta {key: 'changes'}) ON CREATE SET m.seq = 0"
 _CHANGES = ("MATCH (c:DualmemChange) WHERE c.seq > $since "
             "RETURN c.uuid AS uuid, c.seq AS seq ORDER BY c.seq")
+# The change stamp every write ends with (one query: the counter and the stamp move together).
+_STAMP = (
+    " MATCH (m:DualmemMeta {{key: 'changes'}}) WITH m, m.seq + 1 AS next, {carry}"
+    " SET m.seq = next MERGE (c:DualmemChange {{uuid: $uuid}}) SET c.seq = next"
+)
+_MENTIONS = (
+    "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE {where}"
+    " RETURN e.uuid AS episode, n.uuid AS entity,"
+    " [l IN labels(n) WHERE l <> 'Entity'][0] AS label, n.name AS name"
+)
+_FACTS = (
+    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE {where}"
+    " RETURN r.uuid AS fact, a.uuid AS source, b.uuid AS target, r.episodes[0] AS episode,"
+    " r.valid_at AS valid_at, r.invalid_at AS invalid_at"
+)
 _DELETE = (
     f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {_OURS}"
+    " WITH e, coalesce(e.entity_edges, []) AS facts"
     " OPTIONAL MATCH (e)-[:MENTIONS]->(n:Entity)"
-    " WITH e, collect(n.uuid) AS dropped DETACH DELETE e"
-    " WITH dropped MATCH (m:DualmemMeta {key: 'changes'})"
-    " WITH dropped, m, m.seq + 1 AS next SET m.seq = next"
-    " MERGE (c:DualmemChange {uuid: $uuid}) SET c.seq = next RETURN dropped"
+    " WITH e, facts, collect(n.uuid) AS mentioned"
+    " OPTIONAL MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.uuid IN facts"
+    " WITH e, mentioned, collect(r) AS edges, collect(a.uuid) + collect(b.uuid) AS ends"
+    " FOREACH (r IN edges | DELETE r) DETACH DELETE e"
+    " WITH mentioned + ends AS dropped"
+    + _STAMP.format(carry="dropped") + " RETURN dropped"
 )
 # Entities nothing mentions or relates any more go with their last episode.
 _DELETE_ORPHANS = (
@@ -82,16 +106,17 @@ class FalkorBackend:
     """many processes (and homes) write this graph at once: it is not derived from one journal"""
 
     def __init__(self, driver: Any, address: ServerAddress, embedder: Embedder,
-                 max_body_bytes: int, meta: dict[str, str]) -> None:
+                 max_body_bytes: int) -> None:
         self._driver: Any | None = driver
         self.address = address
         self._embedder = embedder
         self._max_body_bytes = max_body_bytes
-        self._meta = meta
+        self._meta: dict[str, str] = {}
         self._index = EpisodeIndex(embedder.dimension)
+        self._links = GraphLinks()
         self._episodes: dict[str, Episode] = {}
         self._seen = 0
-        """the change counter up to which ``_index`` holds every process's writes"""
+        """the change counter up to which the index and links hold every process's writes"""
         self._sync_lock = asyncio.Lock()
 
     @classmethod
@@ -102,8 +127,7 @@ class FalkorBackend:
         is no FalkorDB ("not a FalkorDB server") or stores vectors of another embedder
         ("embedder mismatch")."""
         embedder = embedder or HashingEmbedder()
-        driver = await server.connect(address)
-        store = cls(driver, address, embedder, max_body_bytes, {})
+        store = cls(await server.connect(address), address, embedder, max_body_bytes)
         try:
             for query in _INDEXES:
                 await store._run(query)
@@ -124,21 +148,25 @@ class FalkorBackend:
         return (await self.upsert_many([episode]))[0]
 
     async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
-        """``upsert`` of each in order (the last of one id wins), all in one query: all or none.
-        An episode the graph holds already, unchanged, is not written again."""
+        """``upsert`` of each in order (the last of one id wins), a query each: if it raises, a
+        part may be stored. An episode the graph holds already, unchanged, is not written
+        again (many processes catching up one journal write each memory once)."""
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         await self._sync()
         latest = [episode for episode in {e.id: e for e in episodes}.values()
                   if self._episodes.get(episode.id) != episode]
-        if latest:
-            vectors = self._embedder.embed([search_text(episode) for episode in latest])
-            rows, labels = _batch(latest, vectors)
-            found = await self._run(_write_query(labels), writing=True, batch=rows)
-            dropped = sorted({uuid for row in found for uuid in row["dropped"]})
-            if dropped:
-                await self._run(_DELETE_ORPHANS, writing=True, uuids=dropped)
-            self._remember(zip(latest, vectors, strict=True))
+        vectors = self._embedder.embed([search_text(episode) for episode in latest])
+        for episode, vector in zip(latest, vectors, strict=True):
+            structure = extract(episode)
+            at = now()
+            query, params = _write(episode, encode(vector), structure,
+                                   shared.structure_vectors(self._embedder, structure), at)
+            found = await self._run(query, writing=True, **params)
+            if found and found[0]["dropped"]:
+                await self._run(_DELETE_ORPHANS, writing=True, uuids=found[0]["dropped"])
+            self._remember([(episode, vector)])
+            self._links.put(episode, structure, found[0]["retired"] if found else [], at)
         location = str(self.address)
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
                                         pending=False) for episode in episodes]
@@ -149,6 +177,7 @@ class FalkorBackend:
         return (await self._fetch([episode_id])).get(episode_id)
 
     async def delete(self, episode_id: str) -> bool:
+        """The episode, its facts (history included) and the entities nothing else holds."""
         if not EPISODE_ID.fullmatch(episode_id):
             return False
         found = await self._run(_DELETE, writing=True, uuid=episode_id)
@@ -156,7 +185,8 @@ class FalkorBackend:
         if not found:
             return False
         if found[0]["dropped"]:
-            await self._run(_DELETE_ORPHANS, writing=True, uuids=found[0]["dropped"])
+            await self._run(_DELETE_ORPHANS, writing=True,
+                            uuids=sorted(set(found[0]["dropped"])))
         return True
 
     async def search(
@@ -166,15 +196,15 @@ class FalkorBackend:
         group_ids: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
         limit: int = 10,
+        as_of: datetime | None = None,
     ) -> list[Hit]:
+        """The protocol's search (``shared.search``), every process's writes included."""
         self._open_driver()
         if limit <= 0 or not query.strip():
             return []
         await self._sync()
-        vector = self._embedder.embed([query])[0]
-        ranked = self._index.search(query, vector, groups=group_ids, kinds=kinds, limit=limit)
-        return [Hit(episode=self._episodes[key], score=score, layer=LAYER)
-                for key, score in ranked]
+        return shared.search(self._index, self._links, self._episodes, self._embedder, query,
+                             group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -216,6 +246,11 @@ class FalkorBackend:
         await self._run(_PUT_META, writing=True, key=f"journal:{position.epoch}",
                         value=str(position.seq))
 
+    async def build_graphiti_indexes(self) -> None:
+        """Make sure graphiti's own indexes exist, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none); FalkorDB keeps them current as we write."""
+        await self._open_driver().build_indices_and_constraints()
+
     async def aclose(self) -> None:
         driver, self._driver = self._driver, None
         if driver is not None:
@@ -224,19 +259,19 @@ class FalkorBackend:
     # -- keeping the index current --------------------------------------------------------------
 
     async def _sync(self) -> None:
-        """Take in what every process changed since ``_seen``."""
+        """Take in what every process changed since ``_seen``: the episodes, their links."""
         async with self._sync_lock:
             changes = await self._run(_CHANGES, since=self._seen)
             if not changes:
                 return
             keys = list(dict.fromkeys(row["uuid"] for row in changes))
             found = await self._fetch(keys)
-            fresh = [found[key] for key in keys if key in found]
             for key in keys:
-                if key not in found:
-                    self._forget(key)
+                self._forget(key)
+            fresh = [found[key] for key in keys if key in found]
             vectors = self._embedder.embed([search_text(episode) for episode in fresh])
             self._remember(zip(fresh, vectors, strict=True))
+            await self._load_links(list(found))
             self._seen = max(self._seen, *(int(row["seq"]) for row in changes))
 
     async def _load(self) -> None:
@@ -250,6 +285,22 @@ class FalkorBackend:
             [search_text(e) for e, v in zip(episodes, stored, strict=True) if v is None]))
         self._remember((episode, next(missing) if vector is None else vector)
                        for episode, vector in zip(episodes, stored, strict=True))
+        await self._load_links(None)
+
+    async def _load_links(self, keys: list[str] | None) -> None:
+        """The mentions and facts of the episodes ``keys`` (None: of every episode)."""
+        if keys == []:
+            return
+        params: dict[str, Any] = {} if keys is None else {"keys": keys}
+        mentions = await self._run(_MENTIONS.format(
+            where=f"{_OURS}" + ("" if keys is None else " AND e.uuid IN $keys")), **params)
+        facts = await self._run(_FACTS.format(
+            where="true" if keys is None else "r.episodes[0] IN $keys"), **params)
+        shared.add_links(
+            self._links, self._episodes,
+            [(r["episode"], r["entity"], r["label"], r["name"]) for r in mentions],
+            [(r["fact"], r["source"], r["target"], r["episode"], _time(r["valid_at"]),
+              _time(r["invalid_at"]) if r["invalid_at"] else None) for r in facts])
 
     async def _check_embedder(self) -> None:
         want = {"embedder": self._embedder.name, "dimension": str(self._embedder.dimension)}
@@ -267,6 +318,7 @@ class FalkorBackend:
         entries = []
         for episode, vector in written:
             self._episodes[episode.id] = episode
+            self._links.add_episode(episode)
             entries.append(Entry(episode.id, search_text(episode), episode.group_id,
                                  episode.kind, vector))
         self._index.put(entries)
@@ -274,6 +326,7 @@ class FalkorBackend:
     def _forget(self, key: str) -> None:
         self._episodes.pop(key, None)
         self._index.drop(key)
+        self._links.drop(key)
 
     # -- the server -----------------------------------------------------------------------------
 
@@ -307,56 +360,61 @@ class FalkorBackend:
         return self._driver
 
 
-def _write_query(labels: Sequence[str]) -> str:
-    """One query writing a batch: each episode replaced whole with its mentions, the change
-    counter advanced by the batch's size, each episode stamped with its change."""
+def _write(episode: Episode, vector: str, structure: Extraction,
+           name_vectors: dict[str, list[float]], at: datetime) -> tuple[str, dict[str, Any]]:
+    """One query replacing ``episode`` whole: its properties, its mentions, its facts (those
+    it no longer states retired at ``at`` and kept), entities created as needed, and its change
+    stamp. Returns ``retired`` (the kept facts) and ``dropped`` (entities it no longer names)."""
+    by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for entity in structure.entities:
+        if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
+            raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain word")
+        by_label[entity.label].append({
+            "uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
+            "embedding": name_vectors.get(entity.uuid), "mention": f"{episode.id}:{entity.uuid}",
+        })
+    facts = [{
+        "uuid": fact.uuid, "source": fact.source, "target": fact.target, "name": fact.name,
+        "fact": fact.fact, "embedding": name_vectors.get(fact.uuid),
+        "valid_at": _text(fact.valid_at),
+        "invalid_at": _text(fact.invalid_at) if fact.invalid_at else None,
+    } for fact in structure.facts]
     mentions = " ".join(
-        f"FOREACH (x IN w.entities.{label} |"
+        f"FOREACH (x IN $entities.{label} |"
         " MERGE (n:Entity {uuid: x.uuid})"
-        f" ON CREATE SET n:{label}, n.name = x.name, n.group_id = w.props.group_id,"
-        " n.created_at = w.props.created_at, n.summary = '', n.attributes = '{}'"
+        f" ON CREATE SET n:{label}, n.name = x.name, n.group_id = $props.group_id,"
+        " n.created_at = $props.created_at, n.summary = x.summary, n.attributes = '{}',"
+        " n.name_embedding = vecf32(x.embedding)"
+        " SET n.summary = CASE WHEN x.summary = '' THEN n.summary ELSE x.summary END"
         " MERGE (e)-[r:MENTIONS {uuid: x.mention}]->(n)"
-        " SET r.group_id = w.props.group_id, r.created_at = w.props.created_at)"
-        for label in labels
+        " SET r.group_id = $props.group_id, r.created_at = $props.created_at)"
+        for label in sorted(by_label)
     )
-    return (
-        "MATCH (m:DualmemMeta {key: 'changes'})"
-        " WITH m, m.seq AS base SET m.seq = base + size($batch)"
-        " WITH base UNWIND range(0, size($batch) - 1) AS i"
-        " WITH base + i + 1 AS seq, $batch[i] AS w"
-        " MERGE (e:Episodic {uuid: w.props.uuid}) SET e = w.props"
-        " WITH e, w, seq OPTIONAL MATCH (e)-[old:MENTIONS]->(n:Entity)"
-        " WITH e, w, seq, collect(old) AS olds, collect(n.uuid) AS dropped"
-        " FOREACH (o IN olds | DELETE o) "
-        f"{mentions}"
-        " MERGE (c:DualmemChange {uuid: w.props.uuid}) SET c.seq = seq"
-        " RETURN dropped"
+    query = (
+        "MERGE (e:Episodic {uuid: $uuid})"
+        " WITH e, [f IN coalesce(e.entity_edges, []) WHERE NOT f IN $fact_ids] AS kept"
+        " SET e = $props SET e.entity_edges = $fact_ids + kept"
+        " WITH e, kept OPTIONAL MATCH ()-[old:RELATES_TO]->() WHERE old.uuid IN kept"
+        " WITH e, kept, collect(old) AS retiring"
+        " FOREACH (r IN retiring | SET r.invalid_at = coalesce(r.invalid_at, $at),"
+        " r.expired_at = coalesce(r.expired_at, $at))"
+        " WITH e, kept OPTIONAL MATCH (e)-[m:MENTIONS]->(n:Entity)"
+        " WITH e, kept, collect(m) AS olds, collect(n.uuid) AS dropped"
+        f" FOREACH (m IN olds | DELETE m) {mentions}"
+        " FOREACH (f IN $facts |"
+        " MERGE (a:Entity {uuid: f.source}) MERGE (b:Entity {uuid: f.target})"
+        " MERGE (a)-[r:RELATES_TO {uuid: f.uuid}]->(b)"
+        " ON CREATE SET r.group_id = $props.group_id, r.created_at = $props.created_at,"
+        " r.name = f.name, r.fact_embedding = vecf32(f.embedding), r.episodes = [$uuid],"
+        " r.attributes = '{}'"
+        " SET r.fact = f.fact, r.valid_at = f.valid_at, r.invalid_at = f.invalid_at,"
+        " r.expired_at = NULL, r.reference_time = f.valid_at)"
+        " WITH kept, dropped"
+        + _STAMP.format(carry="kept, dropped") + " RETURN kept AS retired, dropped"
     )
-
-
-def _batch(episodes: Sequence[Episode], vectors: Iterable[Vectors]
-           ) -> tuple[list[dict[str, Any]], list[str]]:
-    rows: list[dict[str, Any]] = []
-    labels: set[str] = set()
-    for episode, vector in zip(episodes, vectors, strict=True):
-        by_label: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for entity in extract(episode.group_id, episode.data):
-            by_label[_checked(entity)].append(
-                {"uuid": entity.uuid, "name": entity.name,
-                 "mention": f"{episode.id}:{entity.uuid}"})
-        labels.update(by_label)
-        rows.append({"props": _props(episode, encode(vector)), "entities": by_label})
-    ordered = sorted(labels)
-    for row in rows:  # every row names every label of the batch, empty where it has none
-        row["entities"] = {label: row["entities"].get(label, []) for label in ordered}
-    return rows, ordered
-
-
-def _checked(entity: Entity) -> str:
-    # A label goes into the query's text (FalkorDB takes no label parameters).
-    if not _LABEL.fullmatch(entity.label):
-        raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain word")
-    return entity.label
+    return query, {"uuid": episode.id, "props": _props(episode, vector),
+                   "entities": dict(by_label), "facts": facts,
+                   "fact_ids": [fact["uuid"] for fact in facts], "at": _text(at)}
 
 
 def _props(episode: Episode, vector: str) -> dict[str, Any]:

@@ -1,5 +1,11 @@
 """Episodes as graphiti rows, and every query the store runs (on the database's worker thread).
 
+The Kùzu-specific part of the data model lives here: graphiti's Kùzu schema reifies a fact
+(``EntityEdge``) as ``(a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)``,
+so a fact is a node with ``fact``, ``valid_at``, ``invalid_at``, ``expired_at``, ``episodes``
+and ``fact_embedding``; an episode lists its facts in ``entity_edges``. What the facts and
+entities are is decided once for every layer (``backends.entities``).
+
 Kùzu drops a timestamp's zone, so times are written as naive UTC and read back as UTC. Episodic
 rows are written with prepared ``CREATE`` in one transaction (a replaced episode is deleted and
 created again): graphiti's MERGE/SET save path is six times slower, and MERGE/SET or ``UNWIND``
@@ -12,17 +18,17 @@ from __future__ import annotations
 import base64
 import csv
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 import numpy as np
 
+from backends.entities import Extraction
 from backends.graph.database import COPY_FILE_PREFIX, Session
 from backends.graph.embedder import Vectors
-from backends.graph.structure import Entity
 from backends.model import Episode
 
 _COLUMNS = (
@@ -38,18 +44,49 @@ COPY_MIN = 64  # below this, a COPY's fixed cost (a temporary file) is not worth
 CREATE_EPISODE = (
     "CREATE (:Episodic {uuid: $uuid, name: $name, group_id: $group_id, created_at: $created_at,"
     " source: $source, source_description: $source_description, content: $content,"
-    " valid_at: $valid_at, entity_edges: [], kind: $kind, invalid_at: $invalid_at,"
+    " valid_at: $valid_at, entity_edges: $edges, kind: $kind, invalid_at: $invalid_at,"
     " valid_at_set: $valid_at_set, embedding_f16: $embedding})"
 )
 MERGE_ENTITY = (
     "MERGE (n:Entity {uuid: $uuid}) ON CREATE SET n.name = $name, n.group_id = $group_id,"
-    " n.labels = $labels, n.created_at = $created_at, n.summary = '', n.attributes = '{}'"
+    " n.labels = $labels, n.created_at = $created_at, n.summary = $summary,"
+    " n.attributes = '{}', n.name_embedding = $embedding"
+)
+SET_SUMMARY = "MATCH (n:Entity {uuid: $uuid}) WHERE n.summary <> $summary SET n.summary = $summary"
+CREATE_FACT = (
+    "MATCH (a:Entity {uuid: $source}), (b:Entity {uuid: $target})"
+    " CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {uuid: $uuid, group_id: $group_id,"
+    " created_at: $created_at, name: $name, fact: $fact, fact_embedding: $embedding,"
+    " episodes: [$episode], expired_at: NULL, valid_at: $valid_at, invalid_at: $invalid_at,"
+    " reference_time: $valid_at, attributes: '{}'})-[:RELATES_TO]->(b)"
+)
+RESTATE_FACT = (
+    "MATCH (f:RelatesToNode_ {uuid: $uuid}) SET f.fact = $fact, f.valid_at = $valid_at,"
+    " f.invalid_at = $invalid_at, f.expired_at = NULL"
+)
+# A fact its episode no longer states stopped being true then: kept as history, not erased.
+RETIRE_FACTS = (
+    "MATCH (f:RelatesToNode_) WHERE f.uuid IN $uuids AND f.invalid_at IS NULL"
+    " SET f.invalid_at = $at, f.expired_at = $at"
+)
+DELETE_FACTS = (
+    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+    " WHERE f.uuid IN $uuids DETACH DELETE f RETURN a.uuid, b.uuid"
+)
+FACT_COLUMNS = (
+    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+    " RETURN f.uuid, a.uuid, b.uuid, f.episodes[1], f.valid_at, f.invalid_at"
+)
+MENTION_COLUMNS = (
+    "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE e.kind IS NOT NULL"
+    " RETURN e.uuid, n.uuid, n.labels[2], n.name"
 )
 CREATE_MENTION = (
     "MATCH (e:Episodic {uuid: $episode}), (n:Entity {uuid: $entity})"
     " CREATE (e)-[:MENTIONS {uuid: $uuid, group_id: $group_id, created_at: $created_at}]->(n)"
 )
 MENTIONED = "MATCH (:Episodic {uuid: $uuid})-[:MENTIONS]->(n:Entity) RETURN n.uuid"
+EDGES_OF = "MATCH (e:Episodic {uuid: $uuid}) RETURN e.entity_edges"
 DELETE_EPISODE = "MATCH (e:Episodic {uuid: $uuid}) DETACH DELETE e"
 # Entities nothing mentions any more go with their last episode.
 DELETE_ORPHANS = (
@@ -79,7 +116,9 @@ def decode(text: str | None, dimension: int) -> Vectors | None:
 class EpisodeWrite:
     episode: Episode
     vector: str
-    entities: list[Entity]
+    structure: Extraction = field(default_factory=lambda: Extraction([], []))
+    name_vectors: dict[str, list[float]] = field(default_factory=dict)
+    """entity uuid -> the vector of its name; fact uuid -> the vector of its text"""
 
 
 class StoredRow(NamedTuple):
@@ -87,16 +126,27 @@ class StoredRow(NamedTuple):
     vector: str | None
 
 
-def write_episodes(session: Session, writes: Sequence[EpisodeWrite], stored: set[str]) -> None:
-    """Replace or create each episode with its entities and mentions, in one transaction."""
+def write_episodes(session: Session, writes: Sequence[EpisodeWrite], stored: set[str],
+                   at: datetime) -> dict[str, list[str]]:
+    """Replace or create each episode with its entities, mentions and facts, in one
+    transaction. A replaced episode's facts that it no longer states are retired at ``at``
+    (``invalid_at``, ``expired_at``). Returns episode id -> the retired facts it keeps."""
+    retired: dict[str, list[str]] = {}
     with session.transaction():
         dropped: set[str] = set()
         for write in writes:
+            old_facts: list[str] = []
             if write.episode.id in stored:
+                old_facts = _edges(session, write.episode.id)
                 dropped.update(_delete(session, write.episode.id))
-            _create(session, write)
+            kept = [f for f in old_facts if f not in {fact.uuid for fact in write.structure.facts}]
+            if kept:
+                session.rows(RETIRE_FACTS, uuids=kept, at=_naive(at))
+                retired[write.episode.id] = kept
+            _create(session, write, set(old_facts), kept)
         if dropped:
             session.rows(DELETE_ORPHANS, uuids=sorted(dropped))
+    return retired
 
 
 def bulk_part(
@@ -107,7 +157,7 @@ def bulk_part(
     if any(c in str(directory) for c in "'\\"):  # the path goes into the statement's text
         return []
     bulk = [w for w in writes
-            if w.episode.id not in stored and not w.entities and w.episode.body]
+            if w.episode.id not in stored and not w.structure.entities and w.episode.body]
     return bulk if len(bulk) >= COPY_MIN else []
 
 
@@ -149,10 +199,20 @@ def _csv_time(value: datetime) -> str:
 
 
 def delete_episode(session: Session, key: str) -> None:
+    """The episode, its facts (history included) and the entities nothing else holds."""
     with session.transaction():
-        dropped = _delete(session, key)
+        facts = _edges(session, key)
+        dropped = set(_delete(session, key))
+        if facts:
+            for source, target in session.rows(DELETE_FACTS, uuids=facts):
+                dropped.update((source, target))
         if dropped:
-            session.rows(DELETE_ORPHANS, uuids=dropped)
+            session.rows(DELETE_ORPHANS, uuids=sorted(dropped))
+
+
+def _edges(session: Session, key: str) -> list[str]:
+    found = session.rows(EDGES_OF, uuid=key)
+    return list(found[0][0] or []) if found else []
 
 
 def _delete(session: Session, key: str) -> list[str]:
@@ -161,7 +221,8 @@ def _delete(session: Session, key: str) -> list[str]:
     return mentioned
 
 
-def _create(session: Session, write: EpisodeWrite) -> None:
+def _create(session: Session, write: EpisodeWrite, existing: Collection[str] = (),
+            retired: Sequence[str] = ()) -> None:
     episode = write.episode
     created_at = _naive(episode.created_at)
     session.rows(
@@ -179,14 +240,28 @@ def _create(session: Session, write: EpisodeWrite) -> None:
         invalid_at=_naive(episode.invalid_at) if episode.invalid_at else None,
         valid_at_set=episode.valid_at is not None,
         embedding=write.vector,
+        edges=[fact.uuid for fact in write.structure.facts] + list(retired),
     )
-    for entity in write.entities:
+    for entity in write.structure.entities:
         session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name,
                      group_id=episode.group_id, labels=["Entity", entity.label],
-                     created_at=created_at)
+                     created_at=created_at, summary=entity.summary,
+                     embedding=write.name_vectors.get(entity.uuid))
+        if entity.summary:
+            session.rows(SET_SUMMARY, uuid=entity.uuid, summary=entity.summary)
         session.rows(CREATE_MENTION, episode=episode.id, entity=entity.uuid,
                      uuid=f"{episode.id}:{entity.uuid}", group_id=episode.group_id,
                      created_at=created_at)
+    for fact in write.structure.facts:
+        times = {"valid_at": _naive(fact.valid_at),
+                 "invalid_at": _naive(fact.invalid_at) if fact.invalid_at else None}
+        if fact.uuid in existing:
+            session.rows(RESTATE_FACT, uuid=fact.uuid, fact=fact.fact, **times)
+        else:
+            session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source, target=fact.target,
+                         group_id=episode.group_id, created_at=created_at, name=fact.name,
+                         fact=fact.fact, embedding=write.name_vectors.get(fact.uuid),
+                         episode=episode.id, **times)
 
 
 def fetch(session: Session, keys: Sequence[str]) -> dict[str, Episode]:
@@ -245,9 +320,9 @@ def _episode(row: list[Any]) -> Episode:
         name=name,
         body=body,
         source=source,
-        created_at=_aware(created_at),
-        valid_at=_aware(valid_at) if valid_at_set else None,
-        invalid_at=_aware(invalid_at) if invalid_at is not None else None,
+        created_at=aware(created_at),
+        valid_at=aware(valid_at) if valid_at_set else None,
+        invalid_at=aware(invalid_at) if invalid_at is not None else None,
     )
 
 
@@ -255,5 +330,5 @@ def _naive(value: datetime) -> datetime:
     return value.astimezone(UTC).replace(tzinfo=None)
 
 
-def _aware(value: datetime) -> datetime:
+def aware(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC)

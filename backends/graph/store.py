@@ -11,18 +11,26 @@ import asyncio
 import atexit
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from datetime import datetime
 from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import TypeVar
 
+from backends.entities import extract
 from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
-from backends.graph import engines, rows, space
+from backends.graph import engines, rows, shared, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
-from backends.graph.database import LAYER, READ_ONLY, GraphDatabase, Session
+from backends.graph.database import (
+    LAYER,
+    READ_ONLY,
+    GraphDatabase,
+    Session,
+    build_graphiti_indexes,
+)
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import Entry, EpisodeIndex
-from backends.graph.structure import extract
+from backends.graph.links import GraphLinks
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -30,6 +38,7 @@ from backends.model import (
     Hit,
     Receipt,
     ensure_body_fits,
+    now,
 )
 from backends.protocol import Position
 from backends.ranking import search_text
@@ -55,6 +64,7 @@ class _Core:
         self.embedder = embedder
         self.read_only = read_only
         self.index = EpisodeIndex(embedder.dimension)
+        self.links = GraphLinks()
         # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
         # and count read the rows. Both are built from the rows at open.
         self.episodes: dict[str, Episode] = {}
@@ -133,8 +143,10 @@ class _Core:
                 self.forget(key)
             elif stored == episode:
                 self.remember([(stored, vector)])
+                self.links.put(stored, extract(stored), (), now())
             elif stored != self.episodes.get(key):
                 self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
+                self.links.put(stored, extract(stored), (), now())
 
     async def _check_embedder(self, *, reembed: bool) -> None:
         want = {"embedder": self.embedder.name, "dimension": str(self.embedder.dimension)}
@@ -171,6 +183,13 @@ class _Core:
         fresh = iter(self.embedder.embed(missing))
         self.remember([(row.episode, next(fresh) if vector is None else vector)
                        for row, vector in zip(stored, vectors, strict=True)])
+        for row in stored:
+            self.links.add_episode(row.episode)
+        mentions = await self.read(lambda session: session.rows(rows.MENTION_COLUMNS))
+        facts = await self.read(lambda session: session.rows(rows.FACT_COLUMNS))
+        shared.add_links(self.links, self.episodes, [tuple(row) for row in mentions],
+                         [(f, a, b, e, rows.aware(valid), rows.aware(invalid) if invalid else None)
+                          for f, a, b, e, valid, invalid in facts])
 
     def remember(self, written: Sequence[tuple[Episode, Vectors]]) -> None:
         for episode, _ in written:
@@ -181,6 +200,7 @@ class _Core:
     def forget(self, key: str) -> None:
         self.episodes.pop(key, None)
         self.index.drop(key)
+        self.links.drop(key)
 
 
 _cores: dict[Path, _Core] = {}
@@ -252,9 +272,11 @@ class GraphBackend:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
         vectors = core.embedder.embed([search_text(episode) for episode in latest])
+        structures = [extract(episode) for episode in latest]
         writes = [
-            rows.EpisodeWrite(episode, rows.encode(vector), extract(episode.group_id, episode.data))
-            for episode, vector in zip(latest, vectors, strict=True)
+            rows.EpisodeWrite(episode, rows.encode(vector), structure,
+                              shared.structure_vectors(core.embedder, structure))
+            for episode, vector, structure in zip(latest, vectors, structures, strict=True)
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
         async with core.write_lock:
@@ -262,21 +284,25 @@ class GraphBackend:
             bulk = rows.bulk_part(writes, stored, core.directory)
             in_bulk = {write.episode.id for write in bulk}
             rest = [write for write in writes if write.episode.id not in in_bulk]
+            at = now()
             # Two transactions at most (the BatchUpsert contract allows a stored subset on
             # failure); the index learns each part once it is committed.
             for part, work in (
-                (rest, partial(rows.write_episodes, writes=rest, stored=stored)),
+                (rest, partial(rows.write_episodes, writes=rest, stored=stored, at=at)),
                 (bulk, partial(rows.copy_episodes, writes=bulk, directory=core.directory)),
             ):
                 if not part:
                     continue
                 try:
-                    await core.write(work, payload=_size(part))
+                    retired = await core.write(work, payload=_size(part)) or {}
                 except WriteFailed:
                     await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
                                        for w in part})
                     raise
                 core.remember([(write.episode, by_id[write.episode.id]) for write in part])
+                for write in part:
+                    core.links.put(write.episode, write.structure,
+                                   retired.get(write.episode.id, ()), at)
         location = str(core.db.file)
         # model_construct: the fields are known good, and validation was 5% of a batch write.
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
@@ -305,13 +331,13 @@ class GraphBackend:
         group_ids: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
         limit: int = 10,
+        as_of: datetime | None = None,
     ) -> list[Hit]:
+        """The protocol's search (``shared.search``): through entities and valid facts,
+        now or at ``as_of``."""
         core = self._open_core()
-        if limit <= 0 or not query.strip():
-            return []
-        vector = core.embedder.embed([query])[0]
-        ranked = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=limit)
-        return [Hit(episode=core.episodes[key], score=score, layer=LAYER) for key, score in ranked]
+        return shared.search(core.index, core.links, core.episodes, core.embedder, query,
+                             group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -354,6 +380,13 @@ class GraphBackend:
         await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
 
+    async def build_graphiti_indexes(self) -> None:
+        """(Re)build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none); rebuilt because writes since leave them stale."""
+        core = self._open_core()
+        async with core.write_lock:
+            await core.write(build_graphiti_indexes, payload=ROW_BYTES * len(core.index))
+
     async def aclose(self) -> None:
         core, self._core = self._core, None
         if core is not None:
@@ -374,7 +407,8 @@ class GraphBackend:
 def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
     """About how many bytes ``writes`` add to the database (for ``space.ensure_room``)."""
     return sum(len(w.episode.body) + len(w.episode.name) + len(w.vector)
-               + ROW_BYTES * (1 + len(w.entities)) for w in writes)
+               + ROW_BYTES * (1 + len(w.structure.entities) + 2 * len(w.structure.facts))
+               + sum(8 * len(v) for v in w.name_vectors.values()) for w in writes)
 
 
 async def _acquire(

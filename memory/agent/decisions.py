@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from backends.errors import DualmemError
 from backends.model import Episode, natural_key, now
@@ -58,6 +58,10 @@ class FailedApproach(BaseModel):
     occurrence_count: int = Field(default=1, ge=1)
     first_seen: datetime
     last_seen: datetime
+    spec: str | None = None
+    """the Auto-Claude spec it was imported from (``migrate.insights``)"""
+    session: int | None = None
+    """the session it failed in, for one imported from a session's ``what_failed``"""
 
 
 async def _put_adr(
@@ -156,7 +160,7 @@ async def record_failed_approach(
     await store.upsert(
         Episode.create(
             group_id=group, kind=FAILED_APPROACH, name=title(f"Failed: {approach}"),
-            body=record.model_dump(mode="json"), key=key, source="decision",
+            body=record.model_dump(mode="json", exclude_none=True), key=key, source="decision",
             created_at=record.first_seen,
         )
     )
@@ -165,5 +169,23 @@ async def record_failed_approach(
 
 async def list_failed_approaches(store: MemoryBackend, project_id: str) -> list[FailedApproach]:
     """The project's failed approaches, most repeated first."""
-    found = await scan_records(store, [project_group(project_id)], FAILED_APPROACH, FailedApproach)
-    return sorted((record for _, record in found), key=lambda r: -r.occurrence_count)
+    found = [
+        record
+        async for episode in store.scan(group_ids=[project_group(project_id)],
+                                        kinds=[FAILED_APPROACH])
+        if (record := _failed_approach(episode)) is not None
+    ]
+    return sorted(found, key=lambda r: -r.occurrence_count)
+
+
+def _failed_approach(episode: Episode) -> FailedApproach | None:
+    """The record a failed approach's episode holds; one split from a session (which records
+    no times of its own) was first and last seen when the episode was."""
+    data = episode.data
+    if not isinstance(data, dict):
+        return None
+    seen = episode.created_at
+    try:
+        return FailedApproach.model_validate({"first_seen": seen, "last_seen": seen, **data})
+    except ValidationError:
+        return None

@@ -34,6 +34,7 @@ FEATURE_SPEC = "feature_spec"
 ARCHITECTURE = "architecture"
 DOMAIN_KNOWLEDGE = "domain_knowledge"
 TURN_STATE = "turn_state"
+RECOMMENDATION = "recommendation"  # advice for the next session, split from session insights
 
 
 def project_group(project_id: str, spec: str | None = None) -> str:
@@ -60,6 +61,7 @@ __all__ = [
     "QA_RESULT",
     "QUALITY_GATE_CONFIG",
     "QUALITY_GATE_GROUP",
+    "RECOMMENDATION",
     "ROLE_CONSTRAINTS",
     "ROLE_CONSTRAINTS_GROUP",
     "SESSION_INSIGHT",

@@ -14,9 +14,11 @@ from typing import Any
 from backends.model import Episode, now
 from backends.protocol import MemoryBackend
 from memory.agent.knowledge import system_knowledge
-from memory.agent.memories import AgentMemory
+from memory.agent.memories import AgentMemory, TaskOutcome
+from memory.agent.records import parse
 from memory.context.analysis import Analysis, analyze
 from memory.context.budget import Budget, Category, normalize, plan_budget
+from memory.context.expansion import DEFAULT_EXPANDERS, Expander
 from memory.context.format import (
     Block,
     episode_block,
@@ -29,7 +31,8 @@ from memory.context.format import (
     section_head,
     turn_block,
 )
-from memory.context.retrieval import fit, project_groups, search_categories, select
+from memory.context.retrieval import fit, project_groups, search_categories
+from memory.context.selection import select
 from memory.context.task import Phase, Task
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens, measure
@@ -37,6 +40,7 @@ from seeds import Overrides, SystemKnowledge
 
 C = Category
 SYSTEM_CATEGORIES = (C.ROLE_CONSTRAINTS, C.QUALITY_GATES, C.IMPLEMENTATION_MODES)
+FULL_PCT = 95  # a context this full of its budget takes nothing more (the design's rule)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class CategoryStats:
     candidates: int
     """Blocks it had to choose from: relevant memories, or lines of system knowledge."""
     kept: int
+    borrowed: int = 0
+    """Tokens it took beyond its allocation, from what other categories left unused."""
 
 
 @dataclass(frozen=True)
@@ -120,17 +126,18 @@ async def build_context(
     overrides: Overrides | None = None,
     at: datetime | None = None,
     extra_groups: Sequence[str] = (),
+    expanders: Sequence[Expander] = DEFAULT_EXPANDERS,
 ) -> ContextResult:
     """The job-specific context of ``task`` in ``phase``. ``tokens`` replaces the computed
     total, ``shares`` the computed split (any positive weights; normalised); ``overrides`` are
     the project's overrides of system knowledge; ``at`` is "now" for validity checks;
-    ``extra_groups`` are searched besides the project's own (its group, and the feature's)."""
+    ``extra_groups`` are searched besides the project's own; ``expanders`` say what the project
+    links to the task's subject (``memory.context.expansion``)."""
     limits = thresholds or Thresholds()
-    own = project_groups(project_id, task.feature_id)
+    own = project_groups(project_id)
     groups = [*own, *(group for group in extra_groups if group not in own)]
-    memory = AgentMemory(store, project_id, task.feature_id if len(own) > 1 else None)
     analysis = await analyze(
-        memory, task, phase,
+        AgentMemory(store, project_id), task, phase,
         similar_threshold=limits.similar_task, relevance_threshold=limits.familiar,
     )
     budget = plan_budget(analysis)
@@ -143,13 +150,12 @@ async def build_context(
     allocations = budget.allocate(max(budget.total - reserved, 0))
 
     wants_knowledge = any(allocations.get(c, 0) > 0 for c in SYSTEM_CATEGORIES)
-    hits, knowledge = await asyncio.gather(
-        search_categories(store, analysis, groups, allocations),
+    found, knowledge = await asyncio.gather(
+        search_categories(store, analysis, groups, allocations, expanders),
         system_knowledge(store, overrides) if wants_knowledge else _none(),
     )
-    relevance = limits.relevance(analysis)
-    episodes = select(hits, allocations, relevance, at or now())
-    candidates = _candidates(analysis, episodes, knowledge, allocations, relevance)
+    episodes = select(found, allocations, limits, at or now())
+    candidates = _candidates(analysis, episodes, knowledge, allocations)
     body, stats = _render(task, budget, allocations, candidates)
     if not body:
         return ContextResult("", 0, budget.total, analysis, stats)
@@ -161,15 +167,11 @@ def _candidates(
     episodes: Mapping[Category, list[Episode]],
     knowledge: SystemKnowledge | None,
     allocations: Mapping[Category, int],
-    relevance: float,
 ) -> dict[Category, list[Block]]:
     """Each category's blocks, in the order they are kept when the room runs out."""
     candidates = {
-        c: [episode_block(e, i) for i, e in enumerate(found)] for c, found in episodes.items()
+        c: [_block(c, e, i) for i, e in enumerate(found)] for c, found in episodes.items()
     }
-    if allocations.get(C.SIMILAR_OUTCOMES, 0) > 0:
-        relevant = (o for o in analysis.outcomes if o.score >= relevance)
-        candidates[C.SIMILAR_OUTCOMES] = [outcome_block(o, i) for i, o in enumerate(relevant)]
     if allocations.get(C.TURN_STATES, 0) > 0:
         # Newest turns are kept first; they are shown oldest first.
         turns = list(enumerate(analysis.turns))
@@ -180,27 +182,51 @@ def _candidates(
     return candidates
 
 
+def _block(category: Category, episode: Episode, order: int) -> Block:
+    record = parse(episode, TaskOutcome) if category is C.SIMILAR_OUTCOMES else None
+    return outcome_block(record, order) if record is not None else episode_block(episode, order)
+
+
 def _render(
     task: Task,
     budget: Budget,
     allocations: Mapping[Category, int],
     candidates: Mapping[Category, list[Block]],
 ) -> tuple[str, dict[Category, CategoryStats]]:
-    """The sections, each trimmed to its allocation, in the design's order; and their stats."""
+    """The sections, each trimmed to its allocation, in the design's order; and their stats.
+
+    What the categories leave unused goes to those that have more to show, largest share
+    first, until the context holds ``FULL_PCT`` of the allocated tokens: a relevant memory is
+    not left out while the budget sits empty, and no category takes room before every one had
+    its own share."""
+    present = [c for c in Category if c in budget.shares]
+    heads = {c: section_head(c, _subject(task, c)) for c in present}
+    fitted = {c: fit(heads[c], candidates.get(c, []), allocations[c]) for c in present}
+    total = sum(allocations[c] for c in present)
+    borrowed = dict.fromkeys(present, 0)
+    for category in sorted(present, key=lambda c: -budget.shares[c]):
+        used = sum(tokens for _, tokens in fitted.values())
+        if used * 100 >= total * FULL_PCT:
+            break
+        if len(fitted[category][0]) < len(candidates.get(category, [])):
+            own = fitted[category][1]
+            fitted[category] = fit(heads[category], candidates[category], own + total - used)
+            borrowed[category] = max(fitted[category][1] - allocations[category], 0)
     sections: list[str] = []
     stats: dict[Category, CategoryStats] = {}
-    for category in Category:
-        if category not in budget.shares:
-            continue
-        blocks = candidates.get(category, [])
-        subject = task.current_actor if category is C.ROLE_CONSTRAINTS else ""
-        kept, used = fit(section_head(category, subject), blocks, allocations[category])
+    for category in present:
+        kept, used = fitted[category]
         if kept:
-            sections.append(section(category, kept, subject))
+            sections.append(section(category, kept, _subject(task, category)))
         stats[category] = CategoryStats(
-            float(budget.shares[category]), allocations[category], used, len(blocks), len(kept)
+            float(budget.shares[category]), allocations[category], used,
+            len(candidates.get(category, [])), len(kept), borrowed[category],
         )
     return "".join(sections), stats
+
+
+def _subject(task: Task, category: Category) -> str:
+    return task.current_actor if category is C.ROLE_CONSTRAINTS else ""
 
 
 async def _none() -> None:

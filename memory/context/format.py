@@ -10,15 +10,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.model import Episode
-from memory.agent.memories import SimilarOutcome
+from memory.agent.memories import TaskOutcome
 from memory.agent.turns import TurnState
 from memory.context.budget import Category
 from seeds import ModeSuggestion, QualityGateProfile, RoleConstraints
 
 MAX_DETAIL_CHARS = 600  # a long memory is summarised by its start; the store keeps the rest
 ELLIPSIS = "…"
-# Bookkeeping fields of structured memories that tell an agent nothing about the task.
-_OMITTED = frozenset({"created_at", "first_seen", "last_seen", "recorded_at", "invalid_at"})
+# Bookkeeping fields of structured memories that tell an agent nothing about the task (and
+# would make the same pattern recorded in two specs read as two).
+_OMITTED = frozenset({"created_at", "first_seen", "last_seen", "recorded_at", "invalid_at",
+                      "spec", "session"})
 _SPACE = re.compile(r"\s+")
 
 C = Category
@@ -172,8 +174,7 @@ def turn_block(state: TurnState, order: int) -> Block:
     return _bullet(f"Turn {state.turn} ({state.task_id})", text, order)
 
 
-def outcome_block(found: SimilarOutcome, order: int) -> Block:
-    record = found.outcome
+def outcome_block(record: TaskOutcome, order: int) -> Block:
     verdict = "succeeded" if record.success else "failed"
     turns = f" in {record.turns} turn{'s' if record.turns > 1 else ''}" if record.turns else ""
     text = one_line("; ".join(filter(None, (record.description, record.outcome))))

@@ -1,16 +1,14 @@
-"""Retrieval per category: a search of the project's memories of the category's kinds, kept
-above a relevance threshold (``memory.context.thresholds``), deduplicated across categories,
-then trimmed to the category's token allocation. Categories are searched concurrently.
+"""Retrieval per category: the project's memories of the category's kinds, searched for the
+task's subject, for what the project links to it and for its type's concerns
+(``memory.context.expansion``), every search at once; then the blocks that fit an allocation.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
-from datetime import datetime
 
-from backends.model import Episode, Hit, natural_key
+from backends.model import Hit
 from backends.protocol import MemoryBackend
 from memory.agent.scopes import (
     ADR,
@@ -22,38 +20,38 @@ from memory.agent.scopes import (
     GOTCHA,
     PATTERN,
     PROJECT_OVERVIEW,
+    RECOMMENDATION,
+    TASK_OUTCOME,
     project_group,
 )
 from memory.context.analysis import Analysis
 from memory.context.budget import Category
+from memory.context.expansion import Expander, Queries, concern_of, known_words, subject_of
 from memory.context.format import SECTION_END, Block
-from memory.context.task import topic
+from memory.context.selection import Found
 from memory.context.tokens import estimate_tokens
 
 C = Category
 
 KINDS: Mapping[Category, tuple[str, ...]] = {
     C.FEATURE: (FEATURE_SPEC,),
-    C.PATTERNS: (PATTERN,),
+    C.SIMILAR_OUTCOMES: (TASK_OUTCOME,),
+    C.PATTERNS: (PATTERN, RECOMMENDATION),
     C.ARCHITECTURE: (ARCHITECTURE, PROJECT_OVERVIEW, ADR, CODEBASE_DISCOVERY),
     C.WARNINGS: (GOTCHA, FAILED_APPROACH),
     C.DOMAIN: (DOMAIN_KNOWLEDGE,),
 }
-MIN_FETCH, MAX_FETCH = 3, 20
-TOKENS_PER_FETCHED = 50  # fetch about one candidate per 50 tokens of allocation
+MIN_FETCH, MAX_FETCH = 8, 30
+TOKENS_PER_FETCHED = 40  # fetch about one candidate per 40 tokens of allocation
 MIN_CLIP_CHARS = 80  # a memory clipped shorter than this says too little to keep
 
 
-def project_groups(project_id: str, feature_id: str | None) -> list[str]:
-    """The project's group, and the feature's spec group when the task names a feature."""
-    groups = [project_group(project_id)]
-    if feature_id:
-        with suppress(ValueError):  # a feature id that cannot name a group has no spec group
-            groups.append(project_group(project_id, feature_id))
-    return groups
+def project_groups(project_id: str) -> list[str]:
+    """The groups a project's context reads: its own, where every spec's memories live."""
+    return [project_group(project_id)]
 
 
-def query(category: Category, analysis: Analysis) -> str:
+def queries(category: Category, analysis: Analysis, known: str) -> Queries:
     task = analysis.task
     extra: tuple[str | None, ...] = ()
     if category is C.FEATURE:
@@ -62,16 +60,12 @@ def query(category: Category, analysis: Analysis) -> str:
         extra = (task.tech_stack,)
     elif category is C.WARNINGS and analysis.is_refinement:
         extra = (task.last_failure_type,)
-    return " ".join([*filter(None, extra), topic(task.description)])
+    subject = " ".join([*filter(None, extra), subject_of(analysis)])
+    return Queries(subject, known, concern_of(analysis))
 
 
 def fetch_limit(allocation: int) -> int:
     return max(MIN_FETCH, min(MAX_FETCH, allocation // TOKENS_PER_FETCHED))
-
-
-def in_force(episode: Episode, at: datetime) -> bool:
-    """Superseded and deprecated memories (``invalid_at`` passed) are history, not advice."""
-    return episode.invalid_at is None or episode.invalid_at > at
 
 
 async def search_categories(
@@ -79,43 +73,30 @@ async def search_categories(
     analysis: Analysis,
     groups: Sequence[str],
     allocations: Mapping[Category, int],
-) -> dict[Category, list[Hit]]:
-    """The hits of every searched category that has tokens to fill, fetched concurrently."""
+    expanders: Sequence[Expander],
+) -> dict[Category, Found]:
+    """What every searched category with tokens to fill finds, all searches at once (after the
+    expanders, which the "known" query is made of)."""
     wanted = [c for c in KINDS if allocations.get(c, 0) > 0]
-    results = await asyncio.gather(
-        *(
-            store.search(
-                query(c, analysis), group_ids=groups, kinds=KINDS[c],
-                limit=fetch_limit(allocations[c]),
-            )
-            for c in wanted
+    if not wanted:
+        return {}
+    known = await known_words(store, analysis, subject_of(analysis), groups, expanders)
+
+    async def search(text: str, category: Category) -> list[Hit]:
+        if not text.strip():
+            return []
+        return await store.search(text, group_ids=groups, kinds=KINDS[category],
+                                  limit=fetch_limit(allocations[category]))
+
+    async def find(category: Category) -> Found:
+        q = queries(category, analysis, known)
+        subject, known_hits, concern = await asyncio.gather(
+            search(q.subject, category), search(q.known, category), search(q.concern, category)
         )
-    )
+        return Found(subject, known_hits, concern)
+
+    results = await asyncio.gather(*(find(c) for c in wanted))
     return dict(zip(wanted, results, strict=True))
-
-
-def select(
-    hits: Mapping[Category, Sequence[Hit]],
-    allocations: Mapping[Category, int],
-    threshold: float,
-    at: datetime,
-) -> dict[Category, list[Episode]]:
-    """Relevant memories per category, each memory once: a memory found by several categories
-    (or stored twice with the same text) goes to the category with the larger allocation."""
-    seen: set[str] = set()
-    chosen: dict[Category, list[Episode]] = {}
-    for category in sorted(hits, key=lambda c: (-allocations.get(c, 0), list(Category).index(c))):
-        kept = chosen[category] = []
-        for hit in hits[category]:
-            episode = hit.episode
-            if hit.score < threshold or not in_force(episode, at):
-                continue
-            fingerprint = natural_key(f"{episode.name} {episode.body}")
-            if episode.id in seen or fingerprint in seen:
-                continue
-            seen.update((episode.id, fingerprint))
-            kept.append(episode)
-    return chosen
 
 
 def fit(head: str, blocks: Sequence[Block], allocation: int) -> tuple[list[Block], int]:

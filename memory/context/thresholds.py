@@ -1,10 +1,10 @@
-"""The relevance thresholds of context assembly (and of the prompt hook).
+"""The relevance settings of context assembly (and of the prompt hook).
 
-Thresholds are on the shared lexical scale (``backends.ranking``): a score is the share of the
-query's best possible BM25 score that a memory reaches, so it is dominated by the query's rare
-terms; a memory holding every query term once, at average length, scores 1 / (1 + k1) ≈ 0.45.
-The defaults sit between the populations measured on ``bench.context_corpus`` on both layers:
-memories relevant to a task score 0.169 or more, unrelated work 0.120 or less (docs/CONTEXT.md).
+Scores are on the shared lexical scale (``backends.ranking``): the share of the query's best
+possible BM25 score that a memory reaches, dominated by the query's rare terms. On real project
+memory relevant and unrelated memories do not separate at one absolute score, so context
+selection cuts relative to the best candidates (``memory.context.selection``); the values below
+were chosen on the labelled benchmark ``bench.context_recall`` (docs/CONTEXT.md).
 """
 
 from __future__ import annotations
@@ -18,12 +18,24 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Minimum scores: ``familiar`` and ``first_of_type`` for a memory to be relevant to the
-    task, ``similar_task`` for a past outcome to make the task familiar."""
+    """``familiar`` / ``first_of_type``: the score at which a past outcome counts toward the
+    task's history (and the prompt hook's bar); ``similar_task``: the score at which it makes
+    the task familiar. Selection: a hit scoring ``floor`` or less is no match; a memory is kept
+    at ``relative`` of the best of its kind in its category and ``overall`` of the best in any
+    category; ``known`` and ``concern`` weigh the expansion queries against the subject's; at
+    most ``per_file`` memories about one file; the specs of the ``spec_top`` best candidates are
+    the task's."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
     similar_task: float = 0.30
+    relative: float = 0.3
+    overall: float = 0.25
+    floor: float = 0.05
+    known: float = 0.5
+    concern: float = 0.3
+    per_file: int = 3
+    spec_top: int = 5
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar

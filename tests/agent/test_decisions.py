@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from backends.model import stable_id
@@ -17,6 +19,7 @@ from memory.agent.decisions import (
     record_failed_approach,
     supersede_adr,
 )
+from memory.agent.memories import AgentMemory
 from memory.agent.scopes import ADR, FAILED_APPROACH
 
 PROJECT = "proj-1"
@@ -72,3 +75,20 @@ async def test_a_repeated_failed_approach_is_counted(store: MemoryBackend) -> No
     )
     assert (third.occurrence_count, third.severity) == (3, "high")
     assert await list_failed_approaches(store, PROJECT) == [third]
+
+
+async def test_imported_failed_approaches_are_listed(store: MemoryBackend) -> None:
+    # A session's ``what_failed`` item carries its spec and session and no times of its own.
+    agent = AgentMemory(store, PROJECT, "001-refunds")
+    await agent.save_session_insights(2, {
+        "timestamp": "2026-11-23T06:38:21+00:00",
+        "what_failed": ["Posting ledger entries outside the refund transaction"],
+    })
+    await record_failed_approach(store, PROJECT, "Retry forever", symptom="hangs")
+    listed = {f.approach: f for f in await list_failed_approaches(store, PROJECT)}
+    imported = listed["Posting ledger entries outside the refund transaction"]
+    assert (imported.spec, imported.session, imported.symptom) == (
+        "001-refunds", 2, "failed in session 2")
+    assert imported.first_seen == imported.last_seen == datetime(2026, 11, 23, 6, 38, 21,
+                                                                  tzinfo=UTC)
+    assert listed["Retry forever"].spec is None

@@ -31,7 +31,7 @@ async def test_a_batch_that_failed_half_written_can_be_written_again(tmp_path: P
         early = episodes[:10]
         vectors = core.embedder.embed([search_text(e) for e in early])
         # Rows the graph does not know it holds, as a COPY that failed half-way leaves them:
-        left = [rows.EpisodeWrite(e, rows.encode(v), [])
+        left = [rows.EpisodeWrite(e, rows.encode(v))
                 for e, v in zip(early, vectors, strict=True)]
         await core.db.run(partial(rows.copy_episodes, writes=left, directory=core.directory))
 

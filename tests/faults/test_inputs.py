@@ -85,7 +85,7 @@ async def test_a_bulk_copy_that_fails_while_writing_its_file_leaves_no_file(
         core = graph._open_core()
         bad = Episode.model_construct(**{**VALID, "name": f"x{SURROGATE}",
                                          "created_at": datetime(2025, 1, 1, tzinfo=UTC)})
-        writes = [rows.EpisodeWrite(bad, "", [])]
+        writes = [rows.EpisodeWrite(bad, "")]
         with pytest.raises(UnicodeEncodeError):
             await core.db.run(partial(rows.copy_episodes, writes=writes, directory=core.directory))
         assert bulk_files(tmp_path) == []

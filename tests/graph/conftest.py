@@ -14,16 +14,25 @@ from backends.graph import GraphBackend
 
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Refuse every connect; also fail at teardown, since a refused connect in a background
-    thread (telemetry, say) would not reach the test otherwise."""
+    """Refuse every network connect (a Unix socket, such as the test FalkorDB server's, is
+    local and allowed); also fail at teardown, since a refused connect in a background thread
+    (telemetry, say) would not reach the test otherwise."""
     attempts: list[Any] = []
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
 
     def refuse(sock: socket.socket, address: Any) -> Any:
+        if sock.family == socket.AF_UNIX:
+            return connect(sock, address)
         attempts.append(address)
         raise OSError(f"network is off in graph tests (connect to {address!r})")
 
+    def refuse_ex(sock: socket.socket, address: Any) -> Any:
+        if sock.family == socket.AF_UNIX:
+            return connect_ex(sock, address)
+        return refuse(sock, address)
+
     monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse_ex)
     yield attempts
     assert attempts == []
 

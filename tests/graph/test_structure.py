@@ -9,9 +9,12 @@ from typing import Any
 
 import kuzu
 import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from backends.entities import Entity, entity_uuid, extract
 from backends.graph import GraphBackend, engines
-from backends.graph.structure import entity_uuid, extract
 from backends.model import Episode
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
@@ -20,6 +23,11 @@ DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 def discovery(key: str, body: dict[str, Any], group_id: str = "proj") -> Episode:
     return Episode.create(group_id=group_id, kind="codebase_discovery", name=key, body=body,
                           key=key)
+
+
+def named(group_id: str, body: Any) -> list[Entity]:
+    episode = Episode.create(group_id=group_id, kind="note", name="n", body=body)
+    return extract(episode).entities
 
 
 def raw(folder: Path, query: str) -> list[list[Any]]:
@@ -46,21 +54,21 @@ def test_entities_come_from_the_keys_agents_write() -> None:
         "files": [None, True, ""],
         "notes": "file: not a key, only text",
     }
-    found = {(e.label, e.name) for e in extract("proj", body)}
+    found = {(e.label, e.name) for e in named("proj", body)}
     assert found == {
         ("File", "src/app.py"), ("File", "src/db.py"), ("File", "README.md"),
         ("Pattern", "retry with backoff"), ("Component", "API gateway"), ("Task", "7"),
         ("Feature", "Dark mode"),
     }
-    assert extract("proj", "plain text") == []
-    assert extract("proj", None) == []
+    assert named("proj", "plain text") == []
 
 
 def test_entity_ids_are_stable_and_scoped_to_the_group() -> None:
-    one = extract("proj", {"file": "a.py"})[0]
+    one = named("proj", {"file": "a.py"})[0]
     assert one.uuid == entity_uuid("proj", "File", "a.py")
-    assert one.uuid == extract("proj", {"files": ["a.py"]})[0].uuid
-    assert one.uuid != extract("other", {"file": "a.py"})[0].uuid
+    assert one.uuid == named("proj", {"files": ["a.py"]})[0].uuid
+    assert one.uuid == named("proj", "see `a.py` first")[0].uuid
+    assert one.uuid != named("other", {"file": "a.py"})[0].uuid
 
 
 async def test_rewrites_create_no_duplicates_and_deletes_drop_orphans(tmp_path: Path) -> None:
@@ -87,8 +95,18 @@ async def test_rewrites_create_no_duplicates_and_deletes_drop_orphans(tmp_path: 
     await graph.upsert(first.model_copy(update={"body": '{"files": ["b.py"]}'}))
     await graph.delete(second.id)
     await graph.aclose()
-    assert raw(folder, "MATCH (n:Entity) RETURN n.name") == [["b.py"]]
     assert raw(folder, "MATCH ()-[m:MENTIONS]->() RETURN count(m)") == [[1]]
+    # The facts the rewrite no longer states are history: invalidated, kept with their ends.
+    assert raw(folder, "MATCH (f:RelatesToNode_) RETURN count(f), count(f.invalid_at)") == [
+        [2, 2]]
+    assert raw(folder, "MATCH (n:Entity) RETURN n.name ORDER BY n.name") == [
+        ["a.py"], ["b.py"], ["caching"], ["shared.py"]]
+
+    graph = await GraphBackend.open(folder)
+    await graph.delete(first.id)
+    await graph.aclose()
+    for table in ("Entity", "Episodic", "RelatesToNode_"):
+        assert raw(folder, f"MATCH (n:{table}) RETURN count(n)") == [[0]]
 
 
 async def test_graphiti_reads_our_rows_as_its_own(tmp_path: Path) -> None:
@@ -123,3 +141,34 @@ async def test_graphiti_reads_our_rows_as_its_own(tmp_path: Path) -> None:
         (("Entity", "File"), "src/app.py"), (("Entity", "Component"), "CLI")}
     assert {(e.source_node_uuid, e.target_node_uuid) for e in edges} == {
         (structured.id, entity.uuid) for entity in entities}
+
+
+FILES = ["src/a.py", "src/b.py", "lib/c.ts", "README.md"]
+THINGS = ["PaymentService", "`retry()`", "app.core.auth", "npm test"]
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from(["k1", "k2", "k3"]),
+                                st.lists(st.sampled_from(FILES + THINGS), max_size=4)),
+                      min_size=1, max_size=6))
+async def test_rewriting_never_duplicates_entities_or_facts(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, list[str]]]
+) -> None:
+    folder = tmp_path_factory.mktemp("graph")
+    graph = await GraphBackend.open(folder)
+    latest: dict[str, Episode] = {}
+    for key, named_things in steps:
+        episode = Episode.create(group_id="proj", kind="gotcha", name=key,
+                                 body="watch " + " and ".join(named_things), key=key)
+        await graph.upsert(episode)
+        latest[key] = episode
+    await graph.aclose()
+    entities = raw(folder, "MATCH (n:Entity) RETURN n.group_id, n.labels[2], n.name")
+    assert len(entities) == len({(g, label, name.casefold()) for g, label, name in entities})
+    mentions = raw(folder, "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, n.uuid")
+    expected = {(e.id, entity.uuid) for e in latest.values() for entity in extract(e).entities}
+    assert sorted(map(tuple, mentions)) == sorted(expected)
+    facts = raw(folder, "MATCH (f:RelatesToNode_) WHERE f.invalid_at IS NULL RETURN f.uuid")
+    assert sorted(row[0] for row in facts) == sorted(
+        fact.uuid for e in latest.values() for fact in extract(e).facts)

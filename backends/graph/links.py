@@ -1,0 +1,146 @@
+"""The graph's entities, mentions and facts as search reads them (``expansion.Links``), held in
+memory beside the episode index: built from the rows at open, kept current by our own writes.
+A Kùzu round trip per query cost more than the whole lexical search."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from backends.entities import Entity, Extraction
+from backends.expansion import matchable
+from backends.model import Episode
+
+
+@dataclass(slots=True)
+class _Fact:
+    source: str
+    target: str
+    episode: str
+    valid_at: datetime
+    invalid_at: datetime | None
+
+
+class GraphLinks:
+    def __init__(self) -> None:
+        self._groups: dict[str, str] = {}  # entity -> group
+        self._by_term: dict[str, set[str]] = defaultdict(set)
+        self._terms: dict[str, frozenset[str]] = {}
+        self._mentions: dict[str, set[str]] = defaultdict(set)  # entity -> episodes
+        self._mentioned: dict[str, set[str]] = {}  # episode -> entities
+        self._facts: dict[str, _Fact] = {}
+        self._by_entity: dict[str, set[str]] = defaultdict(set)  # entity -> facts
+        self._episode_facts: dict[str, set[str]] = defaultdict(set)
+        self._episodes: dict[str, tuple[str, str]] = {}  # episode -> (group, kind)
+        self._sizes: Counter[str] = Counter()
+
+    @property
+    def entity_count(self) -> int:
+        return len(self._groups)
+
+    @property
+    def fact_count(self) -> int:
+        return len(self._facts)
+
+    # -- keeping current ----------------------------------------------------------------------
+
+    def put(self, episode: Episode, structure: Extraction, retired: Sequence[str],
+            at: datetime) -> None:
+        """``episode`` as now written; its facts ``retired`` at ``at`` stay, invalidated."""
+        self.drop(episode.id, keep_facts=retired)
+        for fact_id in retired:
+            old = self._facts.get(fact_id)
+            if old is not None and old.invalid_at is None:
+                old.invalid_at = at
+        self._episodes[episode.id] = (episode.group_id, episode.kind)
+        self._sizes[episode.group_id] += 1
+        self.add_mentions(episode.id, structure.entities, episode.group_id)
+        for fact in structure.facts:
+            self.add_fact(fact.uuid, fact.source, fact.target, episode.id, fact.valid_at,
+                          fact.invalid_at)
+
+    def add_episode(self, episode: Episode) -> None:
+        if episode.id not in self._episodes:
+            self._sizes[episode.group_id] += 1
+        self._episodes[episode.id] = (episode.group_id, episode.kind)
+
+    def add_mentions(self, episode: str, entities: Iterable[Entity], group: str) -> None:
+        for entity in entities:
+            if entity.uuid not in self._groups:
+                self._groups[entity.uuid] = group
+                found = matchable(entity)
+                if found is not None:
+                    self._terms[entity.uuid] = found
+                    for term in found:
+                        self._by_term[term].add(entity.uuid)
+            self._mentions[entity.uuid].add(episode)
+            self._mentioned.setdefault(episode, set()).add(entity.uuid)
+
+    def add_fact(self, uuid: str, source: str, target: str, episode: str, valid_at: datetime,
+                 invalid_at: datetime | None) -> None:
+        self._facts[uuid] = _Fact(source, target, episode, valid_at, invalid_at)
+        self._by_entity[source].add(uuid)
+        self._by_entity[target].add(uuid)
+        self._episode_facts[episode].add(uuid)
+
+    def drop(self, episode: str, keep_facts: Collection[str] = ()) -> None:
+        known = self._episodes.pop(episode, None)
+        if known is not None:
+            self._sizes[known[0]] -= 1
+        touched = self._mentioned.pop(episode, set())
+        for entity in touched:
+            self._mentions[entity].discard(episode)
+        for fact_id in self._episode_facts.pop(episode, set()) - set(keep_facts):
+            fact = self._facts.pop(fact_id)
+            touched.update((fact.source, fact.target))
+            self._by_entity[fact.source].discard(fact_id)
+            self._by_entity[fact.target].discard(fact_id)
+        if keep_facts:
+            self._episode_facts[episode].update(f for f in keep_facts if f in self._facts)
+        # Entities nothing mentions or relates any more go, as in the rows.
+        for entity in touched:
+            if (entity in self._groups and not self._mentions.get(entity)
+                    and not self._by_entity.get(entity)):
+                self._forget_entity(entity)
+
+    def _forget_entity(self, entity: str) -> None:
+        del self._groups[entity]
+        self._mentions.pop(entity, None)
+        self._by_entity.pop(entity, None)
+        for term in self._terms.pop(entity, frozenset()):
+            self._by_term[term].discard(entity)
+
+    # -- expansion.Links ----------------------------------------------------------------------
+
+    def named(self, query_terms: frozenset[str], exact: Collection[str],
+              groups: Collection[str] | None) -> list[tuple[str, str, int]]:
+        candidates = {e for term in query_terms for e in self._by_term.get(term, ())}
+        found = [e for e in candidates if self._terms[e] <= query_terms]
+        found += [e for e in exact if e in self._groups and e not in candidates]
+        return [(e, self._groups[e], len(self._mentions.get(e, ()))) for e in sorted(found)
+                if groups is None or self._groups[e] in groups]
+
+    def mentioning(self, entities: Collection[str], groups: Collection[str] | None,
+                   kinds: Collection[str] | None) -> Iterable[tuple[str, str]]:
+        for entity in entities:
+            for episode in self._mentions.get(entity, ()):
+                group, kind = self._episodes[episode]
+                if (groups is None or group in groups) and (kinds is None or kind in kinds):
+                    yield episode, entity
+
+    def neighbours(self, entities: Collection[str], at: datetime | None
+                   ) -> Iterable[tuple[str, str]]:
+        for entity in entities:
+            for fact_id in self._by_entity.get(entity, ()):
+                fact = self._facts[fact_id]
+                if at is None:
+                    if fact.invalid_at is not None:
+                        continue
+                elif fact.valid_at > at or (fact.invalid_at is not None and fact.invalid_at <= at):
+                    continue
+                yield entity, fact.target if fact.source == entity else fact.source
+
+    def size(self, group: str) -> int:
+        return self._sizes[group]

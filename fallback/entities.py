@@ -1,0 +1,108 @@
+"""The entities each journal memory names (``backends.entities``), kept in the journal's SQLite
+index beside its text index, so that every process (not only the one holding the graph) can
+reach the memories a query's files, modules and components are named in.
+
+Only what follows from one memory alone is kept here: its entities and mentions. Facts with
+time (supersession, the history of rewrites, one hop further) are the graph's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterable
+from datetime import datetime
+
+from backends.entities import extract
+from backends.expansion import matchable
+from backends.model import Episode
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ent_entities (
+    uuid TEXT PRIMARY KEY, grp TEXT NOT NULL, terms TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ent_terms (term TEXT NOT NULL, uuid TEXT NOT NULL,
+    PRIMARY KEY (term, uuid)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ent_mentions (uuid TEXT NOT NULL, episode TEXT NOT NULL,
+    grp TEXT NOT NULL, kind TEXT NOT NULL, PRIMARY KEY (uuid, episode)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ent_mentions_episode ON ent_mentions (episode);
+"""
+
+
+def ensure(db: sqlite3.Connection, episodes: Iterable[Episode]) -> None:
+    """Create the tables when missing (an index made before them), filled from ``episodes``,
+    inside the caller's transaction."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'ent_mentions'").fetchone()
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    if found is None:
+        put(db, list(episodes))
+
+
+def put(db: sqlite3.Connection, episodes: Collection[Episode]) -> None:
+    """Record what each episode names, replacing what it named before."""
+    drop(db, [episode.id for episode in episodes])
+    for episode in episodes:
+        for entity in extract(episode).entities:
+            terms = matchable(entity)
+            created = db.execute("INSERT OR IGNORE INTO ent_entities VALUES (?, ?, ?)", (
+                entity.uuid, episode.group_id, None if terms is None else " ".join(sorted(terms))))
+            if created.rowcount and terms is not None:
+                db.executemany("INSERT OR IGNORE INTO ent_terms VALUES (?, ?)",
+                               ((term, entity.uuid) for term in terms))
+            db.execute("INSERT OR IGNORE INTO ent_mentions VALUES (?, ?, ?, ?)",
+                       (entity.uuid, episode.id, episode.group_id, episode.kind))
+
+
+def drop(db: sqlite3.Connection, episode_ids: Collection[str]) -> None:
+    for episode_id in episode_ids:
+        named = [row[0] for row in db.execute(
+            "DELETE FROM ent_mentions WHERE episode = ? RETURNING uuid", (episode_id,))]
+        for uuid in named:
+            if db.execute("SELECT 1 FROM ent_mentions WHERE uuid = ? LIMIT 1",
+                          (uuid,)).fetchone() is None:
+                db.execute("DELETE FROM ent_entities WHERE uuid = ?", (uuid,))
+                db.execute("DELETE FROM ent_terms WHERE uuid = ?", (uuid,))
+
+
+class JournalLinks:
+    """``expansion.Links`` over the journal's index (mentions only: no facts)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def named(self, query_terms: frozenset[str], exact: Collection[str],
+              groups: Collection[str] | None) -> list[tuple[str, str, int]]:
+        terms = list(query_terms)
+        rows = self._db.execute(
+            f"SELECT DISTINCT e.uuid, e.grp, e.terms FROM ent_terms t JOIN ent_entities e"
+            f" ON e.uuid = t.uuid WHERE t.term IN ({','.join('?' * len(terms))})", terms
+        ).fetchall() if terms else []
+        found = {uuid: grp for uuid, grp, text in rows if set(text.split()) <= query_terms}
+        if exact:
+            listed = list(exact)
+            found.update(self._db.execute(
+                f"SELECT uuid, grp FROM ent_entities WHERE uuid IN ({','.join('?' * len(listed))})",
+                listed).fetchall())
+        return [(uuid, grp, self._df(uuid)) for uuid, grp in sorted(found.items())
+                if groups is None or grp in groups]
+
+    def _df(self, uuid: str) -> int:
+        return int(self._db.execute("SELECT count(*) FROM ent_mentions WHERE uuid = ?",
+                                    (uuid,)).fetchone()[0])
+
+    def mentioning(self, entities: Collection[str], groups: Collection[str] | None,
+                   kinds: Collection[str] | None) -> Iterable[tuple[str, str]]:
+        listed = list(entities)
+        rows = self._db.execute(
+            f"SELECT episode, uuid, grp, kind FROM ent_mentions"
+            f" WHERE uuid IN ({','.join('?' * len(listed))})", listed).fetchall()
+        return [(episode, uuid) for episode, uuid, grp, kind in rows
+                if (groups is None or grp in groups) and (kinds is None or kind in kinds)]
+
+    def neighbours(self, entities: Collection[str], at: datetime | None
+                   ) -> Iterable[tuple[str, str]]:
+        return ()
+
+    def size(self, group: str) -> int:
+        return int(self._db.execute("SELECT count(*) FROM episodes WHERE group_id = ?",
+                                    (group,)).fetchone()[0])

@@ -1,0 +1,170 @@
+"""Which of the memories found go into the context, per category, best first.
+
+Scores of real project memory do not separate relevant from unrelated at one absolute value:
+on ``bench.context_recall`` a memory a task needs may score 0.09 and an unrelated one 0.17
+for the same query. So the cut is relative, and helped by what the project's memory says:
+
+- **fusion**: a memory's relevance is its subject score, plus ``known`` times its score for
+  what the project links to the subject, plus ``concern`` times its score for the task type's
+  concerns (``memory.context.expansion``); a memory matching only the concerns ("tests") is
+  not about this task and is left out;
+- **coherence**: a spec (Auto-Claude's unit of work) is one area of the project: the specs of
+  the ``spec_top`` best candidates are the task's, a memory of another spec is left out, and
+  those of the task's specs weigh by their share (``cohere``);
+- **floor**: a hit scoring ``floor`` or less counts as no match (``above``); a memory is kept
+  when its relevance reaches ``relative`` of the best of its kind in its category and
+  ``overall`` of the best in any category (a category whose best is a weak match contributes
+  nothing);
+- **once**: a memory appears once, by id and by content (the same pattern recorded in two
+  specs), in the category with the larger allocation;
+- **diversity**: at most ``per_file`` memories about one file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from backends.model import Episode, Hit, natural_key
+from memory.context.budget import Category
+from memory.context.format import detail
+from memory.context.thresholds import Thresholds
+
+MAX_SPEC_WEIGHT = 1.5
+_PATH = re.compile(r"[\w.-]+/[\w./-]*\w")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One category's search results: for the subject, what is known of it, the concerns."""
+
+    subject: Sequence[Hit]
+    known: Sequence[Hit] = ()
+    concern: Sequence[Hit] = ()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    episode: Episode
+    relevance: float
+
+
+def above(score: float, floor: float) -> float:
+    """A score, or 0 at or below ``floor``: so faint a match (the graph layer's vector-only
+    neighbours score under 0.05) says nothing about the task."""
+    return score if score > floor else 0.0
+
+
+def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
+    """The memories found, by fused relevance, best first (ties: the order found)."""
+    subject: dict[str, float] = {}
+    episodes: dict[str, Episode] = {}
+    for weight, hits in ((1.0, found.subject), (limits.known, found.known)):
+        for hit in hits:
+            if (score := above(hit.score, limits.floor)) > 0:
+                episodes.setdefault(hit.episode.id, hit.episode)
+                subject[hit.episode.id] = subject.get(hit.episode.id, 0.0) + weight * score
+    concern = {hit.episode.id: above(hit.score, limits.floor) for hit in found.concern}
+    ranked = [
+        Candidate(episodes[key], score + limits.concern * concern.get(key, 0.0))
+        for key, score in subject.items()
+        if score > 0
+    ]
+    return sorted(ranked, key=lambda c: -c.relevance)
+
+
+def in_force(episode: Episode, at: datetime) -> bool:
+    """Superseded and deprecated memories (``invalid_at`` passed) are history, not advice."""
+    return episode.invalid_at is None or episode.invalid_at > at
+
+
+def fingerprint(episode: Episode) -> str:
+    """What a memory says (its text or fields, else its name), folded: the same note under
+    another name, kind, spec or id is the same note."""
+    return natural_key(detail(episode) or episode.name)
+
+
+def file_of(episode: Episode) -> str | None:
+    """The file a memory is about: a discovery's path, else the first path it names."""
+    data = episode.data
+    if isinstance(data, dict):
+        for key in ("file", "path"):
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    named = _PATH.search(episode.name) or _PATH.search(episode.body[:2000])
+    return named.group(0) if named else None
+
+
+def spec_of(episode: Episode) -> str | None:
+    """The Auto-Claude spec a memory was recorded in (``migrate.insights``), if any."""
+    data = episode.data
+    spec = data.get("spec") if isinstance(data, dict) else None
+    return spec if isinstance(spec, str) else None
+
+
+def task_specs(candidates: Sequence[Candidate], top: int) -> dict[str, float]:
+    """The specs of the ``top`` best candidates, each with its share of their relevance."""
+    weights: dict[str, float] = {}
+    for candidate in sorted(candidates, key=lambda c: -c.relevance)[:top]:
+        spec = spec_of(candidate.episode)
+        if spec is not None:
+            weights[spec] = weights.get(spec, 0.0) + candidate.relevance
+    total = sum(weights.values())
+    return {spec: weight / total for spec, weight in weights.items()} if total else {}
+
+
+def cohere(candidates: Sequence[Candidate], specs: Mapping[str, float]) -> list[Candidate]:
+    """Candidates weighed by their spec: a spec is work on one area of the project, so the specs
+    the best candidates come from are the task's. A memory of another spec is left out; one of
+    the task's weighs twice its share (up to ``MAX_SPEC_WEIGHT``): one of two equal specs as
+    found, a minor one less; the project's own memories are as found."""
+    weighed = []
+    for candidate in candidates:
+        spec = spec_of(candidate.episode)
+        if spec is None or not specs:
+            weighed.append(candidate)
+        elif spec in specs:
+            weight = min(2 * specs[spec], MAX_SPEC_WEIGHT)
+            weighed.append(Candidate(candidate.episode, candidate.relevance * weight))
+    return sorted(weighed, key=lambda c: -c.relevance)
+
+
+def select(
+    found: Mapping[Category, Found],
+    allocations: Mapping[Category, int],
+    limits: Thresholds,
+    at: datetime,
+) -> dict[Category, list[Episode]]:
+    """The memories of each category that pass the floors, each once, best first."""
+    fused = {c: [x for x in fuse(f, limits) if in_force(x.episode, at)] for c, f in found.items()}
+    specs = task_specs([x for xs in fused.values() for x in xs], limits.spec_top)
+    ranked = {c: cohere(xs, specs) for c, xs in fused.items()}
+    best = max((xs[0].relevance for xs in ranked.values() if xs), default=0.0)
+    seen: set[str] = set()
+    per_file: Counter[str] = Counter()
+    chosen: dict[Category, list[Episode]] = {}
+    order = sorted(ranked, key=lambda c: (-allocations.get(c, 0), list(Category).index(c)))
+    for category in order:
+        candidates = ranked[category]
+        top: dict[str, float] = {}
+        for candidate in candidates:
+            top.setdefault(candidate.episode.kind, candidate.relevance)
+        kept = chosen[category] = []
+        for candidate in candidates:
+            episode = candidate.episode
+            floor = max(limits.relative * top[episode.kind], limits.overall * best)
+            if candidate.relevance < floor:
+                continue
+            marks = (episode.id, fingerprint(episode))
+            path = file_of(episode)
+            if seen.intersection(marks) or (path and per_file[path] >= limits.per_file):
+                continue
+            seen.update(marks)
+            if path:
+                per_file[path] += 1
+            kept.append(episode)
+    return chosen

@@ -1,0 +1,150 @@
+"""The selection rules, one by one, on hand-made hits: fusion of the three queries, the
+relative floors, spec coherence, one memory once, a file's share, and the spill of unused
+budget up to the 95% stop (``memory.context.selection``, ``memory.context.assemble``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from backends.model import Episode, Hit
+from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
+from memory.context import Category, Thresholds
+from memory.context.assemble import FULL_PCT, _render
+from memory.context.budget import Budget, normalize
+from memory.context.format import Block
+from memory.context.selection import Candidate, Found, cohere, fuse, select, task_specs
+from memory.context.task import Task
+from memory.context.tokens import estimate_tokens
+
+C = Category
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+LIMITS = Thresholds()
+
+
+def memory(name: str, kind: str = PATTERN, body: Any = None) -> Episode:
+    return Episode.create(group_id="p", kind=kind, name=name, body=body or name, key=name)
+
+
+def hits(*scored: tuple[Episode, float]) -> list[Hit]:
+    return [Hit(episode=e, score=s, layer="file") for e, s in scored]
+
+
+def names(chosen: dict[Category, list[Episode]], category: Category) -> list[str]:
+    return [e.name for e in chosen[category]]
+
+
+def test_fusion_adds_what_the_project_knows_and_weighs_concerns_less() -> None:
+    webhook, celery, tests = memory("webhook"), memory("celery ids"), memory("tests only")
+    found = Found(
+        subject=hits((webhook, 0.4)),
+        known=hits((celery, 0.6), (webhook, 0.2)),
+        concern=hits((tests, 0.9), (webhook, 0.5)),
+    )
+    fused = {c.episode.name: c.relevance for c in fuse(found, LIMITS)}
+    assert fused == {"webhook": 0.4 + LIMITS.known * 0.2 + LIMITS.concern * 0.5,
+                     "celery ids": LIMITS.known * 0.6}
+    # "tests only" matched the task type's concerns and nothing of the task: not about it.
+
+
+def test_faint_matches_count_as_none() -> None:
+    faint = memory("faint")
+    assert fuse(Found(subject=hits((faint, LIMITS.floor))), LIMITS) == []
+
+
+def test_the_floor_is_relative_to_the_best_of_its_kind_and_of_the_context() -> None:
+    strong, kept, cut = memory("strong"), memory("kept"), memory("cut")
+    file, weak = memory("a.py", CODEBASE_DISCOVERY), memory("b.py", CODEBASE_DISCOVERY)
+    found = {
+        C.PATTERNS: Found(subject=hits((strong, 0.8), (kept, 0.8 * LIMITS.relative),
+                                       (cut, 0.8 * LIMITS.relative - 0.01))),
+        # The best discovery is weak beside the best pattern: the context-wide floor cuts it.
+        C.ARCHITECTURE: Found(subject=hits((file, 0.8 * LIMITS.overall), (weak, 0.1))),
+    }
+    chosen = select(found, {C.PATTERNS: 100, C.ARCHITECTURE: 50}, LIMITS, AT)
+    assert names(chosen, C.PATTERNS) == ["strong", "kept"]
+    assert names(chosen, C.ARCHITECTURE) == ["a.py"]
+
+
+def test_each_kind_is_measured_against_its_own_best() -> None:
+    # A gotcha that scores less than the failed approaches is still the best gotcha.
+    failed, gotcha = memory("failed", "failed_approach"), memory("gotcha", GOTCHA)
+    found = {C.WARNINGS: Found(subject=hits((failed, 0.9), (gotcha, 0.25)))}
+    assert names(select(found, {C.WARNINGS: 100}, LIMITS, AT), C.WARNINGS) == [
+        "failed", "gotcha"]
+
+
+def spec_memory(name: str, spec: str | None) -> Episode:
+    body = {"pattern": name, **({"spec": spec} if spec else {})}
+    return memory(name, body=body)
+
+
+def test_the_best_candidates_specs_are_the_tasks() -> None:
+    a1, a2, b1 = spec_memory("a1", "001-a"), spec_memory("a2", "001-a"), spec_memory("b1", "002-b")
+    own = spec_memory("project's own", None)
+    ranked = [Candidate(a1, 0.9), Candidate(own, 0.5), Candidate(a2, 0.3), Candidate(b1, 0.2)]
+    assert task_specs(ranked, 3) == {"001-a": 1.0}
+    weighed = {c.episode.name: c.relevance for c in cohere(ranked, task_specs(ranked, 3))}
+    # Another spec is left out; the task's spec weighs more; the project's own stay as found.
+    assert weighed == {"a1": 0.9 * 1.5, "project's own": 0.5, "a2": 0.3 * 1.5}
+    # Two specs among the best: each weighs twice its share.
+    assert task_specs(ranked, 4) == {"001-a": 1.2 / 1.4, "002-b": 0.2 / 1.4}
+    # Without specs among the best, nothing is weighed.
+    assert cohere(ranked, {}) == ranked
+
+
+def test_one_memory_once_by_content_in_the_larger_allocation() -> None:
+    first, again = spec_memory("Close the store", "001-a"), spec_memory("Close the store", "002-b")
+    gotcha = memory("Close the store", GOTCHA, "Close the store")
+    found = {
+        C.WARNINGS: Found(subject=hits((gotcha, 0.9))),
+        C.PATTERNS: Found(subject=hits((first, 0.9), (again, 0.9))),
+    }
+    chosen = select(found, {C.PATTERNS: 300, C.WARNINGS: 100}, Thresholds(spec_top=0), AT)
+    assert names(chosen, C.PATTERNS) == ["Close the store"] and chosen[C.WARNINGS] == []
+
+
+def test_one_file_does_not_fill_the_context() -> None:
+    about = [memory(f"Fact {n}", GOTCHA, {"gotcha": f"fact {n}", "file": "app/api/refunds.py"})
+             for n in range(5)]
+    other = memory("Elsewhere", GOTCHA, "see app/services/ledger.py")
+    found = {C.WARNINGS: Found(subject=hits(*((m, 0.9) for m in about), (other, 0.8)))}
+    chosen = select(found, {C.WARNINGS: 500}, LIMITS, AT)
+    assert names(chosen, C.WARNINGS) == ["Fact 0", "Fact 1", "Fact 2", "Elsewhere"]
+
+
+def test_superseded_memories_are_left_out() -> None:
+    ended = memory("old").model_copy(update={"invalid_at": datetime(2026, 1, 1, tzinfo=UTC)})
+    found = {C.PATTERNS: Found(subject=hits((ended, 0.9)))}
+    assert select(found, {C.PATTERNS: 100}, LIMITS, AT)[C.PATTERNS] == []
+
+
+def blocks(count: int, words: int = 20) -> list[Block]:
+    return [Block(f"- memory {n}: " + "word " * words + "\n", n) for n in range(count)]
+
+
+def test_unused_budget_goes_to_the_categories_with_more_to_show() -> None:
+    budget = Budget(1000, normalize({C.PATTERNS: 1, C.WARNINGS: 1, C.DOMAIN: 2}))
+    allocations = budget.allocate(1000)
+    candidates = {C.PATTERNS: blocks(30), C.WARNINGS: blocks(1), C.DOMAIN: blocks(2)}
+    _, stats = _render(Task(description="x"), budget, allocations, candidates)
+    patterns = stats[C.PATTERNS]
+    # Patterns took what warnings and domain left, and stopped at the 95% mark or when full.
+    assert patterns.borrowed > 0 and patterns.used > patterns.allocated
+    assert stats[C.WARNINGS].borrowed == stats[C.DOMAIN].borrowed == 0
+    used = sum(s.used for s in stats.values())
+    assert used <= sum(allocations.values())
+    assert used * 100 >= sum(allocations.values()) * FULL_PCT - 100 * estimate_tokens(
+        candidates[C.PATTERNS][0].text)
+
+
+def test_a_full_context_borrows_nothing() -> None:
+    budget = Budget(1000, normalize({C.PATTERNS: 1, C.WARNINGS: 1}))
+    allocations = budget.allocate(1000)
+    # Warnings fill their share; patterns have nothing to show: there is nothing to move.
+    candidates = {C.PATTERNS: [], C.WARNINGS: blocks(40)}
+    _, stats = _render(Task(description="x"), budget, allocations, candidates)
+    assert stats[C.WARNINGS].borrowed > 0  # patterns' whole share was free
+    full = {C.PATTERNS: blocks(40), C.WARNINGS: blocks(40)}
+    _, stats = _render(Task(description="x"), budget, allocations, full)
+    assert all(s.borrowed == 0 and s.used <= s.allocated for s in stats.values())
