@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import engines, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
+from backends.graph.graphiti_import import import_graphiti
 
 LAYER = "graph"
 NO_ROOM = "no room"
@@ -323,16 +324,5 @@ def build_graphiti_indexes(session: Session) -> None:
 
 
 def _graphiti_schema() -> str:
-    # Nothing may phone home; graphiti reads this when it is imported.
-    os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
-    try:
-        # graphiti 0.31.1's models still use pydantic v1-style class Config, which pydantic
-        # warns about at import: that one warning is graphiti's, not ours, so it alone is muted.
-        from pydantic.warnings import PydanticDeprecatedSince20
-
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)
-            from graphiti_core.driver.kuzu_driver import SCHEMA_QUERIES
-    except ImportError as exc:
-        raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
-    return str(SCHEMA_QUERIES)
+    kuzu_driver = import_graphiti("graphiti_core.driver.kuzu_driver", INSTALL_HINT)
+    return str(kuzu_driver.SCHEMA_QUERIES)

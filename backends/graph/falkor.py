@@ -34,7 +34,7 @@ from backends.graph.address import ServerAddress
 from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
-from backends.graph.rows import decode, encode
+from backends.graph.rows import decode, encode, filters
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -209,7 +209,7 @@ class FalkorBackend:
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
-        where, params = _filters(group_ids, kinds)
+        where, params = filters(group_ids, kinds)
         if where is None:
             return
         found = await self._run(
@@ -226,7 +226,7 @@ class FalkorBackend:
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
-        where, params = _filters(group_ids, kinds)
+        where, params = filters(group_ids, kinds)
         if where is None:
             return 0
         found = await self._run(f"MATCH (e:Episodic) WHERE {where} RETURN count(e) AS n",
@@ -449,20 +449,6 @@ def _episode(row: dict[str, Any]) -> Episode:
         valid_at=_time(row["valid_at"]) if row["valid_at_set"] else None,
         invalid_at=_time(row["invalid_at"]) if row["invalid_at"] is not None else None,
     )
-
-
-def _filters(groups: Sequence[str] | None, kinds: Sequence[str] | None
-             ) -> tuple[str | None, dict[str, Any]]:
-    """The WHERE clause, or None when a filter is an empty list (nothing can match)."""
-    clauses, params = [_OURS], {}
-    for column, values in (("group_id", groups), ("kind", kinds)):
-        if values is None:
-            continue
-        if not values:
-            return None, {}
-        clauses.append(f"e.{column} IN ${column}")
-        params[column] = list(values)
-    return " AND ".join(clauses), params
 
 
 def _text(value: datetime) -> str:

@@ -6,12 +6,11 @@ this module imports neither graphiti nor falkordb; ``connect`` does."""
 from __future__ import annotations
 
 import asyncio
-import os
-import warnings
 from typing import Any
 
 from backends.errors import BackendUnavailable, ServerUnreachable
 from backends.graph.address import ServerAddress
+from backends.graph.graphiti_import import import_graphiti
 
 LAYER = "graph"
 INSTALL_HINT = "pip install 'graphiti-core[falkordb]==0.31.1'"
@@ -67,15 +66,7 @@ def translate(address: ServerAddress, exc: BaseException) -> BackendUnavailable:
 
 
 def _import() -> tuple[Any, Any]:
-    # Nothing may phone home; graphiti reads this when it is imported.
-    os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
-    try:
-        from pydantic.warnings import PydanticDeprecatedSince20
+    driver = import_graphiti("graphiti_core.driver.falkordb_driver", INSTALL_HINT)
+    import falkordb.asyncio  # graphiti's driver imported it: it is there
 
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)
-            import falkordb.asyncio
-            from graphiti_core.driver.falkordb_driver import FalkorDriver
-    except ImportError as exc:
-        raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
-    return falkordb.asyncio, FalkorDriver
+    return falkordb.asyncio, driver.FalkorDriver
