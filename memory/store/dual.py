@@ -55,6 +55,7 @@ from the files meanwhile"""
 NEVER_RETRY = frozenset({"not installed", "engine conflict", "another engine's database"})
 DAMAGED = frozenset({"corrupt"})
 HOLDING = "this process holds the graph"
+SHARING = "this process writes the graph server directly"
 CLOSE_WAIT = 30.0
 """seconds ``aclose`` waits for a supervisor in the middle of a graph write to stop"""
 APPLIED_FILE = "journal.json"
@@ -112,6 +113,10 @@ class DualBackend:
     @property
     def holds_graph(self) -> bool:
         return self._graph is not None
+
+    @property
+    def _holding(self) -> str:
+        return SHARING if self._graph is not None and self._graph.shared else HOLDING
 
     @property
     def layer_in_use(self) -> str:
@@ -268,7 +273,7 @@ class DualBackend:
                                      != await self._files.count()):
                 await self._make_equal()
         await self._record()
-        self._why = HOLDING if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
+        self._why = self._holding if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
 
     async def _quick_to_take_over(self) -> bool:
         """Taking the graph over now costs little: few changes since its position, or a small
@@ -334,7 +339,7 @@ class DualBackend:
     def _fail(self, exc: DualmemError) -> None:
         """A graph failure is a reason to answer from the journal, not to lose a write: the
         journal already holds it, and the background catch-up tries again."""
-        self._why = f"{HOLDING}, but indexing failed (retrying): {exc}"
+        self._why = f"{self._holding}, but indexing failed (retrying): {exc}"
         log.warning("graph indexing failed, will retry: %s", exc)
         self._wake.set()
 
@@ -366,7 +371,7 @@ class DualBackend:
             verdict = await self._make_equal()
             await self._catch_up()
             await self._record()
-            self._why = HOLDING
+            self._why = self._holding
             return verdict
 
     async def differences(self) -> Verdict:
@@ -438,7 +443,7 @@ class DualBackend:
                 return
         self._graph = graph
         self._applied = None
-        self._why = f"{HOLDING}; catching up with the journal"
+        self._why = f"{self._holding}; catching up with the journal"
         self._watch()
         self._wake.set()
 
