@@ -31,6 +31,10 @@ INSTALL_HINTS: dict[Engine, str] = {
     "kuzu": "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'",
     "ladybug": "pip install 'ladybug==0.22.0' 'graphiti-core==0.31.1'",
 }
+FULL_TEXT: dict[Engine, bool] = {"kuzu": True, "ladybug": False}
+"""whether the engine bundles its full-text extension, which graphiti's ``Graphiti.search``
+needs on an embedded graph (LadybugDB downloads it on ``INSTALL FTS``: no network here; our own
+search needs none)"""
 MAGIC: dict[Engine, bytes] = {"kuzu": b"KUZU", "ladybug": b"LBUG"}
 """how each engine's database file begins"""
 default: Engine = DEFAULT_ENGINE

@@ -382,8 +382,13 @@ class GraphBackend:
 
     async def build_graphiti_indexes(self) -> None:
         """(Re)build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
-        over this graph (ours needs none); rebuilt because writes since leave them stale."""
+        over this graph (ours needs none); rebuilt because writes since leave them stale.
+        ``BackendUnavailable`` ("no full-text extension") on an engine without one."""
         core = self._open_core()
+        if not engines.FULL_TEXT[core.engine]:
+            raise BackendUnavailable(LAYER, "no full-text extension",
+                                     f"{core.engine} does not bundle it (INSTALL FTS downloads "
+                                     "it); graphiti's Graphiti.search needs it, ours does not")
         async with core.write_lock:
             await core.write(build_graphiti_indexes, payload=ROW_BYTES * len(core.index))
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from falkor_server import fresh_graph
 
+from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend, HashingEmbedder, engines
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
@@ -51,9 +52,15 @@ async def written(where: Path | ServerAddress) -> Path | ServerAddress:
         Episode.create(group_id=PROJECT, kind="gotcha", name="cookie size",
                        body="`SessionStore` cookies break past 4 KB in src/auth/session.py"),
     ])
-    await graph.build_graphiti_indexes()
+    if full_text(where):
+        await graph.build_graphiti_indexes()
     await graph.aclose()
     return where
+
+
+def full_text(where: Path | ServerAddress) -> bool:
+    """Whether graphiti's full-text search can run on this graph (a capability of the engine)."""
+    return isinstance(where, ServerAddress) or engines.FULL_TEXT[engines.default]
 
 
 @pytest.fixture
@@ -123,7 +130,10 @@ async def test_retrieve_episodes_marks_the_superseded_decision(driver: Any) -> N
     assert new_facts and all(f.invalid_at is None for f in new_facts)
 
 
-async def test_graphiti_search_finds_our_facts(driver: Any) -> None:
+async def test_graphiti_search_finds_our_facts(driver: Any, where: Path | ServerAddress) -> None:
+    if not full_text(where):
+        pytest.skip(f"graphiti's Graphiti.search needs a full-text extension, which "
+                    f"{engines.default} does not bundle")
     from graphiti_core.graphiti import Graphiti
     from graphiti_core.search.search_config_recipes import NODE_HYBRID_SEARCH_RRF
     from graphiti_core.search.search_filters import SearchFilters
@@ -141,3 +151,15 @@ async def test_graphiti_search_finds_our_facts(driver: Any) -> None:
     nodes = await graphiti.search_("session", config=NODE_HYBRID_SEARCH_RRF,
                                    group_ids=[PROJECT])
     assert "src/auth/session.py" in {node.name for node in nodes.nodes}
+
+
+async def test_an_engine_without_full_text_says_so(where: Path | ServerAddress) -> None:
+    if full_text(where):
+        pytest.skip("this engine has a full-text extension")
+    assert isinstance(where, Path)
+    graph = await GraphBackend.open(where)
+    try:
+        with pytest.raises(BackendUnavailable, match="no full-text extension"):
+            await graph.build_graphiti_indexes()
+    finally:
+        await graph.aclose()
