@@ -41,7 +41,7 @@ def _outcome(key: str, description: str, success: bool, outcome: str, turns: int
         task_type="feature", turns=turns,
     )
     name = f"{key} {'succeeded' if success else 'failed'}: {description}"
-    return _episode(TASK_OUTCOME, key, name, record.model_dump(mode="json"))
+    return _episode(TASK_OUTCOME, key, name, record.body())
 
 
 MEMORIES: dict[str, Episode] = {

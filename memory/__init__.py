@@ -28,9 +28,13 @@ if typing.TYPE_CHECKING:
         Adr,
         DecisionError,
         FailedApproach,
+        capture_failed_approach,
         deprecate_adr,
+        load_failed_approaches,
         record_adr,
+        record_decision,
         record_failed_approach,
+        search_adrs,
         supersede_adr,
     )
     from memory.agent.knowledge import (
@@ -41,15 +45,25 @@ if typing.TYPE_CHECKING:
         system_knowledge,
     )
     from memory.agent.markdown import export_markdown
-    from memory.agent.memories import AgentMemory, SimilarOutcome, TaskOutcome
-    from memory.agent.turns import TurnState, feature_turns, latest_turn, previous_turn, record_turn
+    from memory.agent.memories import AgentMemory, SimilarOutcome
+    from memory.agent.outcomes import TaskOutcome
+    from memory.agent.turns import (
+        TurnState,
+        feature_turns,
+        latest_turn,
+        previous_turn,
+        record_turn,
+        retention_status,
+    )
     from memory.context import (
         CachedStore,
         ContextResult,
+        CriticalContext,
         Phase,
         Task,
         build_coach_prompt,
         build_context,
+        load_critical_context,
     )
     from memory.store.config import Config, ConfigError
     from memory.store.project import project_id
@@ -72,6 +86,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "ContextResult",
+    "CriticalContext",
     "DecisionError",
     "DualmemError",
     "Episode",
@@ -97,19 +112,25 @@ __all__ = [
     "WriteFailed",
     "build_coach_prompt",
     "build_context",
+    "capture_failed_approach",
     "deprecate_adr",
     "export_markdown",
     "feature_turns",
     "gate_thresholds",
     "latest_turn",
+    "load_critical_context",
+    "load_failed_approaches",
     "open_memory",
     "previous_turn",
     "project_id",
     "project_overrides",
     "record_adr",
+    "record_decision",
     "record_failed_approach",
     "record_turn",
     "resolve_role_constraints",
+    "retention_status",
+    "search_adrs",
     "seed_system_knowledge",
     "stable_id",
     "suggest_implementation_mode",
@@ -122,14 +143,17 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "BackendUnavailable", "DualmemError", "Episode", "Hit", "InvalidEpisode",
         "MemoryBackend", "MigrationError", "Receipt", "StoreCorrupt", "WriteFailed", "stable_id",
     ),
-    "memory.agent.memories": ("AgentMemory", "SimilarOutcome", "TaskOutcome"),
+    "memory.agent.memories": ("AgentMemory", "SimilarOutcome"),
+    "memory.agent.outcomes": ("TaskOutcome",),
     "memory.store.config": ("Config", "ConfigError"),
     "memory.context": (
-        "CachedStore", "ContextResult", "Phase", "Task", "build_coach_prompt", "build_context",
+        "CachedStore", "ContextResult", "CriticalContext", "Phase", "Task", "build_coach_prompt",
+        "build_context", "load_critical_context",
     ),
     "memory.agent.decisions": (
-        "Adr", "DecisionError", "FailedApproach", "deprecate_adr", "record_adr",
-        "record_failed_approach", "supersede_adr",
+        "Adr", "DecisionError", "FailedApproach", "capture_failed_approach", "deprecate_adr",
+        "load_failed_approaches", "record_adr", "record_decision", "record_failed_approach",
+        "search_adrs", "supersede_adr",
     ),
     "memory.agent.knowledge": (
         "gate_thresholds", "project_overrides", "resolve_role_constraints",
@@ -141,6 +165,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "memory.store.sync": ("SyncMemory",),
     "memory.agent.turns": (
         "TurnState", "feature_turns", "latest_turn", "previous_turn", "record_turn",
+        "retention_status",
     ),
     "seeds": (
         "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",

@@ -28,7 +28,7 @@ if typing.TYPE_CHECKING:
         builtin_knowledge,
         item_from_episode,
     )
-    from seeds.overrides import OVERRIDES_FILE, Overrides, load_overrides
+    from seeds.overrides import DESIGN_OVERRIDES, OVERRIDES_FILE, Overrides, load_overrides
     from seeds.seeding import (
         SeedReport,
         put_if_changed,
@@ -38,6 +38,7 @@ if typing.TYPE_CHECKING:
     )
 
 __all__ = [
+    "DESIGN_OVERRIDES",
     "IMPLEMENTATION_MODE",
     "IMPLEMENTATION_MODE_GROUP",
     "OVERRIDES_FILE",
@@ -76,7 +77,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",
         "RoleConstraints", "SystemKnowledge", "builtin_knowledge", "item_from_episode",
     ),
-    "seeds.overrides": ("OVERRIDES_FILE", "Overrides", "load_overrides"),
+    "seeds.overrides": ("DESIGN_OVERRIDES", "OVERRIDES_FILE", "Overrides", "load_overrides"),
     "seeds.seeding": (
         "SeedReport", "put_if_changed", "seed_project_overview", "seed_system_knowledge",
         "seeded_version",

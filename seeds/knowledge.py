@@ -15,7 +15,15 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import orjson
 import yaml  # type: ignore[import-untyped]
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from backends.errors import DualmemError
 from backends.model import Episode
@@ -56,6 +64,25 @@ def _check_range(value: tuple[int, int]) -> tuple[int, int]:
 Range = Annotated[tuple[int, int], AfterValidator(_check_range)]
 
 
+def _check_fraction(value: float) -> float:
+    if not 0 <= value <= 1:
+        hint = f" (write {value / 100:g} for {value:g}%)" if 1 < value <= 100 else ""
+        raise ValueError(f"a threshold is a fraction from 0 to 1, not {value:g}{hint}")
+    return value
+
+
+Fraction = Annotated[float, AfterValidator(_check_fraction)]
+"""A share such as a coverage threshold: 0.80 means 80 % (FEAT-GE-001 writes them so)."""
+
+
+def _range_field(default: tuple[int, int] | None = None) -> Any:
+    """A complexity range, read under our name or the design's (``complexity_range``)."""
+    choices = AliasChoices("complexity", "complexity_range")
+    if default is None:
+        return Field(validation_alias=choices)
+    return Field(default=default, validation_alias=choices)
+
+
 class KnowledgeItem(BaseModel):
     """One seeded memory: stored in ``group`` as ``kind`` under the natural key ``key``."""
 
@@ -63,6 +90,18 @@ class KnowledgeItem(BaseModel):
 
     group: ClassVar[str]
     kind: ClassVar[str]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _entity_type(cls, data: Any) -> Any:
+        """The design's episodes name their kind in the body (``entity_type``): accepted when
+        it is this item's kind, an error otherwise."""
+        if isinstance(data, dict) and "entity_type" in data:
+            data = dict(data)
+            entity_type = data.pop("entity_type")
+            if entity_type != cls.kind:
+                raise ValueError(f"entity_type {entity_type!r} is not {cls.kind!r}")
+        return data
 
     @property
     def key(self) -> str:
@@ -98,15 +137,21 @@ class RoleConstraints(KnowledgeItem):
 
 
 class QualityGateProfile(KnowledgeItem):
+    """FEAT-GE-001's ``QualityGateConfigEpisode``, its defaults included. A threshold of None
+    means "not checked"; ``coverage_threshold`` is a fraction (0.80 is 80 %)."""
+
     group: ClassVar[str] = QUALITY_GATE_GROUP
     kind: ClassVar[str] = QUALITY_GATE_CONFIG
-    task_type: str
-    complexity: Range
-    arch_review_required: bool
-    arch_review_threshold: int | None
-    coverage_required: bool
-    coverage_threshold: float | None
-    tests_required: bool
+    task_type: str = Field(min_length=1)
+    complexity: Range = _range_field((MIN_COMPLEXITY, MAX_COMPLEXITY))
+    arch_review_required: bool = True
+    arch_review_threshold: int | None = Field(default=60, ge=0, le=100)
+    coverage_required: bool = True
+    coverage_threshold: Fraction | None = 0.80
+    tests_required: bool = True
+    tests_must_pass: bool = True
+    effective_from: str = ""
+    """when the profile took effect (ISO date or time), as the design records it"""
 
     @property
     def key(self) -> str:
@@ -120,8 +165,8 @@ class QualityGateProfile(KnowledgeItem):
 class ImplementationMode(KnowledgeItem):
     group: ClassVar[str] = IMPLEMENTATION_MODE_GROUP
     kind: ClassVar[str] = IMPLEMENTATION_MODE
-    name: str
-    complexity: Range
+    name: str = Field(validation_alias=AliasChoices("name", "mode"))
+    complexity: Range = _range_field()
     ceremony_level: Literal["minimal", "standard", "full"]
     invocation_method: str
     result_location_pattern: str
@@ -155,9 +200,18 @@ def item_from_episode(episode: Episode) -> KnowledgeItem | None:
     if item_type is None or not isinstance(data, dict):
         return None
     try:
-        return item_type.model_validate(data)
+        return item_type.model_validate(_stored_percentages(data))
     except ValidationError:
         return None
+
+
+def _stored_percentages(data: dict[str, Any]) -> dict[str, Any]:
+    """Profiles stored before thresholds became fractions held percentages (80): read them as
+    the fractions they meant, so an older home keeps its own profiles."""
+    coverage = data.get("coverage_threshold")
+    if isinstance(coverage, int | float) and not isinstance(coverage, bool) and 1 < coverage <= 100:
+        return data | {"coverage_threshold": coverage / 100}
+    return data
 
 
 @dataclass(frozen=True)

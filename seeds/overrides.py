@@ -1,29 +1,54 @@
-"""Per-project overrides of system knowledge, from ``<home>/entity-overrides.yaml``.
+"""Per-project overrides of system knowledge, in FEAT-GE-001's file or ours.
+
+The design's file (``.guardkit/config/entity-overrides.yaml`` in the project)::
+
+    role_constraints:
+      coach:
+        must_do_additions: [Verify OPG registration compliance]
+        escalate_when_additions: [Financial data handling inconsistency detected]
+    quality_gate_configs:
+      feature:
+        overrides:
+          - complexity_range: [4, 6]
+            coverage_threshold: 0.85
+
+Ours (``<home>/entity-overrides.yaml``) says the same with ``roles:`` and a range per key::
 
     roles:
       player:
         must_do_additions: [Run the linters before handing over]
-        ask_before_additions: [Adding a database migration]
     quality_gates:
       feature:
-        "4-6": {coverage_threshold: 75, arch_review_threshold: 55}
+        "4-6": {coverage_threshold: 0.75, arch_review_threshold: 55}
 
-``*_additions`` extend a role's lists (they never replace them); a quality-gate entry replaces
-the thresholds it names in the profile whose complexity range it names. Overrides apply on top
-of whatever knowledge is in force (stored, else built-in), so they always win.
+A file may use either spelling, or both. ``*_additions`` extend a role's lists (they never
+replace them); a quality-gate entry replaces the fields it names in the profile whose
+complexity range it names. Thresholds are fractions (0.85 is 85 %); a value that cannot be one
+is an error naming its key. Overrides apply on top of whatever knowledge is in force (stored,
+else built-in), so they always win.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from backends.model import problems
-from seeds.knowledge import KnowledgeError, QualityGateProfile, RoleConstraints, SystemKnowledge
+from seeds.knowledge import (
+    Fraction,
+    KnowledgeError,
+    QualityGateProfile,
+    Range,
+    RoleConstraints,
+    SystemKnowledge,
+)
 
 OVERRIDES_FILE = "entity-overrides.yaml"
+DESIGN_OVERRIDES = Path(".guardkit", "config", OVERRIDES_FILE)
+"""Where FEAT-GE-001 puts a project's overrides, relative to the project's folder."""
 
 
 class RoleAdditions(BaseModel):
@@ -37,9 +62,8 @@ class RoleAdditions(BaseModel):
     def apply(self, role: RoleConstraints) -> RoleConstraints:
         changes = {}
         for field in ("must_do", "must_not_do", "ask_before", "escalate_when"):
-            current: tuple[str, ...] = getattr(role, field)
-            extra = [item for item in getattr(self, f"{field}_additions") if item not in current]
-            changes[field] = (*current, *extra)
+            items: tuple[str, ...] = (*getattr(role, field), *getattr(self, f"{field}_additions"))
+            changes[field] = tuple(dict.fromkeys(items))  # an item said twice is said once
         return role.model_copy(update=changes)
 
 
@@ -51,11 +75,17 @@ class GateOverride(BaseModel):
     arch_review_required: bool | None = None
     arch_review_threshold: int | None = None
     coverage_required: bool | None = None
-    coverage_threshold: float | None = None
+    coverage_threshold: Fraction | None = None
     tests_required: bool | None = None
+    tests_must_pass: bool | None = None
+    effective_from: str | None = None
+
+    def given(self) -> set[str]:
+        """The profile fields this override names."""
+        return self.model_fields_set - {"complexity_range"}
 
     def apply(self, profile: QualityGateProfile) -> QualityGateProfile:
-        data = profile.model_dump() | self.model_dump(include=self.model_fields_set)
+        data = profile.model_dump() | self.model_dump(include=self.given())
         try:
             return QualityGateProfile.model_validate(data)
         except ValidationError as exc:
@@ -63,32 +93,85 @@ class GateOverride(BaseModel):
             raise KnowledgeError(f"override of {profile.key} is not valid: {detail}") from None
 
 
+class RangedGateOverride(GateOverride):
+    """One entry of the design's ``overrides:`` list: the range it names, and its fields."""
+
+    complexity_range: Range
+
+
+class TaskTypeOverrides(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    overrides: tuple[RangedGateOverride, ...] = ()
+
+
 class Overrides(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    role_constraints: dict[str, RoleAdditions] = {}
+    quality_gate_configs: dict[str, TaskTypeOverrides] = {}
     roles: dict[str, RoleAdditions] = {}
+    """ours: ``role_constraints`` by another name"""
     quality_gates: dict[str, dict[str, GateOverride]] = {}
+    """ours: a range per key (``"4-6"``) instead of the design's list"""
+
+    def _roles(self) -> Iterator[tuple[str, RoleAdditions]]:
+        yield from self.role_constraints.items()
+        yield from self.roles.items()
+
+    def _gates(self) -> Iterator[tuple[str, tuple[int, int], str, GateOverride]]:
+        """(task type, range, how the file named it, override), the design's entries first."""
+        for task_type, listed in self.quality_gate_configs.items():
+            for entry in listed.overrides:
+                low, high = entry.complexity_range
+                yield task_type, entry.complexity_range, f"{low}-{high}", entry
+        for task_type, by_range in self.quality_gates.items():
+            for named_range, override in by_range.items():
+                yield task_type, _parse_range(named_range), named_range, override
 
     def apply(self, knowledge: SystemKnowledge) -> SystemKnowledge:
         """``knowledge`` with these overrides on top. A role unknown to it is created from its
         additions (a project may have roles of its own); a gate range that names no profile is
         an error, since it is almost surely a typo."""
         roles = dict(knowledge.roles)
-        for name, additions in self.roles.items():
+        for name, additions in self._roles():
             roles[name] = additions.apply(roles.get(name) or RoleConstraints(role=name))
         gates = {(gate.task_type, gate.complexity): gate for gate in knowledge.gates}
-        for task_type, by_range in self.quality_gates.items():
+        for task_type, complexity, named, override in self._gates():
             canonical = knowledge.task_type_aliases.get(task_type, task_type)
-            for named_range, override in by_range.items():
-                where = (canonical, _parse_range(named_range))
-                if where not in gates:
-                    known = sorted(f"{t}-{lo}-{hi}" for t, (lo, hi) in gates)
-                    raise KnowledgeError(
-                        f"override names QG-{canonical}-{named_range}, which is no profile; "
-                        f"profiles: {', '.join(known)}"
-                    )
-                gates[where] = override.apply(gates[where])
+            where = (canonical, complexity)
+            if where not in gates:
+                known = sorted(f"{t}-{lo}-{hi}" for t, (lo, hi) in gates)
+                raise KnowledgeError(
+                    f"override names QG-{canonical}-{named}, which is no profile; "
+                    f"profiles: {', '.join(known)}"
+                )
+            gates[where] = override.apply(gates[where])
         return knowledge.model_copy(update={"roles": roles, "gates": tuple(gates.values())})
+
+    def __or__(self, later: Overrides) -> Overrides:
+        """Both files' overrides, ``later`` applied after ``self``: role additions add up, and
+        for a field of a profile that both name, ``later`` wins."""
+        roles: dict[str, RoleAdditions] = {}
+        for name, additions in [*self._roles(), *later._roles()]:
+            before = roles.get(name, RoleAdditions())
+            roles[name] = RoleAdditions(**{
+                field: (*getattr(before, field), *getattr(additions, field))
+                for field in RoleAdditions.model_fields
+            })
+        gates: dict[str, list[RangedGateOverride]] = {}
+        for task_type, complexity, _, override in [*self._gates(), *later._gates()]:
+            fields = override.model_dump(include=override.given())
+            gates.setdefault(task_type, []).append(
+                RangedGateOverride(complexity_range=complexity, **fields)
+            )
+        return Overrides(
+            role_constraints=roles,
+            quality_gate_configs={
+                task_type: TaskTypeOverrides(overrides=tuple(entries))
+                for task_type, entries in gates.items()
+            },
+        )
 
 
 def _parse_range(text: str) -> tuple[int, int]:

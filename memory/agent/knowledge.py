@@ -13,6 +13,7 @@ from pathlib import Path
 from backends.errors import DualmemError
 from backends.protocol import MemoryBackend
 from seeds import (
+    DESIGN_OVERRIDES,
     OVERRIDES_FILE,
     SYSTEM_GROUPS,
     ModeSuggestion,
@@ -29,8 +30,12 @@ log = logging.getLogger(__name__)
 
 
 def project_overrides(home: Path) -> Overrides:
-    """The overrides in ``<home>/entity-overrides.yaml``; none when the file is missing."""
-    return load_overrides(home / OVERRIDES_FILE, missing_ok=True)
+    """The project's overrides: FEAT-GE-001's ``.guardkit/config/entity-overrides.yaml`` in the
+    folder that holds ``home`` (the project's, for ``./.dualmem``), then ours,
+    ``<home>/entity-overrides.yaml``, which wins where both set a threshold. Either or both
+    may be missing."""
+    design = load_overrides(home.parent / DESIGN_OVERRIDES, missing_ok=True)
+    return design | load_overrides(home / OVERRIDES_FILE, missing_ok=True)
 
 
 async def system_knowledge(

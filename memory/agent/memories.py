@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ValidationError
 
 from backends.errors import InvalidEpisode
-from backends.model import Episode, now
+from backends.model import Episode, now, problems
 from backends.protocol import MemoryBackend
 from memory.agent.markdown import bounded_markdown, describe
+from memory.agent.outcomes import TaskOutcome as TaskOutcome  # its earlier home, re-exported
+from memory.agent.outcomes import outcome_id
 from memory.agent.records import json_object, parse
 from memory.agent.scopes import (
     ADR,
@@ -52,22 +54,6 @@ from seeds import put_if_changed
 
 DEFAULT_CONTEXT_CHARS = 4000
 _CONTEXT_ITEMS = 5
-
-
-class TaskOutcome(BaseModel):
-    """How a task went (also what the splitter records for a session's subtasks and approach)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    task_id: str = ""
-    success: bool
-    outcome: str = ""
-    description: str = ""
-    task_type: str | None = None
-    complexity: int | None = None
-    turns: int | None = None
-    session: int | None = None
-    metadata: dict[str, Any] = {}
 
 
 @dataclass(frozen=True)
@@ -153,9 +139,27 @@ class AgentMemory:
             task_id=task_id, success=success, outcome=outcome, description=description,
             task_type=task_type, complexity=complexity, turns=turns, metadata=dict(metadata or {}),
         )
-        name = f"{task_id} {'succeeded' if success else 'failed'}: {description or outcome}"
-        episode = self.scope.episode(TASK_OUTCOME, task_id, name, record.model_dump(mode="json"),
-                                     now())
+        return await self._put_outcome(record)
+
+    async def capture_task_outcome(self, **fields: Any) -> str:
+        """Record an outcome given as the design's ``TaskOutcome`` fields (``outcome_type``,
+        ``task_id``, ``task_title``, ``summary``, ``success``, ``lessons_learned``, ...), as
+        written, and return its ``OUT-XXXXXXXX`` id: the write is durable in some layer (the
+        file layer alone, when the graph is busy elsewhere) or this raises."""
+        try:
+            record = TaskOutcome.model_validate(fields)
+        except ValidationError as exc:
+            raise InvalidEpisode(f"not a task outcome: {problems(exc)}") from None
+        if not record.task_id.strip():
+            raise InvalidEpisode("a task outcome needs its task_id")
+        data = (await self._put_outcome(record)).data
+        return str(data["id"]) if isinstance(data, dict) else record.id
+
+    async def _put_outcome(self, record: TaskOutcome) -> Episode:
+        key = record.key()
+        if not record.id:
+            record = record.model_copy(update={"id": outcome_id(self.scope.id(TASK_OUTCOME, key))})
+        episode = self.scope.episode(TASK_OUTCOME, key, record.name(), record.body(), now())
         return (await self._save([episode]))[0]
 
     async def save_session_insights(

@@ -3,7 +3,8 @@ body under a natural key, so writing it again updates it instead of adding a dup
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -31,6 +32,17 @@ def title(text: str, limit: int = 120) -> str:
     """One line of at most ``limit`` characters for an episode's name."""
     line = " ".join(text.split()) or "(empty)"
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def body(record: BaseModel, always: Collection[str]) -> dict[str, Any]:
+    """``record`` as a JSON body: the fields in ``always``, and the others only where they
+    differ from their defaults. The design documents' records have many optional fields; left
+    empty, they would only lengthen the text search ranks (and so lower its score)."""
+    given = record.model_dump(mode="json", exclude_defaults=True)
+    return {
+        name: value for name, value in record.model_dump(mode="json").items()
+        if name in always or name in given
+    }
 
 
 def parse(episode: Episode, model: type[Record]) -> Record | None:
@@ -64,3 +76,26 @@ async def scan_records(
         if record is not None:
             found.append((episode, record))
     return found
+
+
+def next_id(prefix: str, taken: Iterable[str], width: int) -> str:
+    """``PREFIX-NNN``: one past the highest number among the ``taken`` ids of that shape."""
+    shape = re.compile(rf"{re.escape(prefix)}-(\d+)")
+    numbers = [int(m.group(1)) for text in taken if (m := shape.fullmatch(text))]
+    return f"{prefix}-{max(numbers, default=0) + 1:0{width}d}"
+
+
+def folded(value: Any) -> Any:
+    """An enumeration's value as the design documents store it (``ADRStatus.ACCEPTED`` is
+    ``accepted``), read from its value or its name (``ACCEPTED``, ``TASK_REVIEW``)."""
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
+def without_entity_type(data: Any, kind: str) -> Any:
+    """A design document's body without its ``entity_type`` (the episode's kind says it): an
+    error when it names another kind."""
+    if isinstance(data, dict) and "entity_type" in data:
+        data = dict(data)
+        if (entity_type := data.pop("entity_type")) != kind:
+            raise ValueError(f"entity_type {entity_type!r} is not {kind!r}")
+    return data

@@ -31,6 +31,7 @@ QA_RESULT = "qa_result"
 ADR = "adr"
 FAILED_APPROACH = "failed_approach"
 FEATURE_SPEC = "feature_spec"
+FEATURE_OVERVIEW = "feature_overview"  # GuardKit's FeatureOverviewEntity
 ARCHITECTURE = "architecture"
 DOMAIN_KNOWLEDGE = "domain_knowledge"
 TURN_STATE = "turn_state"
@@ -52,6 +53,7 @@ __all__ = [
     "CODEBASE_DISCOVERY",
     "DOMAIN_KNOWLEDGE",
     "FAILED_APPROACH",
+    "FEATURE_OVERVIEW",
     "FEATURE_SPEC",
     "GOTCHA",
     "IMPLEMENTATION_MODE",

@@ -7,11 +7,11 @@ it scans the (small, pruned) group and orders by turn number and time.
 Ordering: within one task, by turn number, then time; across a feature's tasks, by time, then
 turn number (a later task's turn 1 is newer than an earlier task's turn 5).
 
-Retention after every record: each feature keeps its newest ``per_feature`` turns (so a running
-feature always keeps its recent state); then, while the project holds more than
-``per_project``, the oldest turns of completed features go first. Turns of a feature still in
-progress are never taken for the project limit, so a project whose features are all running
-may hold more than ``per_project`` (at most ``per_feature`` per feature).
+Retention after every record (FEAT-GE-001): a turn of a feature still in progress is never
+pruned. A completed feature keeps its newest ``per_feature`` turns; then, while the project
+holds more than ``per_project``, the oldest turns of completed features go first. A project
+whose running features alone exceed a limit keeps every turn; ``retention_status`` says so,
+and ``dualmem status`` shows it.
 """
 
 from __future__ import annotations
@@ -21,16 +21,30 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from backends.errors import InvalidEpisode
 from backends.model import Episode, Receipt, now, problems, utc
 from backends.protocol import MemoryBackend
-from memory.agent.records import scan_records
+from memory.agent.records import scan_records, without_entity_type
 from memory.agent.scopes import TURN_STATE, turn_states_group
 
 CoachDecision = Literal["approve", "revise", "escalate"]
+CriterionStatus = Literal["verified", "pending", "rejected", "blocked"]
+"""FEAT-GE-001's statuses of an acceptance criterion; other words are kept as written."""
+TurnMode = Literal["FRESH_START", "RECOVERING_STATE", "CONTINUING_WORK"]
+"""How a turn began (the design's modes); other values are kept as written."""
 FeatureStatus = Literal["in_progress", "completed"]
+_NULL_MEANS_NONE = frozenset({"quality_gate_results", "gate_results"})
 
 
 def turn_id(feature_id: str, task_id: str, turn: int) -> str:
@@ -38,29 +52,79 @@ def turn_id(feature_id: str, task_id: str, turn: int) -> str:
     return f"TURN-{feature_id}-{task_id}-T{turn}"
 
 
+def _coach_decision(value: Any) -> Any:
+    """The design writes ``""`` for "no verdict yet" and shows verdicts in capitals."""
+    if value == "":
+        return None
+    return value.casefold() if isinstance(value, str) else value
+
+
 class TurnState(BaseModel):
-    """What a turn ended with. ``feature_status`` says whether the feature is done, which
+    """What a turn ended with: FEAT-GE-001's ``TurnStateEpisode`` as written (its field names,
+    ``entity_type`` included), and ours as aliases (``turn``, ``blockers``,
+    ``acceptance_criteria``, ``gate_results``, ``recorded_at``). ``coach_feedback`` and
+    ``feature_status`` are ours: the coach's reasons, and whether the feature is done, which
     decides what retention may prune."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     feature_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)
-    turn: int = Field(ge=1)
+    turn_number: int = Field(ge=1, validation_alias=AliasChoices("turn_number", "turn"))
     player_decision: str = ""
-    coach_decision: CoachDecision | None = None
+    coach_decision: Annotated[CoachDecision | None, BeforeValidator(_coach_decision)] = None
     coach_feedback: str = ""
-    blockers: tuple[str, ...] = ()
+    blockers_found: tuple[str, ...] = Field(
+        default=(), validation_alias=AliasChoices("blockers_found", "blockers")
+    )
     progress_summary: str = ""
-    acceptance_criteria: dict[str, str] = {}  # criterion -> status (met, unmet, partial, ...)
-    mode: str | None = None
-    gate_results: dict[str, Any] = {}
+    acceptance_criteria_status: dict[str, CriterionStatus | str] = Field(
+        default={},
+        validation_alias=AliasChoices("acceptance_criteria_status", "acceptance_criteria"),
+    )
+    mode: TurnMode | str | None = None
+    quality_gate_results: dict[str, Any] = Field(
+        default={}, validation_alias=AliasChoices("quality_gate_results", "gate_results")
+    )
     feature_status: FeatureStatus = "in_progress"
-    recorded_at: Annotated[datetime, AfterValidator(utc)] = Field(default_factory=now)
+    timestamp: Annotated[datetime, AfterValidator(utc)] = Field(
+        default_factory=now, validation_alias=AliasChoices("timestamp", "recorded_at")
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _design_episode(cls, data: Any) -> Any:
+        """The design's episode names its kind in the body and writes ``null`` for no gate
+        results."""
+        data = without_entity_type(data, TURN_STATE)
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if v is not None or k not in _NULL_MEANS_NONE}
+        return data
+
+    # Our earlier names, for reading.
+    @property
+    def turn(self) -> int:
+        return self.turn_number
+
+    @property
+    def blockers(self) -> tuple[str, ...]:
+        return self.blockers_found
+
+    @property
+    def acceptance_criteria(self) -> dict[str, str]:
+        return self.acceptance_criteria_status
+
+    @property
+    def gate_results(self) -> dict[str, Any]:
+        return self.quality_gate_results
+
+    @property
+    def recorded_at(self) -> datetime:
+        return self.timestamp
 
     @property
     def turn_id(self) -> str:
-        return turn_id(self.feature_id, self.task_id, self.turn)
+        return turn_id(self.feature_id, self.task_id, self.turn_number)
 
     @classmethod
     def from_json(cls, text: str, where: str = "turn state") -> TurnState:
@@ -71,10 +135,10 @@ class TurnState(BaseModel):
 
     def summary(self) -> str:
         """One line: which turn, when, the coach's decision, progress and feedback."""
-        parts = [f"{self.turn_id}  {self.recorded_at:%Y-%m-%d %H:%M}",
+        parts = [f"{self.turn_id}  {self.timestamp:%Y-%m-%d %H:%M}",
                  f"coach {self.coach_decision or 'pending'}"]
         parts += [text for text in (self.progress_summary, self.coach_feedback) if text]
-        parts += [f"blocked: {blocker}" for blocker in self.blockers]
+        parts += [f"blocked: {blocker}" for blocker in self.blockers_found]
         return " | ".join(parts)
 
     def to_episode(self, project_id: str) -> Episode:
@@ -82,7 +146,7 @@ class TurnState(BaseModel):
         return Episode.create(
             group_id=turn_states_group(project_id), kind=TURN_STATE,
             name=f"{self.turn_id}: coach {decision}", body=self.model_dump(mode="json"),
-            key=self.turn_id, source="feature_build", created_at=self.recorded_at,
+            key=self.turn_id, source="feature_build", created_at=self.timestamp,
         )
 
 
@@ -90,6 +154,43 @@ class TurnState(BaseModel):
 class Retention:
     per_feature: int = 50
     per_project: int = 200
+
+
+@dataclass(frozen=True)
+class RetentionStatus:
+    """The project's turns against the limits, and the running features that keep it over."""
+
+    turns: int
+    limits: Retention
+    running_over: dict[str, int]
+    """running features holding more than ``per_feature`` turns: feature -> turns"""
+    running_turns: int
+
+    @property
+    def over_project(self) -> bool:
+        return self.turns > self.limits.per_project
+
+    @property
+    def over(self) -> bool:
+        return self.over_project or bool(self.running_over)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns, "per_feature": self.limits.per_feature,
+            "per_project": self.limits.per_project, "running_turns": self.running_turns,
+            "running_features_over": self.running_over,
+        }
+
+    def describe(self) -> str:
+        if not self.over:
+            return f"turn states: {self.turns} (limits {self.limits.per_feature} a feature, " \
+                f"{self.limits.per_project} a project)"
+        lines = [f"turn states: {self.turns}, over the limits ({self.limits.per_feature} a "
+                 f"feature, {self.limits.per_project} a project): turns of running features "
+                 f"are kept until they complete ({self.running_turns} running)"]
+        lines += [f"  {feature}: {count} turns, running" for feature, count
+                  in sorted(self.running_over.items())]
+        return "\n".join(lines)
 
 
 async def _all_turns(store: MemoryBackend, project_id: str) -> list[tuple[Episode, TurnState]]:
@@ -143,25 +244,56 @@ async def record_turn(
     return receipt
 
 
+Turns = list[tuple[Episode, TurnState]]
+
+
+def _by_feature(items: Turns) -> dict[str, Turns]:
+    """Each feature's turns, oldest first."""
+    grouped: dict[str, Turns] = defaultdict(list)
+    for item in items:
+        grouped[item[1].feature_id].append(item)
+    for found in grouped.values():
+        found.sort(key=_by_time)
+    return grouped
+
+
+def _completed(items: Turns) -> bool:
+    """A feature is completed when its newest turn says so."""
+    return items[-1][1].feature_status == "completed"
+
+
 async def prune_turns(store: MemoryBackend, project_id: str, retention: Retention) -> list[str]:
     """Apply the retention limits (see the module docstring); returns the pruned turn ids."""
-    by_feature: dict[str, list[tuple[Episode, TurnState]]] = defaultdict(list)
-    for item in await _all_turns(store, project_id):
-        by_feature[item[1].feature_id].append(item)
-    doomed: list[tuple[Episode, TurnState]] = []
-    kept: list[tuple[Episode, TurnState]] = []
-    completed: set[str] = set()
-    for feature_id, items in by_feature.items():
-        items.sort(key=_by_time)
-        if items[-1][1].feature_status == "completed":
-            completed.add(feature_id)
+    doomed: Turns = []
+    kept = 0
+    prunable: Turns = []
+    for items in _by_feature(await _all_turns(store, project_id)).values():
+        if not _completed(items):
+            kept += len(items)
+            continue
         cut = max(len(items) - retention.per_feature, 0)
         doomed += items[:cut]
-        kept += items[cut:]
-    excess = len(kept) - retention.per_project
+        prunable += items[cut:]
+        kept += len(items) - cut
+    excess = kept - retention.per_project
     if excess > 0:
-        prunable = sorted((item for item in kept if item[1].feature_id in completed), key=_by_time)
-        doomed += prunable[:excess]
+        doomed += sorted(prunable, key=_by_time)[:excess]
     for episode, _ in doomed:
         await store.delete(episode.id)
     return [state.turn_id for _, state in doomed]
+
+
+async def retention_status(
+    store: MemoryBackend, project_id: str, retention: Retention | None = None
+) -> RetentionStatus:
+    """How the project's turn states stand against the limits (after pruning, only running
+    features can keep it over them)."""
+    limits = retention or Retention()
+    grouped = _by_feature(await _all_turns(store, project_id))
+    running = {feature: len(items) for feature, items in grouped.items() if not _completed(items)}
+    return RetentionStatus(
+        turns=sum(len(items) for items in grouped.values()),
+        limits=limits,
+        running_over={f: n for f, n in running.items() if n > limits.per_feature},
+        running_turns=sum(running.values()),
+    )

@@ -53,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "turns": ("agent", "record FILE.json: store a turn state; list, latest --feature F: show "
               "them"),
     "context": ("agent", "the memories a task needs, as Markdown within its token budget"),
+    "critical": ("agent", "what a session must know first: role, quality gates, decisions in "
+                 "force, known failures, the feature's overview"),
     "migrate": ("home", "replay file memory into the graph and verify it, or import "
                 "Auto-Claude memory (--from-auto-claude)"),
     "repair": ("home", "make the graph equal to the journal again (a damaged graph is moved "

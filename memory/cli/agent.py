@@ -1,5 +1,5 @@
-"""The agent's commands: ``session`` (save, history), ``turns`` (record, list, latest) and
-``context``."""
+"""The agent's commands: ``session`` (save, history), ``turns`` (record, list, latest),
+``context`` and ``critical``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,15 @@ from memory.agent.knowledge import project_overrides
 from memory.agent.memories import AgentMemory, session_from_json, session_line
 from memory.agent.turns import TurnState, feature_turns, record_turn
 from memory.cli.base import Command, UsageError, opened, read_file, utf8
-from memory.context import TASK_TYPES, Phase, Task, build_context
+from memory.context import (
+    TASK_TYPES,
+    CachedStore,
+    Phase,
+    Task,
+    build_context,
+    load_critical_context,
+)
+from memory.context.quality import quality_metrics
 from memory.output import Output
 from memory.store.config import Config
 from memory.store.project import project_id
@@ -114,15 +122,38 @@ async def context(args: argparse.Namespace, config: Config) -> Output:
     extra = [check_group_id(group) for group in args.groups]
     async with opened(config, create=False, one_shot=True) as (backend, _):
         result = await build_context(
-            backend, task, project_id=project_id(config.home), phase=Phase(args.phase),
-            overrides=project_overrides(config.home), extra_groups=extra,
+            CachedStore(backend), task, project_id=project_id(config.home),
+            phase=Phase(args.phase), overrides=project_overrides(config.home), extra_groups=extra,
         )
-    return Output(result.to_json(), result.markdown
+    return Output(result.to_json() | {"quality": quality_metrics(result)}, result.markdown
                   or f"nothing in memory is relevant to this task (budget {result.budget} tokens)")
+
+
+def _critical_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", default="", metavar="TEXT",
+                        help="what the task is: failures and decisions relevant to it come first")
+    parser.add_argument("--type", default="feature", choices=TASK_TYPES, metavar="T",
+                        help="the kind of task, for its quality gates: %(choices)s "
+                        "(default: %(default)s)")
+    parser.add_argument("--complexity", type=int, default=5, metavar="N", help="1-10 (default 5)")
+    parser.add_argument("--role", choices=["player", "coach"], default="player",
+                        help="whose constraints: %(choices)s (default: %(default)s)")
+    parser.add_argument("--feature", metavar="F", help="feature work: the feature's overview too")
+
+
+async def critical(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=False, one_shot=True) as (backend, _):
+        found = await load_critical_context(
+            backend, project_id(config.home), task=args.task, task_type=args.type,
+            complexity=args.complexity, role=args.role, feature_id=args.feature,
+            overrides=project_overrides(config.home),
+        )
+    return Output(found.to_json(), found.markdown())
 
 
 COMMANDS = {
     "session": Command(_session_arguments, session),
     "turns": Command(_turns_arguments, turns),
     "context": Command(_context_arguments, context),
+    "critical": Command(_critical_arguments, critical),
 }

@@ -16,6 +16,7 @@ from backends.errors import BackendUnavailable, MigrationError
 from backends.graph import GraphBackend, engines
 from backends.model import check_group_id
 from memory.agent.seeding import seed_home
+from memory.agent.turns import retention_status
 from memory.cli.base import Command, UsageError, no_arguments, opened
 from memory.cli.progress import Progress
 from memory.output import PARTIAL_EXIT, Output
@@ -24,7 +25,7 @@ from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.layers import Layered
 from memory.store.migration import import_auto_claude, migrate_home, take_in_graph
-from memory.store.project import ensure_project_id
+from memory.store.project import ensure_project_id, read_project_id
 from memory.store.status import collect_status
 
 
@@ -46,10 +47,14 @@ async def status(args: argparse.Namespace, config: Config) -> Output:
         found = await collect_status(backend, selection, config.home, config.ledger_file)
         # The dual store (auto) adds what waits for the graph and the last migration.
         dual = await backend.status() if isinstance(backend, Layered) else None
-    if dual is None:
-        return Output(found.to_json(), found.describe())
-    return Output(found.to_json() | {"dual": dual.to_json()},
-                  f"{found.describe()}\n{dual.describe()}")
+        project = read_project_id(config.project_file)
+        turns = None if project is None else await retention_status(backend, project)
+    data, text = found.to_json(), found.describe()
+    if dual is not None:
+        data, text = data | {"dual": dual.to_json()}, f"{text}\n{dual.describe()}"
+    if turns is not None and turns.over:  # running features keep every turn: say so
+        data, text = data | {"turn_states": turns.to_json()}, f"{text}\n{turns.describe()}"
+    return Output(data, text)
 
 
 def _seed_arguments(parser: argparse.ArgumentParser) -> None:

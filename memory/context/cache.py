@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
 
-DEFAULT_TTL_SECONDS = 30.0
+DEFAULT_TTL_SECONDS = 300.0  # FEAT-GR-006's time-to-live
 DEFAULT_MAX_ENTRIES = 1024
 
 _Key = tuple[str, tuple[str, ...] | None, tuple[str, ...] | None, int]

@@ -8,7 +8,7 @@ from backends.protocol import MemoryBackend
 from memory.agent.knowledge import system_knowledge
 from memory.agent.turns import previous_turn
 from memory.context.budget import Category
-from memory.context.format import gate_block, role_blocks, section, turn_block
+from memory.context.format import gate_block, role_blocks, section, turn_context
 from memory.context.task import Task
 from seeds import Overrides
 
@@ -25,5 +25,5 @@ async def build_coach_prompt(
     if task.feature_id and task.turn_number > 1:
         state = await previous_turn(store, project_id, task.feature_id, task.id, task.turn_number)
         if state is not None:
-            parts.append(section(Category.TURN_STATES, [turn_block(state, 0)]))
+            parts.append(turn_context(state, task.turn_number))
     return "".join(parts)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.model import Episode
-from memory.agent.memories import TaskOutcome
+from memory.agent.outcomes import TaskOutcome
 from memory.agent.turns import TurnState
 from memory.context.budget import Category
 from seeds import ModeSuggestion, QualityGateProfile, RoleConstraints
@@ -142,15 +142,23 @@ def gate_block(profile: QualityGateProfile) -> Block:
         if profile.arch_review_required else "not required"
     )
     coverage = (
-        f"required, at least {profile.coverage_threshold:g}%"
+        f"required, at least {percent(profile.coverage_threshold)}"
         if profile.coverage_required and profile.coverage_threshold is not None
         else "not required"
     )
-    tests = "required, must pass" if profile.tests_required else "not required"
+    tests = "not required"
+    if profile.tests_required:
+        tests = "required, must pass" if profile.tests_must_pass else "required"
+    since = f" (in effect from {profile.effective_from})" if profile.effective_from else ""
     return Block(
-        f"**{profile.task_type}, complexity {low}-{high}** ({profile.key}):\n"
+        f"**{profile.task_type}, complexity {low}-{high}** ({profile.key}){since}:\n"
         f"- Architecture review: {arch}\n- Coverage: {coverage}\n- Tests: {tests}\n"
     )
+
+
+def percent(fraction: float) -> str:
+    """A threshold stored as a fraction, as people read it: 0.85 -> "85%", 0.875 -> "87.5%"."""
+    return f"{round(fraction * 100, 2):g}%"
 
 
 def mode_blocks(suggestion: ModeSuggestion) -> list[Block]:
@@ -172,6 +180,24 @@ def turn_block(state: TurnState, order: int) -> Block:
         parts.append(f"Criteria: {_value(state.acceptance_criteria)}")
     text = one_line(" ".join(p.rstrip(". ") + "." for p in parts))
     return _bullet(f"Turn {state.turn} ({state.task_id})", text, order)
+
+
+def turn_context(state: TurnState, current_turn: int) -> str:
+    """FEAT-GE-001's "Previous Turn Context" for the coach: the turn a task's turn
+    ``current_turn`` starts from, as the design injects it."""
+    criteria = ", ".join(f"{k}: {v}" for k, v in state.acceptance_criteria_status.items())
+    blockers = "; ".join(state.blockers_found) or "None"
+    decision = (state.coach_decision or "pending").upper()
+    lines = [
+        f"### Previous Turn Context (Turn {state.turn_number} of {current_turn})\n",
+        one_line(state.player_decision) if state.player_decision else "",
+        f"Progress: {one_line(state.progress_summary)}" if state.progress_summary else "",
+        f"AC status: {{{criteria}}}" if criteria else "",
+        f"Blockers: {one_line(blockers)}",
+        f"Coach decision: {decision}"
+        + (f" — {one_line(state.coach_feedback)}" if state.coach_feedback else ""),
+    ]
+    return "\n".join(line for line in lines if line) + "\n" + SECTION_END
 
 
 def outcome_block(record: TaskOutcome, order: int) -> Block:

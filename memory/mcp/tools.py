@@ -32,7 +32,15 @@ from memory.agent.markdown import render_pages
 from memory.agent.memories import AgentMemory
 from memory.agent.scopes import ADR, project_group
 from memory.agent.turns import TurnState, latest_turn
-from memory.context import Phase, Task, TaskTypeName, build_context
+from memory.context import (
+    CachedStore,
+    Phase,
+    Task,
+    TaskTypeName,
+    build_context,
+    load_critical_context,
+)
+from memory.context.cache import DEFAULT_TTL_SECONDS
 from memory.store.project import project_id
 from seeds import ImplementationMode, QualityGateProfile, RoleConstraints
 
@@ -74,6 +82,17 @@ class TaskContext(BaseModel):
     budget: int
 
 
+class CriticalContextData(BaseModel):
+    markdown: str = Field(description="All of it, as Markdown.")
+    role_constraints: dict[str, Any]
+    quality_gates: dict[str, Any] = Field(
+        description="Coverage thresholds are fractions (0.8 is 80%).")
+    decisions: list[dict[str, Any]] = Field(description="Architecture decisions in force.")
+    failed_approaches: list[dict[str, Any]]
+    failure_patterns: list[dict[str, Any]]
+    feature_overview: dict[str, Any] | None
+
+
 class SavedSession(BaseModel):
     session_number: int
     saved: dict[str, int] = Field(description="How many memories of each kind were stored.")
@@ -103,10 +122,18 @@ def _adr_id(title: str) -> str:
 
 
 class MemoryTools:
-    """The tools of one home's project, over a store opened once (the caller closes it)."""
+    """The tools of one home's project, over a store opened once (the caller closes it).
 
-    def __init__(self, store: MemoryBackend, home: Path) -> None:
-        self.store = store
+    Context assembly reads through a search cache (FEAT-GR-006's 300 s): every write made
+    through these tools drops it, another session's writes reach a context once its entries
+    expire. ``search_memories`` always reads the store itself, so an agent looking for what
+    another session just wrote finds it."""
+
+    def __init__(
+        self, store: MemoryBackend, home: Path, *, cache_ttl: float = DEFAULT_TTL_SECONDS
+    ) -> None:
+        self.fresh = store
+        self.store: MemoryBackend = CachedStore(store, ttl=cache_ttl)
         self.home = home
         self.project_id = project_id(home)
 
@@ -126,7 +153,7 @@ class MemoryTools:
         """Search this project's memory by keywords: gotchas, patterns, file discoveries,
         task outcomes, decisions and session insights, best match first."""
         group_ids = [check_group_id(g) for g in groups] if groups else [self.project_id]
-        hits = await self.store.search(query, group_ids=group_ids, kinds=kinds or None,
+        hits = await self.fresh.search(query, group_ids=group_ids, kinds=kinds or None,
                                        limit=limit)
         return [_found(hit.episode, hit.score) for hit in hits]
 
@@ -219,6 +246,27 @@ class MemoryTools:
         return TaskContext(markdown=result.markdown, tokens_used=result.tokens_used,
                            budget=result.budget)
 
+    async def get_critical_context(
+        self,
+        task: Annotated[str, Field(
+            description="What the task is; failures and decisions relevant to it come first.")]
+        = "",
+        task_type: TaskTypeArg = "feature",
+        complexity: Complexity = 5,
+        role: Annotated[Literal["player", "coach"], Field(
+            description="Whose constraints to give.")] = "player",
+        feature: Annotated[str | None, Field(
+            description="Feature work: the feature whose overview to give.")] = None,
+    ) -> CriticalContextData:
+        """What you must know before starting: your role's constraints, the quality gates for
+        the task, the architecture decisions in force, known failures to avoid, and the
+        feature's overview. Not budgeted: read it all."""
+        found = await load_critical_context(
+            self.store, self.project_id, task=task, task_type=task_type, complexity=complexity,
+            role=role, feature_id=feature, overrides=project_overrides(self.home),
+        )
+        return CriticalContextData.model_validate(found.to_json())
+
     async def save_session_insights(
         self,
         what_worked: Annotated[tuple[str, ...], Field(description="What worked.")] = (),
@@ -310,6 +358,7 @@ class MemoryTools:
         """The methods published as MCP tools, in the order an agent reads them."""
         return (
             self.search_memories, self.add_memory, self.get_task_context,
+            self.get_critical_context,
             self.save_session_insights, self.get_session_history, self.get_latest_turn,
             self.get_role_constraints, self.get_quality_gates, self.suggest_implementation_mode,
         )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,10 @@ import orjson
 import pytest
 from every_layer import command_line
 
+from memory.agent.turns import Retention, TurnState, record_turn
 from memory.cli import main
+from memory.store.project import project_id
+from memory.store.selection import open_memory
 
 SESSION = {
     "subtasks_completed": ["parse-config"],
@@ -94,3 +98,30 @@ def test_bad_command_lines_are_one_line_errors(
     assert main(["--home", str(home), "--backend", "file", *argv]) == code
     err = capsys.readouterr().err
     assert err.startswith("dualmem: error: ") and err.count("\n") == 1 and fragment in err
+
+
+def test_status_says_when_running_features_keep_the_turns_over_the_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "project" / ".dualmem"
+
+    def status() -> dict[str, Any]:
+        assert main(["--home", str(home), "--backend", "file", "--json", "status"]) == 0
+        return orjson.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+    async def record_running_turns(count: int) -> None:
+        async with open_memory(home, "file") as store:
+            for n in range(1, count + 1):
+                await record_turn(store, project_id(home),
+                                  TurnState(feature_id="FEAT-9", task_id="T", turn_number=n))
+
+    assert main(["--home", str(home), "--backend", "file", "init"]) == 0
+    capsys.readouterr()
+    assert "turn_states" not in status()
+    asyncio.run(record_running_turns(Retention().per_feature + 1))  # one over, still running
+    assert status()["turn_states"] == {
+        "turns": 51, "per_feature": 50, "per_project": 200, "running_turns": 51,
+        "running_features_over": {"FEAT-9": 51},
+    }
+    assert main(["--home", str(home), "--backend", "file", "status"]) == 0
+    assert "FEAT-9: 51 turns, running" in capsys.readouterr().out

@@ -42,7 +42,7 @@ roles:
     escalate_when_additions: [The build is red on main]
 quality_gates:
   feature:
-    "4-6": {coverage_threshold: 75}
+    "4-6": {coverage_threshold: 0.75}
 """
 
 
@@ -70,10 +70,10 @@ def test_defaults_hold_what_the_issue_lists() -> None:
     }
     assert gates == {
         "QG-scaffolding-1-10": (None, None, False),
-        "QG-feature-1-3": (50, 70, True),
-        "QG-feature-4-6": (60, 80, True),
-        "QG-feature-7-10": (70, 85, True),
-        "QG-testing-1-10": (None, 90, True),
+        "QG-feature-1-3": (50, 0.70, True),
+        "QG-feature-4-6": (60, 0.80, True),
+        "QG-feature-7-10": (70, 0.85, True),
+        "QG-testing-1-10": (None, 0.90, True),
         "QG-documentation-1-10": (None, None, False),
     }
     modes = {mode.key: (mode.complexity, mode.ceremony_level) for mode in knowledge.modes}
@@ -120,7 +120,7 @@ async def test_gate_profile_for_feature_5(maybe_store: MemoryBackend | None) -> 
     await _maybe_seed(maybe_store)
     gate = await gate_thresholds("feature", 5, maybe_store)
     assert gate.key == "QG-feature-4-6"
-    assert (gate.arch_review_threshold, gate.coverage_threshold) == (60, 80)
+    assert (gate.arch_review_threshold, gate.coverage_threshold) == (60, 0.80)
     assert gate.tests_required and gate.arch_review_required
     # Aliases and unknown task types are judged by the feature profiles.
     assert (await gate_thresholds("implementation", 2, maybe_store)).key == "QG-feature-1-3"
@@ -245,8 +245,8 @@ async def test_override_file_merged_additions_extend_not_replace(
     coach = await resolve_role_constraints("coach", maybe_store, overrides)
     assert coach.escalate_when[-1] == "The build is red on main" and len(coach.escalate_when) == 4
     gate = await gate_thresholds("feature", 5, maybe_store, overrides)
-    assert (gate.coverage_threshold, gate.arch_review_threshold) == (75, 60)
-    assert (await gate_thresholds("feature", 7, maybe_store, overrides)).coverage_threshold == 85
+    assert (gate.coverage_threshold, gate.arch_review_threshold) == (0.75, 60)
+    assert (await gate_thresholds("feature", 7, maybe_store, overrides)).coverage_threshold == 0.85
 
 
 def test_missing_home_overrides_mean_none_and_bad_files_are_named_errors(tmp_path: Path) -> None:

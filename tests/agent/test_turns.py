@@ -15,6 +15,7 @@ from memory.agent.turns import (
     previous_turn,
     prune_turns,
     record_turn,
+    retention_status,
     turn_id,
 )
 
@@ -80,19 +81,21 @@ async def test_default_retention_is_50_per_feature_and_200_per_project(
     store: MemoryBackend,
 ) -> None:
     minute = 0
-    for feature, count in [("A", 50), ("B", 50), ("C", 50), ("D", 52), ("E", 10)]:
+    for feature, count in [("A", 52), ("B", 50), ("C", 50), ("D", 52), ("E", 10)]:
         for n in range(1, count + 1):
             minute += 1
             status = "completed" if n == count and feature in "ABC" else "in_progress"
             turn = state(feature, "T", n, minute, feature_status=status)
             await store.upsert(turn.to_episode(PROJECT))
-    # D loses its two oldest to the feature cap; then 210 > 200 takes A's ten oldest.
+    # A, completed, loses its two oldest to the feature cap; D is running and keeps its 52
+    # (FEAT-GE-001: in-progress features are never pruned); then 212 > 200 takes A's next twelve.
     pruned = await prune_turns(store, PROJECT, Retention())
-    assert pruned == [f"TURN-D-T-T{n}" for n in (1, 2)] + [f"TURN-A-T-T{n}" for n in range(1, 11)]
+    assert pruned == [f"TURN-A-T-T{n}" for n in range(1, 15)]
+    assert len(await feature_turns(store, PROJECT, "D")) == 52
     assert await store.count(group_ids=[turn_states_group(PROJECT)]) == 200
 
 
-async def test_retention_limits(store: MemoryBackend) -> None:
+async def test_retention_never_prunes_a_running_feature(store: MemoryBackend) -> None:
     limits = Retention(per_feature=4, per_project=9)
     minute = 0
 
@@ -104,16 +107,36 @@ async def test_retention_limits(store: MemoryBackend) -> None:
             await record_turn(store, PROJECT, state(feature, "T", n, minute, feature_status=status),
                               limits)
 
-    await turns("DONE-OLD", 6, completed=True)  # per-feature cap: keeps turns 3-6
-    await turns("RUNNING", 6)  # in progress: keeps its newest 4 as well
+    await turns("DONE-OLD", 6, completed=True)  # completed: the feature cap keeps turns 3-6
     assert [s.turn for s in await feature_turns(store, PROJECT, "DONE-OLD")] == [3, 4, 5, 6]
-    assert [s.turn for s in await feature_turns(store, PROJECT, "RUNNING")] == [3, 4, 5, 6]
+    await turns("RUNNING", 6)  # in progress: over the feature cap, and keeps all six
+    assert [s.turn for s in await feature_turns(store, PROJECT, "RUNNING")] == [1, 2, 3, 4, 5, 6]
+    # 10 turns > 9: the oldest turn of the completed feature went, never the running one's.
+    assert [s.turn for s in await feature_turns(store, PROJECT, "DONE-OLD")] == [4, 5, 6]
     await turns("DONE-NEW", 3, completed=True)
-    # 11 turns > 9: the two oldest turns of completed features go, never the running one's.
-    assert [s.turn for s in await feature_turns(store, PROJECT, "DONE-OLD")] == [5, 6]
+    assert await feature_turns(store, PROJECT, "DONE-OLD") == []
     assert [s.turn for s in await feature_turns(store, PROJECT, "DONE-NEW")] == [1, 2, 3]
-    assert [s.turn for s in await feature_turns(store, PROJECT, "RUNNING")] == [3, 4, 5, 6]
+    assert [s.turn for s in await feature_turns(store, PROJECT, "RUNNING")] == [1, 2, 3, 4, 5, 6]
     assert await store.count(group_ids=[turn_states_group(PROJECT)]) == 9
+
+
+async def test_running_features_over_the_limits_are_kept_and_reported(
+    store: MemoryBackend,
+) -> None:
+    limits = Retention(per_feature=2, per_project=4)
+    for feature in ("A", "B"):
+        for n in (1, 2, 3):
+            await record_turn(store, PROJECT, state(feature, "T", n, n), limits)
+    assert await store.count(group_ids=[turn_states_group(PROJECT)]) == 6
+    found = await retention_status(store, PROJECT, limits)
+    assert (found.turns, found.running_turns, found.running_over) == (6, 6, {"A": 3, "B": 3})
+    assert found.over and found.over_project
+    assert "over the limits" in found.describe() and "A: 3 turns, running" in found.describe()
+    await record_turn(store, PROJECT, state("A", "T", 4, 9, feature_status="completed"), limits)
+    # A completed: its cap keeps two, then the project (5 > 4) takes A's oldest remaining.
+    assert [s.turn for s in await feature_turns(store, PROJECT, "A")] == [4]
+    found = await retention_status(store, PROJECT, limits)
+    assert (found.turns, found.running_over) == (4, {"B": 3})
 
 
 async def test_the_project_limit_never_takes_running_features(store: MemoryBackend) -> None:

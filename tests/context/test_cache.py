@@ -3,11 +3,16 @@ holding a result that a concurrent write may have made stale."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
 from bench.context_corpus import MEMORIES, PROJECT
 from memory.agent.scopes import GOTCHA
 from memory.context import CachedStore, Task, build_context
+from memory.context.cache import DEFAULT_TTL_SECONDS
+from memory.mcp.tools import MemoryTools
+from memory.store.project import ensure_project_id
 
 from .conftest import fill
 
@@ -93,3 +98,34 @@ async def test_context_through_the_cache_is_the_same(store: MemoryBackend) -> No
     warm = await build_context(cache, task, project_id=PROJECT)
     assert direct.markdown == cold.markdown == warm.markdown != ""
     assert cache.hits == cache.misses > 0
+
+
+async def test_the_mcp_tools_cache_contexts_for_five_minutes_and_searches_never(
+    store: MemoryBackend, tmp_path: Path
+) -> None:
+    home = tmp_path / "project" / ".dualmem"
+    ensure_project_id(home / "project.json", "project")
+    tools = MemoryTools(store, home)
+    assert isinstance(tools.store, CachedStore) and tools.store.ttl == DEFAULT_TTL_SECONDS == 300
+    project = tools.project_id
+    await tools.add_memory(kind="gotcha", text="Redis sessions expire silently")
+    task = "Refresh redis sessions"
+    first = await tools.get_task_context(task=task, complexity=3)
+    assert "expire silently" in first.markdown
+    # Another session's write, behind this server's back: its searches see it at once, its
+    # contexts once the cached entries expire.
+    await tools.fresh.upsert(Episode.create(group_id=project, kind=GOTCHA,
+                                            name="Redis sessions need a TTL",
+                                            body="Redis sessions need a TTL"))
+    async def uncached() -> str:  # what a fresh server assembles from the same store
+        fresh = MemoryTools(tools.fresh, home)
+        return (await fresh.get_task_context(task=task, complexity=3)).markdown
+
+    assert "need a TTL" in await uncached()
+    assert (await tools.get_task_context(task=task, complexity=3)).markdown == first.markdown
+    found = await tools.search_memories(query="redis sessions TTL")
+    assert "Redis sessions need a TTL" in [hit.name for hit in found]
+    # A write through the tools drops the cache.
+    await tools.add_memory(kind="pattern", text="Refresh redis sessions on every request")
+    again = (await tools.get_task_context(task=task, complexity=3)).markdown
+    assert again == await uncached() != first.markdown

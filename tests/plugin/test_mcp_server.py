@@ -18,7 +18,7 @@ from plugin.processes import REPO, call, dualmem, servers, text_of
 TOOLS = {
     "search_memories", "add_memory", "get_task_context", "save_session_insights",
     "get_session_history", "get_latest_turn", "get_role_constraints", "get_quality_gates",
-    "suggest_implementation_mode",
+    "suggest_implementation_mode", "get_critical_context",
 }
 
 
@@ -78,12 +78,18 @@ async def test_tools_resources_and_errors(home: Path) -> None:
         assert await call(client, "get_latest_turn", feature_id="FEAT-404") is None
 
         gates = await call(client, "get_quality_gates", task_type="bugfix", complexity=5)
-        assert gates["task_type"] == "feature" and gates["coverage_threshold"] == 80
+        assert gates["task_type"] == "feature" and gates["coverage_threshold"] == 0.8
         mode = await call(client, "suggest_implementation_mode", task_type="feature",
                           complexity=2)
         assert mode["mode"]["name"] == "direct" and mode["reason"]
         coach = await call(client, "get_role_constraints", role="coach")
         assert coach["role"] == "coach" and coach["must_do"]
+        critical = await call(client, "get_critical_context", task="atomic saves",
+                              role="coach", complexity=5)
+        assert [d["adr_id"] for d in critical["decisions"]] == ["ADR-Atomic-saves"]
+        assert critical["quality_gates"]["coverage_threshold"] == 0.8
+        assert "### Your role: coach" in critical["markdown"]
+        assert "**ADR-Atomic-saves: Atomic saves**" in critical["markdown"]
 
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
         assert resources == {"dualmem://project/patterns.md", "dualmem://project/gotchas.md"}

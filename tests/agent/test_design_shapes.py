@@ -1,0 +1,469 @@
+"""The design documents' own examples, loaded as written (issue 13): FEAT-GE-001's override
+file, gate profile and turn state; GuardKit's ADR, task outcome and failed approaches
+(docs/architecture/graphiti-architecture.md, TASK-GE-004). Each test checks the values that
+come out, on every layer."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from asyncio.subprocess import PIPE
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+from backends.errors import InvalidEpisode
+from backends.protocol import MemoryBackend
+from memory.agent.decisions import (
+    Adr,
+    capture_failed_approach,
+    get_adr,
+    list_failed_approaches,
+    load_failed_approaches,
+    record_adr,
+    record_decision,
+    record_failed_approach,
+    search_adrs,
+    supersede_adr,
+)
+from memory.agent.knowledge import gate_thresholds, project_overrides, resolve_role_constraints
+from memory.agent.memories import AgentMemory
+from memory.agent.outcomes import TaskOutcome
+from memory.agent.turns import TurnState, latest_turn, record_turn
+from memory.context import Task, build_coach_prompt
+from memory.context.format import gate_block
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
+from seeds import (
+    DESIGN_OVERRIDES,
+    ImplementationMode,
+    KnowledgeError,
+    QualityGateProfile,
+    builtin_knowledge,
+)
+
+PROJECT = "proj-1"
+CHILD = str(Path(__file__).parents[1] / "dual" / "dual_child.py")
+
+# FEAT-GE-001, "Per-Project Override Mechanism", as written (comment included).
+DESIGN_OVERRIDE_FILE = """\
+# .guardkit/config/entity-overrides.yaml (optional, per-project)
+
+role_constraints:
+  coach:
+    must_do_additions:
+      - "Verify OPG registration compliance"
+      - "Check Moneyhub API contract alignment"
+    escalate_when_additions:
+      - "Financial data handling inconsistency detected"
+
+quality_gate_configs:
+  feature:
+    overrides:
+      - complexity_range: [4, 6]
+        coverage_threshold: 0.85  # Higher than default 0.80 for this project
+"""
+
+# FEAT-GE-001's TurnStateEpisode, as ``json.dumps(asdict(state))`` writes it.
+DESIGN_TURN = {
+    "entity_type": "turn_state",
+    "feature_id": "FEAT-001",
+    "task_id": "TASK-003",
+    "turn_number": 2,
+    "player_decision": "Player implemented authentication middleware.",
+    "coach_decision": "revise",
+    "blockers_found": [],
+    "progress_summary": "Login and logout work; session timeout is missing",
+    "acceptance_criteria_status": {"login": "verified", "logout": "pending",
+                                   "session-timeout": "pending"},
+    "mode": "CONTINUING_WORK",
+    "quality_gate_results": None,
+    "timestamp": "2026-01-29T16:53:46.199251+00:00",
+}
+
+# docs/architecture/graphiti-architecture.md, "ADREntity", with its enums as written.
+DESIGN_ADR = {
+    "id": "ADR-0001",
+    "title": "Use hash-based task IDs",
+    "status": "ACCEPTED",
+    "trigger": "TASK_REVIEW",
+    "source_task_id": "TASK-001",
+    "context": "Need concurrent-safe task creation",
+    "decision": "Use SHA256 hash of title + timestamp",
+    "rationale": "Eliminates race conditions, works offline",
+    "alternatives_considered": ["Sequential IDs", "UUID"],
+    "consequences": ["Cannot predict ID", "Slightly longer IDs"],
+    "tags": ["task-management", "concurrency"],
+    "confidence": 0.9,
+}
+
+# The same document, "TaskOutcome" (naive datetimes, as its example writes them).
+DESIGN_OUTCOME: dict[str, Any] = {
+    "id": "OUT-A1B2C3D4",
+    "outcome_type": "TASK_COMPLETED",
+    "task_id": "TASK-001",
+    "task_title": "Implement OAuth2",
+    "task_requirements": "Add OAuth2 authentication with PKCE flow",
+    "success": True,
+    "summary": "Successfully implemented OAuth2",
+    "approach_used": "Used passport.js library with custom strategy",
+    "patterns_used": ["Strategy Pattern", "Dependency Injection"],
+    "problems_encountered": ["CORS issues with redirect URIs"],
+    "lessons_learned": ["Always test redirect URIs in production-like env"],
+    "tests_written": 15,
+    "test_coverage": 0.92,
+    "review_cycles": 2,
+    "started_at": datetime(2024, 1, 15, 10, 0),
+    "completed_at": datetime(2024, 1, 15, 14, 30),
+    "duration_minutes": 270,
+    "feature_id": "FEAT-AUTH",
+    "related_adr_ids": ["ADR-0042"],
+}
+
+# TASK-GE-004, "Initial Failed Approaches to Seed", as written.
+DESIGN_FAILURES: list[dict[str, Any]] = [
+    {"id": "FAIL-SUBPROCESS",
+     "approach": "Using subprocess.run() to invoke guardkit task-work",
+     "symptom": "subprocess.CalledProcessError: Command 'guardkit task-work' not found",
+     "root_cause": "CLI command doesn't exist - task-work is a Claude Code slash command",
+     "fix_applied": "Use SDK query() to invoke '/task-work TASK-XXX' as a subagent",
+     "prevention": "BEFORE implementing task-work invocation, check ADR-FB-001. If symptom "
+                   "contains 'subprocess' or 'Command not found', use SDK query() instead.",
+     "context": "feature-build", "related_adrs": ["ADR-FB-001"], "severity": "critical",
+     "occurrences": 3},
+    {"id": "FAIL-TASK-PATH",
+     "approach": "Using TASK-XXX ID for worktree path construction",
+     "symptom": "FileNotFoundError at .guardkit/worktrees/TASK-XXX/...",
+     "root_cause": "In feature mode, worktree is shared and named after feature (FEAT-XXX), "
+                   "not individual tasks",
+     "fix_applied": "Use feature_worktree_id for path construction",
+     "prevention": "BEFORE constructing worktree paths, check ADR-FB-002. In feature mode, "
+                   "always use FEAT-XXX, never TASK-XXX.",
+     "context": "feature-build", "related_adrs": ["ADR-FB-002"], "severity": "high",
+     "occurrences": 2},
+    {"id": "FAIL-MOCK-PRELOOP",
+     "approach": "TaskWorkInterface.execute_design_phase() returning mock data",
+     "symptom": "Pre-loop returns suspiciously round values (complexity=5, arch_score=80)",
+     "root_cause": "Stub implementation returning placeholder data instead of invoking real "
+                   "task-work",
+     "fix_applied": "Implement execute_design_phase() with SDK query() to "
+                    "'/task-work --design-only'",
+     "prevention": "BEFORE trusting pre-loop results, verify they come from real task-work "
+                   "invocation. Check ADR-FB-003. Suspiciously round numbers indicate mock data.",
+     "context": "feature-build", "related_adrs": ["ADR-FB-003"], "severity": "critical",
+     "occurrences": 2},
+    {"id": "FAIL-SCHEMA-MISMATCH",
+     "approach": "Writing results to 'quality_gates' but reading from 'test_results'",
+     "symptom": "Coach can't find test results, defaults to score=0",
+     "root_cause": "Schema mismatch between task-work writer and CoachValidator reader",
+     "fix_applied": "Aligned schema to use 'quality_gates' consistently",
+     "prevention": "BEFORE reading/writing shared JSON files, verify schema alignment between "
+                   "writer and reader. Check for existing field names in both components.",
+     "context": "feature-build", "severity": "high", "occurrences": 4},
+    {"id": "FAIL-ALL-TESTS",
+     "approach": "Running 'pytest tests/' to verify task-specific changes",
+     "symptom": "Unrelated test failures from other tasks in shared worktree",
+     "root_cause": "In feature mode, tests/ contains tests from ALL tasks, not just current task",
+     "fix_applied": "Implemented task-specific test filtering",
+     "prevention": "BEFORE running tests in feature mode, filter to task-specific tests only. "
+                   "Or use --ignore patterns to exclude other task tests.",
+     "context": "feature-build", "severity": "medium", "occurrences": 4},
+]
+
+
+def _project_with_design_overrides(tmp_path: Path) -> Path:
+    """A project holding the design's override file at the design's path; returns its home."""
+    project = tmp_path / "project"
+    (project / DESIGN_OVERRIDES).parent.mkdir(parents=True)
+    (project / DESIGN_OVERRIDES).write_text(DESIGN_OVERRIDE_FILE)
+    return project / ".dualmem"
+
+
+async def test_the_design_override_file_at_the_design_path(
+    maybe_store: MemoryBackend | None, tmp_path: Path
+) -> None:
+    home = _project_with_design_overrides(tmp_path)
+    overrides = project_overrides(home)
+    coach = await resolve_role_constraints("coach", maybe_store, overrides)
+    default = builtin_knowledge().role("coach")
+    assert coach.must_do == (*default.must_do, "Verify OPG registration compliance",
+                             "Check Moneyhub API contract alignment")
+    assert coach.escalate_when[-1] == "Financial data handling inconsistency detected"
+    assert coach.must_not_do == default.must_not_do
+    gate = await gate_thresholds("feature", 5, maybe_store, overrides)
+    assert (gate.key, gate.coverage_threshold, gate.arch_review_threshold) == (
+        "QG-feature-4-6", 0.85, 60)
+    assert "- Coverage: required, at least 85%\n" in gate_block(gate).text
+    assert (await gate_thresholds("feature", 7, maybe_store, overrides)).coverage_threshold == 0.85
+    assert (await gate_thresholds("feature", 3, maybe_store, overrides)).coverage_threshold == 0.70
+
+
+def test_both_override_files_add_up_and_ours_wins_a_threshold(tmp_path: Path) -> None:
+    home = _project_with_design_overrides(tmp_path)
+    home.mkdir()
+    (home / "entity-overrides.yaml").write_text(
+        "roles: {coach: {must_do_additions: [Check the changelog]}}\n"
+        "quality_gates: {feature: {'4-6': {coverage_threshold: 0.9, arch_review_threshold: 65}}}\n"
+    )
+    knowledge = project_overrides(home).apply(builtin_knowledge())
+    assert knowledge.role("coach").must_do[-3:] == (
+        "Verify OPG registration compliance", "Check Moneyhub API contract alignment",
+        "Check the changelog")
+    gate = knowledge.gate("feature", 5)
+    assert (gate.coverage_threshold, gate.arch_review_threshold) == (0.9, 65)
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("quality_gate_configs: {feature: {overrides: [{complexity_range: [4, 6], "
+     "coverage_threshold: 85}]}}",
+     "quality_gate_configs.feature.overrides.0.coverage_threshold"),
+    ("quality_gates: {feature: {'4-6': {coverage_threshold: 80}}}",
+     "quality_gates.feature.4-6.coverage_threshold"),
+    ("quality_gates: {feature: {'4-6': {coverage_threshold: -0.1}}}",
+     "quality_gates.feature.4-6.coverage_threshold"),
+])
+def test_a_threshold_that_cannot_be_a_fraction_is_an_error_naming_its_key(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    home = tmp_path / "project" / ".dualmem"
+    home.mkdir(parents=True)
+    (home / "entity-overrides.yaml").write_text(text)
+    with pytest.raises(KnowledgeError, match=re.escape(key) + ".*fraction"):
+        project_overrides(home)
+
+
+def test_the_design_gate_profile_episode_as_written() -> None:
+    # FEAT-GE-001's QualityGateConfigEpisode for feature 4-6, every field, as asdict() writes it.
+    episode = {
+        "entity_type": "quality_gate_config", "task_type": "feature", "complexity_range": [4, 6],
+        "arch_review_required": True, "arch_review_threshold": 60, "coverage_required": True,
+        "coverage_threshold": 0.80, "tests_required": True, "tests_must_pass": True,
+        "effective_from": "2026-01-01",
+    }
+    profile = QualityGateProfile.model_validate(episode)
+    assert profile.key == "QG-feature-4-6" and profile.complexity == (4, 6)
+    assert (profile.coverage_threshold, profile.tests_must_pass, profile.effective_from) == (
+        0.80, True, "2026-01-01")
+    assert profile.model_dump(exclude={"effective_from"}) == (
+        builtin_knowledge().gate("feature", 5).model_dump(exclude={"effective_from"}))
+    assert gate_block(profile).text == (
+        "**feature, complexity 4-6** (QG-feature-4-6) (in effect from 2026-01-01):\n"
+        "- Architecture review: required, score at least 60\n"
+        "- Coverage: required, at least 80%\n- Tests: required, must pass\n"
+    )
+    # The design's defaults, when a profile names only its task type.
+    assert QualityGateProfile(task_type="bugfix").model_dump() == {
+        "task_type": "bugfix", "complexity": (1, 10), "arch_review_required": True,
+        "arch_review_threshold": 60, "coverage_required": True, "coverage_threshold": 0.80,
+        "tests_required": True, "tests_must_pass": True, "effective_from": "",
+    }
+    tests_may_fail = profile.model_copy(update={"tests_must_pass": False})
+    assert "- Tests: required\n" in gate_block(tests_may_fail).text
+    with pytest.raises(ValueError, match="entity_type"):
+        QualityGateProfile.model_validate(episode | {"entity_type": "turn_state"})
+
+
+async def test_the_design_turn_state_as_written(store: MemoryBackend) -> None:
+    state = TurnState.from_json(orjson.dumps(DESIGN_TURN).decode())
+    assert (state.turn_number, state.coach_decision, state.mode) == (2, "revise", "CONTINUING_WORK")
+    assert state.acceptance_criteria_status == {"login": "verified", "logout": "pending",
+                                                "session-timeout": "pending"}
+    assert state.timestamp == datetime(2026, 1, 29, 16, 53, 46, 199251, tzinfo=UTC)
+    assert state.quality_gate_results == {} and state.blockers_found == ()
+    assert state.turn_id == "TURN-FEAT-001-TASK-003-T2"
+    await record_turn(store, PROJECT, state)
+    loaded = await latest_turn(store, PROJECT, "FEAT-001")
+    assert loaded == state
+    # Stored under the design's names, so its readers find their fields.
+    stored = state.to_episode(PROJECT).data
+    assert isinstance(stored, dict)
+    assert {"turn_number", "blockers_found", "acceptance_criteria_status",
+            "quality_gate_results", "timestamp"} <= set(stored)
+
+    task = Task(id="TASK-003", description="Add session timeout", complexity=5,
+                feature_id="FEAT-001", is_autobuild=True, current_actor="coach", turn_number=3)
+    prompt = await build_coach_prompt(store, task, project_id=PROJECT)
+    assert (
+        "### Previous Turn Context (Turn 2 of 3)\n\n"
+        "Player implemented authentication middleware.\n"
+        "Progress: Login and logout work; session timeout is missing\n"
+        "AC status: {login: verified, logout: pending, session-timeout: pending}\n"
+        "Blockers: None\n"
+        "Coach decision: REVISE\n"
+    ) in prompt
+
+
+def test_turn_states_in_our_earlier_shape_and_decisions_in_capitals() -> None:
+    ours = TurnState.model_validate({
+        "feature_id": "F", "task_id": "T", "turn": 3, "blockers": ["flaky CI"],
+        "acceptance_criteria": {"login": "met"}, "gate_results": {"coverage": 0.7},
+        "recorded_at": "2026-02-01T10:00:00Z", "coach_decision": "APPROVE",
+    })
+    assert (ours.turn, ours.blockers, ours.acceptance_criteria, ours.gate_results) == (
+        3, ("flaky CI",), {"login": "met"}, {"coverage": 0.7})
+    assert ours.coach_decision == "approve"
+    assert TurnState.model_validate(DESIGN_TURN | {"coach_decision": ""}).coach_decision is None
+    with pytest.raises(ValueError, match="coach_decision"):
+        TurnState.model_validate(DESIGN_TURN | {"coach_decision": "maybe"})
+
+
+async def test_the_design_adr_and_superseding_it(store: MemoryBackend) -> None:
+    adr = Adr.model_validate(DESIGN_ADR)
+    assert (adr.id, adr.status, adr.trigger, adr.confidence) == (
+        "ADR-0001", "accepted", "task_review", 0.9)
+    assert adr.alternatives_considered == ("Sequential IDs", "UUID")
+    assert (adr.rationale, adr.source_task_id) == (
+        "Eliminates race conditions, works offline", "TASK-001")
+    await record_adr(store, PROJECT, adr)
+    assert await get_adr(store, PROJECT, "ADR-0001") == adr
+
+    # The document's service example: ADR-0002 "Use MongoDB instead" supersedes ADR-0001.
+    await supersede_adr(store, PROJECT, "ADR-0001",
+                        Adr.model_validate({"id": "ADR-0002", "title": "Use MongoDB instead"}))
+    assert [a.adr_id for a in await search_adrs(store, PROJECT, "task IDs MongoDB")] == [
+        "ADR-0002"]
+    superseded = await search_adrs(store, PROJECT, "hash-based task IDs", status="SUPERSEDED")
+    assert [(a.adr_id, a.superseded_by) for a in superseded] == [("ADR-0001", "ADR-0002")]
+    assert {a.adr_id for a in await search_adrs(store, PROJECT, "IDs MongoDB", status="any")} == {
+        "ADR-0001", "ADR-0002"}
+
+    new_id = await record_decision(store, PROJECT, question="Which database?",
+                                   answer="PostgreSQL for ACID compliance",
+                                   trigger="CLARIFYING_QUESTION", source_task_id="TASK-001")
+    assert new_id == "ADR-0003"
+    recorded = await get_adr(store, PROJECT, new_id)
+    assert recorded is not None
+    assert (recorded.title, recorded.decision, recorded.trigger, recorded.source_task_id) == (
+        "Which database?", "PostgreSQL for ACID compliance", "clarifying_question", "TASK-001")
+    assert [a.adr_id for a in await search_adrs(store, PROJECT, "database", limit=1)] == [
+        "ADR-0003"]
+
+
+def test_adr_enumerations_refuse_what_they_do_not_name() -> None:
+    with pytest.raises(ValueError, match="trigger"):
+        Adr.model_validate(DESIGN_ADR | {"trigger": "a hunch"})
+    with pytest.raises(ValueError, match="confidence"):
+        Adr.model_validate(DESIGN_ADR | {"confidence": 90})
+
+
+async def test_the_design_task_outcome_as_written(store: MemoryBackend) -> None:
+    memory = AgentMemory(store, PROJECT)
+    assert await memory.capture_task_outcome(**DESIGN_OUTCOME) == "OUT-A1B2C3D4"
+    [episode] = await memory.memories(["task_outcome"])
+    record = TaskOutcome.model_validate(episode.data)
+    assert (record.outcome_type, record.task_title, record.summary) == (
+        "task_completed", "Implement OAuth2", "Successfully implemented OAuth2")
+    assert record.lessons_learned == ("Always test redirect URIs in production-like env",)
+    assert (record.tests_written, record.test_coverage, record.review_cycles) == (15, 0.92, 2)
+    assert record.started_at == datetime(2024, 1, 15, 10, 0, tzinfo=UTC)
+    assert (record.duration_minutes, record.related_adr_ids) == (270, ("ADR-0042",))
+    found = await memory.get_similar_task_outcomes("OAuth2 authentication PKCE")
+    assert [f.outcome.id for f in found] == ["OUT-A1B2C3D4"]
+
+    # Without an id: the same OUT id every time the task's outcome is captured.
+    fields = {k: v for k, v in DESIGN_OUTCOME.items() if k not in ("id", "duration_minutes")}
+    blocked = fields | {"task_id": "TASK-002", "outcome_type": "task_blocked", "success": False}
+    first = await memory.capture_task_outcome(**blocked)
+    assert re.fullmatch(r"OUT-[0-9A-F]{8}", first)
+    assert await memory.capture_task_outcome(**blocked | {"summary": "Blocked on CORS"}) == first
+    again = [TaskOutcome.model_validate(e.data) for e in await memory.memories(["task_outcome"])]
+    assert [(o.id, o.duration_minutes, o.outcome) for o in again if o.task_id == "TASK-002"] == [
+        (first, 270, "Blocked on CORS")]
+    phase = await memory.capture_task_outcome(**fields | {"outcome_type": "PHASE_COMPLETED",
+                                                          "summary": "Planning done"})
+    assert phase not in (first, "OUT-A1B2C3D4")
+
+
+def test_a_task_outcome_that_cannot_be_one_is_a_named_error() -> None:
+    memory = AgentMemory(None, PROJECT)  # type: ignore[arg-type]  # refused before any write
+    with pytest.raises(InvalidEpisode, match="test_coverage"):
+        asyncio.run(memory.capture_task_outcome(**DESIGN_OUTCOME | {"test_coverage": 92}))
+    with pytest.raises(InvalidEpisode, match="outcome_type"):
+        asyncio.run(memory.capture_task_outcome(**DESIGN_OUTCOME | {"outcome_type": "done"}))
+    with pytest.raises(InvalidEpisode, match="task_id"):
+        asyncio.run(memory.capture_task_outcome(**DESIGN_OUTCOME | {"task_id": " "}))
+
+
+async def test_a_capture_returns_its_id_when_only_the_file_layer_takes_it(
+    tmp_path: Path,
+) -> None:
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, CHILD, "hold", str(tmp_path), "0", stdin=PIPE, stdout=PIPE, stderr=PIPE,
+    )
+    try:
+        assert holder.stdout is not None
+        assert (await holder.stdout.readline()).strip() == b"ready"
+        async with open_memory(tmp_path, "auto") as store:
+            assert isinstance(store, DualBackend) and not store.holds_graph
+            memory = AgentMemory(store, PROJECT)
+            assert await memory.capture_task_outcome(**DESIGN_OUTCOME) == "OUT-A1B2C3D4"
+            assert (await store.status()).pending == 1  # in the journal, not yet in the graph
+            [episode] = await memory.memories(["task_outcome"])
+            assert TaskOutcome.model_validate(episode.data).id == "OUT-A1B2C3D4"
+        _, err = await asyncio.wait_for(holder.communicate(b"1\n"), 180)
+        assert holder.returncode == 0, err
+    finally:
+        if holder.returncode is None:
+            holder.kill()
+            await holder.wait()
+
+
+async def test_the_design_failed_approaches_as_written(store: MemoryBackend) -> None:
+    for episode in DESIGN_FAILURES:
+        await capture_failed_approach(store, PROJECT, episode)
+    listed = await list_failed_approaches(store, PROJECT)
+    assert [(f.id, f.occurrence_count) for f in listed][:2] in (
+        [("FAIL-SCHEMA-MISMATCH", 4), ("FAIL-ALL-TESTS", 4)],
+        [("FAIL-ALL-TESTS", 4), ("FAIL-SCHEMA-MISMATCH", 4)],
+    )
+    warnings = await load_failed_approaches(store, PROJECT, "subprocess task-work invocation")
+    first = warnings[0]
+    assert (first.id, first.severity, first.related_adrs, first.fix_applied) == (
+        "FAIL-SUBPROCESS", "critical", ("ADR-FB-001",),
+        "Use SDK query() to invoke '/task-work TASK-XXX' as a subagent")
+    assert first.prevention.startswith("BEFORE implementing task-work invocation, check ADR-FB-001")
+    assert len(await load_failed_approaches(store, PROJECT, "feature mode", limit=2)) == 2
+
+    # New ones are numbered FAIL-NNN; a repeat keeps its id and adds what it learned.
+    made = await record_failed_approach(store, PROJECT, "Editing the lock file by hand",
+                                        symptom="resolver error", severity="HIGH")
+    other = await record_failed_approach(store, PROJECT, "Pinning to a yanked release",
+                                         symptom="install fails", related_adrs=["ADR-0003"])
+    assert (made.id, made.severity, other.id) == ("FAIL-001", "high", "FAIL-002")
+    again = await record_failed_approach(store, PROJECT, "editing the lock file by hand",
+                                         symptom="hash mismatch", related_adrs=["ADR-0007"],
+                                         fix_applied="run the locker")
+    assert (again.id, again.occurrence_count, again.related_adrs, again.fix_applied) == (
+        "FAIL-001", 2, ("ADR-0007",), "run the locker")
+    repeat = await record_failed_approach(
+        store, PROJECT, "Using subprocess.run() to invoke guardkit task-work", symptom="again",
+        related_adrs=["ADR-0009"])
+    assert (repeat.id, repeat.occurrence_count, repeat.related_adrs) == (
+        "FAIL-SUBPROCESS", 4, ("ADR-FB-001", "ADR-0009"))
+
+
+def test_the_task_work_pitfalls_cite_the_design_adrs() -> None:
+    task_work = next(m for m in builtin_knowledge().modes if m.name == "task_work")
+    cited = [adr for pitfall in task_work.pitfalls
+             for adr in re.findall(r"ADR-FB-00\d", pitfall)]
+    assert cited == ["ADR-FB-001", "ADR-FB-002", "ADR-FB-003"]
+    assert "query()" in task_work.pitfalls[0] and "FEAT-XXX" in task_work.pitfalls[1]
+    # And the design's implementation mode episode loads as written.
+    data = yaml.safe_load("""
+        entity_type: implementation_mode
+        mode: direct
+        invocation_method: inline
+        result_location_pattern: The working tree
+        state_recovery_strategy: git_check_first
+        when_to_use: [Simple file ops]
+        pitfalls: [Check git status first]
+        complexity_range: [1, 3]
+        ceremony_level: minimal
+    """)
+    mode = ImplementationMode.model_validate(data)
+    assert (mode.key, mode.complexity, mode.invocation_method) == ("MODE-direct", (1, 3), "inline")
