@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 from falkor_server import address_for
 
 from backends.graph.address import ServerAddress
@@ -20,6 +21,7 @@ EACH = 500
 DEADLINE = 600  # seconds: a bound on a loaded machine, not a timing claim
 
 
+@pytest.mark.slow
 def test_four_processes_write_the_server_directly_and_nothing_is_pending(
     tmp_path: Path,
 ) -> None:
