@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -98,7 +99,8 @@ def writers(homes: Sequence[Path], url: str | None, each: int) -> dict[str, floa
     processes = len(homes)
     children = [subprocess.Popen([sys.executable, "-c", _WRITER, str(home), f"{processes}w{n}",
                                   str(each), url or "", orjson.dumps(QUERIES).decode()],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
                 for n, home in enumerate(homes)]
     try:
         for child in children:
@@ -107,7 +109,7 @@ def writers(homes: Sequence[Path], url: str | None, each: int) -> dict[str, floa
             assert child.stdin is not None
             child.stdin.write("go\n")
             child.stdin.flush()
-        reports = [orjson.loads(child.communicate(timeout=1800)[0]) for child in children]
+        reports = [_report(child) for child in children]
     finally:
         for child in children:
             child.kill()
@@ -117,6 +119,14 @@ def writers(homes: Sequence[Path], url: str | None, each: int) -> dict[str, floa
             "pending": sum(r["pending"] for r in reports) / (processes * each),
             "failed": sum(r["failed"] for r in reports),
             **_percentiles(searches)}
+
+
+def _report(child: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = child.communicate(timeout=1800)
+    if child.returncode != 0:
+        raise RuntimeError(f"a writer failed: {err.strip().splitlines()[-1:]}")
+    report: dict[str, Any] = orjson.loads(out)
+    return report
 
 
 def _percentiles(seconds: Sequence[float]) -> dict[str, float]:
