@@ -19,6 +19,7 @@ from falkor_server import address_for
 from backends.graph import GraphBackend, engines
 from backends.graph.falkor import FalkorBackend
 from backends.model import Episode
+from memory import Adr, record_adr, supersede_adr
 from memory.cli import main
 from memory.store.config import Config
 from memory.store.selection import open_memory
@@ -51,6 +52,11 @@ async def fill(home: Path) -> list[Episode]:
     async with open_memory(home, "auto") as store:
         await store.upsert_many(episodes)  # type: ignore[attr-defined]
         await store.delete(episodes[3].id)
+        # Facts with validity: a decision and the one that supersedes it.
+        await record_adr(store, "proj", Adr(adr_id="ADR-1", title="Sessions in cookies",
+                                            decision="Keep `SessionStore` in cookies"))
+        await supersede_adr(store, "proj", "ADR-1", Adr(
+            adr_id="ADR-2", title="Sessions in Redis", decision="Move `SessionStore` to Redis"))
     only_graph = Episode.create(group_id="proj", kind="note", name="graph only",
                                 body="written with --backend graph", created_at=T0)
     graph = await GraphBackend.open(Config(home=home).graph_dir)
@@ -75,7 +81,7 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
 ) -> None:
     home = tmp_path / "home"
     source = asyncio.run(fill(home))
-    assert len(source) == len(memories())  # one deleted, one written to the graph alone
+    assert len(source) == len(memories()) + 2  # one deleted, one graph-only, two decisions
     address = address_for(home)
 
     first = migrate(home, str(address), capsys)
@@ -84,20 +90,27 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
     again = migrate(home, str(address), capsys)
     assert again["ok"] and again["written"] == 0 and again["unchanged"] == len(source)
 
-    async def on_the_server() -> tuple[list[Episode], set[tuple[str, str, str]]]:
+    async def on_the_server() -> tuple[list[Episode], set[tuple[str, ...]], set[Fact]]:
         server = await FalkorBackend.open(address)
         try:
             found = [episode async for episode in server.scan()]
             rows = await server._run(
                 "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) "
                 "RETURN e.uuid AS e, n.uuid AS n, n.name AS name")
-            return found, {(row["e"], row["n"], row["name"]) for row in rows}
+            facts = await server._run(
+                "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) RETURN r.uuid AS f, a.uuid AS a,"
+                " b.uuid AS b, r.fact AS fact, r.valid_at AS valid, r.invalid_at AS invalid")
+            return found, {(row["e"], row["n"], row["name"]) for row in rows}, {
+                (r["f"], r["a"], r["b"], r["fact"], datetime.fromisoformat(r["valid"]),
+                 r["invalid"] is not None) for r in facts}
         finally:
             await server.aclose()
 
-    moved, mentions = asyncio.run(on_the_server())
+    moved, mentions, facts = asyncio.run(on_the_server())
     assert moved == source  # every field: ids, bodies, times, validity
     assert mentions == kuzu_mentions(Config(home=home).graph_dir)
+    assert facts == kuzu_facts(Config(home=home).graph_dir)
+    assert any(invalid for *_, invalid in facts)  # the superseded decision's facts
 
     # The home now points at the server: every memory is there, through auto.
     code = main(["--home", str(home), "--graph-url", str(address), "--json", "status"])
@@ -105,16 +118,31 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
     assert code == 0 and status["dual"]["pending"] == 0, status
 
 
-def kuzu_mentions(folder: Path) -> set[tuple[str, str, str]]:
+Fact = tuple[str, str, str, str, datetime, bool]
+"""uuid, source, target, text, valid_at, invalidated"""
+
+
+def kuzu_mentions(folder: Path) -> set[tuple[str, ...]]:
+    return {tuple(row) for row in kuzu_rows(
+        folder, "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, n.uuid, n.name")}
+
+
+def kuzu_facts(folder: Path) -> set[Fact]:
+    return {(f, a, b, text, valid.replace(tzinfo=UTC), invalid is not None)
+            for f, a, b, text, valid, invalid in kuzu_rows(
+                folder, "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->"
+                "(b:Entity) RETURN f.uuid, a.uuid, b.uuid, f.fact, f.valid_at, f.invalid_at")}
+
+
+def kuzu_rows(folder: Path, query: str) -> list[list[Any]]:
     import kuzu
 
     database = kuzu.Database(str(folder / engines.FILES["kuzu"]), read_only=True)
     connection = kuzu.Connection(database)
     try:
-        result = connection.execute(
-            "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, n.uuid, n.name")
+        result = connection.execute(query)
         assert isinstance(result, kuzu.QueryResult)
-        rows = {(row[0], row[1], row[2]) for row in result.get_all()}
+        rows = result.get_all()
         result.close()
         return rows
     finally:
