@@ -3,14 +3,21 @@ component or command brings the memories that mention it, and (where the layer h
 hop further, fused with the lexical ranking.
 
 The fusion only ever raises a score: ``score + (1 - score) * LINK_WEIGHT * link``, with ``link``
-in [0, 1] relative to the best-linked memory. A query that names no entity ranks exactly as
-before, so relevance thresholds calibrated on lexical scores keep their meaning.
+in [0, 1] measuring how firmly the query names what the memory mentions: an entity the query
+names outright (a path, a name in backticks) counts fully; one named by words counts by the
+share of the query those words are, divided among the entities the same words name ("refund"
+names ``app/api/refunds.py``, ``app/services/refunds.py`` and ``Refunds.tsx``, none of them
+firmly). So a link weighs about what the words that made it weigh, and a word that happens to be
+a file's stem does not lift that file's memories above what the query is about. A query that
+names no entity ranks exactly as before: scores stay on the lexical scale, and relative cuts
+(context selection) mean the same with and without links.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,9 +48,10 @@ class Links(Protocol):
     """What a layer knows of entities, read by ``expand``."""
 
     def named(self, query_terms: frozenset[str], exact: Collection[str],
-              groups: Collection[str] | None) -> list[tuple[str, str, int]]:
-        """(entity uuid, group, episodes mentioning it) of every entity of ``groups`` whose
-        ``name_terms`` the query holds, or whose uuid is in ``exact``."""
+              groups: Collection[str] | None) -> list[tuple[str, str, int, frozenset[str]]]:
+        """(entity uuid, group, episodes mentioning it, its ``matchable`` terms or an empty
+        set) of every entity of ``groups`` whose ``name_terms`` the query holds, or whose uuid
+        is in ``exact``."""
         ...
 
     def mentioning(self, entities: Collection[str], groups: Collection[str] | None,
@@ -86,13 +94,15 @@ def linked(links: Links, query: str, groups: Collection[str] | None,
     query_terms, exact = query_entities(query, groups)
     if not query_terms and not exact:
         return {}
-    weights: dict[str, float] = {}
-    for entity, group, df in links.named(query_terms, exact, groups):
-        if df > max(COMMON_MIN, COMMON_SHARE * links.size(group)):
-            continue
-        weights[entity] = 1.0 / (1.0 + math.log1p(df))
-    if not weights:
+    found = [(entity, df, words) for entity, group, df, words
+             in links.named(query_terms, exact, groups)
+             if df <= max(COMMON_MIN, COMMON_SHARE * links.size(group))]
+    if not found:
         return {}
+    sharing = Counter(words for entity, _, words in found if entity not in exact)
+    rarest = max(_specificity(df) for _, df, _ in found)
+    weights = {entity: naming(entity in exact, words, len(query_terms), sharing[words])
+               * _specificity(df) / rarest for entity, df, words in found}
     strength: dict[str, float] = {}
     for episode, entity in links.mentioning(weights, groups, kinds):
         strength[episode] = strength.get(episode, 0.0) + weights[entity]
@@ -103,11 +113,22 @@ def linked(links: Links, query: str, groups: Collection[str] | None,
     if hops:
         for episode, entity in links.mentioning(hops, groups, kinds):
             strength[episode] = strength.get(episode, 0.0) + hops[entity]
-    if not strength:
-        return {}
     top = heapq.nlargest(MAX_LINKED, strength.items(), key=lambda kv: (kv[1], kv[0]))
-    best = top[0][1]
-    return {episode: value / best for episode, value in top}
+    return {episode: min(1.0, value) for episode, value in top}
+
+
+def naming(outright: bool, words: frozenset[str], query_size: int, sharing: int) -> float:
+    """How firmly a query of ``query_size`` terms names an entity: fully when outright (a path,
+    a name in backticks), else by the share of the query its ``words`` are, divided among the
+    ``sharing`` entities those same words name."""
+    if outright:
+        return 1.0
+    return len(words) / max(query_size, len(words), 1) / max(sharing, 1)
+
+
+def _specificity(df: int) -> float:
+    """An entity few memories mention says more about each of them."""
+    return 1.0 / (1.0 + math.log1p(df))
 
 
 def fuse(lexical: Iterable[tuple[str, float]], links: Mapping[str, float], limit: int

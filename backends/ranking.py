@@ -13,8 +13,7 @@ import math
 import re
 from functools import lru_cache
 
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
+import orjson
 
 from backends.model import Episode
 
@@ -64,9 +63,21 @@ def _undouble(word: str) -> str:
     return word
 
 
+BOOKKEEPING = ("spec", "session")
+"""Fields of a structured body that say where a memory was recorded, not what it says. They are
+not searched: an Auto-Claude spec named "002-refund-webhooks" would make every memory of it a
+match for "refund" and "webhooks"."""
+
+
 def search_text(episode: Episode) -> str:
-    """What every layer's search reads of an episode, so equal memories rank alike anywhere."""
-    return f"{episode.name}\n{episode.body}"
+    """What every layer's search reads of an episode, so equal memories rank alike anywhere:
+    its name and body, less the body's bookkeeping fields."""
+    body = episode.body
+    if body.startswith("{") and any(f'"{key}"' in body for key in BOOKKEEPING):
+        data = episode.data
+        if isinstance(data, dict):
+            body = orjson.dumps({k: v for k, v in data.items() if k not in BOOKKEEPING}).decode()
+    return f"{episode.name}\n{body}"
 
 
 def terms(text: str) -> list[str]:
@@ -77,6 +88,9 @@ def terms(text: str) -> list[str]:
 def typo_candidates(term: str, vocabulary: list[str]) -> list[str]:
     """Vocabulary terms within one edit of ``term`` (two from eight letters) that do not
     merely extend it (prefixes are widened on their own), closest first."""
+    from rapidfuzz import process  # only a query term the index does not know needs it
+    from rapidfuzz.distance import Levenshtein
+
     max_edits = 1 if len(term) < 8 else 2
     found = process.extract(term, vocabulary, scorer=Levenshtein.distance,
                             score_cutoff=max_edits, limit=MAX_WIDENED)

@@ -3,6 +3,9 @@
 A text's folded, stemmed terms (``ranking.terms``) become postings, (document number, term
 frequency, length), in chunks of at most ``CHUNK`` documents per (term, partition), packed as
 arrays; partitions are (group, kind), so a filtered search never reads another group's postings.
+Each chunk also keeps its front, the (tf, length) pairs no other of its postings beats on both
+counts, from which a query bounds what the chunk can add before reading it (``backends.topk``);
+each document keeps its terms, so a candidate can be scored without walking postings.
 The vocabulary with document frequencies is a B-tree, so prefix widening is a range read.
 BM25 is computed at query time from what is stored (tf, length, df, N, total length): an index
 updated incrementally answers exactly as one built again from the same texts. Opening costs a
@@ -15,13 +18,13 @@ transaction is open, so a layer can change its own tables and this index atomica
 from __future__ import annotations
 
 import bisect
-import heapq
 import sqlite3
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from backends import topk
 from backends.ranking import (
     K1,
     MAX_QUERY_TERMS,
@@ -36,6 +39,9 @@ from backends.ranking import (
 )
 
 CHUNK = 512
+VERSION = "4"
+"""of the tables' layout and of the text taken in (ranking.search_text): an index of another
+version is built again"""
 _LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
 _MAX_U16 = 0xFFFF
 
@@ -43,11 +49,11 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS lex_parts (
     part INTEGER PRIMARY KEY, grp TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE (grp, kind));
 CREATE TABLE IF NOT EXISTS lex_docs (
-    key TEXT PRIMARY KEY, doc INTEGER NOT NULL UNIQUE, part INTEGER NOT NULL,
-    length INTEGER NOT NULL, terms TEXT NOT NULL) WITHOUT ROWID;
+    doc INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, part INTEGER NOT NULL,
+    length INTEGER NOT NULL, terms TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS lex_terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lex_postings (
-    term TEXT NOT NULL, part INTEGER NOT NULL, first INTEGER NOT NULL,
+    term TEXT NOT NULL, part INTEGER NOT NULL, first INTEGER NOT NULL, front BLOB NOT NULL,
     docs BLOB NOT NULL, tfs BLOB NOT NULL, lens BLOB NOT NULL,
     PRIMARY KEY (term, part, first)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lex_stats (
@@ -55,6 +61,23 @@ CREATE TABLE IF NOT EXISTS lex_stats (
     next_doc INTEGER NOT NULL);
 INSERT OR IGNORE INTO lex_stats VALUES (0, 0, 0, 1);
 """
+_CHUNK_COLUMNS = "first, front, docs, tfs, lens"
+
+
+def _in_parts(sql: str, term: str, parts: set[int] | None) -> tuple[str, list[object]]:
+    """``sql`` (which selects by term) limited to ``parts``, with its parameters."""
+    if parts is None:
+        return sql, [term]
+    return f"{sql} AND part IN ({','.join('?' * len(parts))})", [term, *parts]
+
+
+def _forward_text(counts: Counter[str]) -> str:
+    """A document's terms as stored: `` term:tf term:tf ``, where ``topk`` finds a term's tf."""
+    return "".join(f" {term}:{tf}" for term, tf in counts.items()) + " "
+
+
+def _forward_terms(text: str) -> list[str]:
+    return [entry.partition(":")[0] for entry in text.split()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,36 +91,52 @@ class Document:
 @dataclass(slots=True)
 class _Chunk:
     first: int
+    front: dict[int, int]  # tf -> the shortest length seen with it (pruned to the front)
     docs: array[int]
     tfs: array[int]
     lens: array[int]
 
     @classmethod
+    def new(cls, first: int) -> _Chunk:
+        return cls(first, {}, array("I"), array("H"), array("H"))
+
+    @classmethod
     def load(cls, row: Sequence[object]) -> _Chunk:
-        first, docs, tfs, lens = row
-        chunk = cls(int(first), array("I"), array("H"), array("H"))  # type: ignore[call-overload]
+        first, front, docs, tfs, lens = row
+        chunk = cls.new(int(first))  # type: ignore[call-overload]
+        pairs = array("H")
+        pairs.frombytes(front)  # type: ignore[arg-type]
+        chunk.front = dict(zip(pairs[::2], pairs[1::2], strict=True))
         chunk.docs.frombytes(docs)  # type: ignore[arg-type]
         chunk.tfs.frombytes(tfs)  # type: ignore[arg-type]
         chunk.lens.frombytes(lens)  # type: ignore[arg-type]
         return chunk
 
+    def append(self, doc: int, tf: int, size: int) -> None:
+        self.docs.append(doc)
+        self.tfs.append(tf)
+        self.lens.append(size)
+        if size < self.front.get(tf, _MAX_U16 + 1):
+            self.front[tf] = size
+
     def row(self, term: str, part: int) -> tuple[object, ...]:
-        return (term, part, self.first, self.docs.tobytes(), self.tfs.tobytes(),
-                self.lens.tobytes())
-
-
-@dataclass(frozen=True, slots=True)
-class _TermPlan:
-    variants: list[tuple[str, float]]  # (vocabulary term, its BM25 gain: weighted idf x (k1+1))
-    bound: float  # the most this query term can add to any document's score
-    reference: float  # what it adds to the best score a document could reach
+        """The chunk as stored. A removal leaves the front as it was: a looser bound, still
+        a bound."""
+        pairs, shortest = array("H"), _MAX_U16 + 1
+        for tf in sorted(self.front, reverse=True):
+            if self.front[tf] < shortest:
+                shortest = self.front[tf]
+                pairs.extend((tf, shortest))
+        return (term, part, self.first, pairs.tobytes(), self.docs.tobytes(),
+                self.tfs.tobytes(), self.lens.tobytes())
 
 
 class TextIndex:
     """The ``lex_*`` tables of one SQLite database."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, chunk: int = CHUNK) -> None:
         self._db = db
+        self._chunk = chunk  # postings per chunk written (tests make it small)
         self._vocabulary: tuple[tuple[int, int], list[str]] | None = None
 
     @staticmethod
@@ -140,7 +179,7 @@ class TextIndex:
             for term, tf in counts.items():
                 postings[term, part].append((doc, min(tf, _MAX_U16), min(size, _MAX_U16)))
             df.update(counts.keys())
-            rows.append((document.key, doc, part, size, " ".join(counts)))
+            rows.append((doc, document.key, part, size, _forward_text(counts)))
             docs += 1
             length += size
         self._db.executemany("INSERT INTO lex_docs VALUES (?, ?, ?, ?, ?)", rows)
@@ -169,7 +208,7 @@ class TextIndex:
         by_posting: dict[tuple[str, int], list[int]] = defaultdict(list)
         df: Counter[str] = Counter()
         for _key, doc, part, _length, text in stored:
-            for term in text.split():
+            for term in _forward_terms(text):
                 by_posting[term, part].append(doc)
                 df[term] += 1
         for (term, part), gone in by_posting.items():
@@ -205,35 +244,15 @@ class TextIndex:
             return []
         flat = K1 * (1 - B)
         per_length = K1 * B / (total_length / n or 1.0)
-        plans = [self._plan(term, n) for term in query_terms]
-        best_possible = sum(plan.reference for plan in plans)
-        # Max-score pruning, exact for the top ``limit``: terms are taken rarest first, and once
-        # the current limit-th score beats all that the remaining terms could add, a document
-        # not yet scored can no longer enter the top, so common terms only update candidates.
-        plans.sort(key=lambda plan: -plan.bound)
-        remaining = sum(plan.bound for plan in plans)
-        scores: dict[int, float] = {}
-        for plan in plans:
-            closed = len(scores) >= limit and heapq.nlargest(limit, scores.values())[-1] > remaining
-            remaining -= plan.bound
-            per_doc: dict[int, float] = {}
-            for variant, gain in plan.variants:
-                for chunk in self._postings(variant, parts):
-                    entries: Iterable[tuple[int, int, int]] = zip(
-                        chunk.docs, chunk.tfs, chunk.lens, strict=True)
-                    if closed:
-                        where = dict(zip(chunk.docs, range(len(chunk.docs)), strict=True))
-                        entries = ((d, chunk.tfs[where[d]], chunk.lens[where[d]])
-                                   for d in scores.keys() & where.keys())
-                    for doc, tf, size in entries:
-                        value = gain * tf / (tf + flat + per_length * size)
-                        if value > per_doc.get(doc, 0.0):
-                            per_doc[doc] = value
-            for doc, value in per_doc.items():
-                scores[doc] = scores.get(doc, 0.0) + value
+        impacts: dict[bytes, float] = {}
+        plans = [self._plan(term, n, parts, (flat, per_length), impacts) for term in query_terms]
+        reader = topk.Reader(lambda term: self._postings(term, parts), self._forward)
+        scores = topk.top(plans, reader, flat=flat, per_length=per_length, limit=limit)
         if not scores:
             return []
-        floor = heapq.nlargest(limit, scores.values())[-1]
+        best_possible = sum(plan.reference for plan in plans)
+        ranked = sorted(scores.values(), reverse=True)
+        floor = ranked[min(limit, len(ranked)) - 1]
         best = {doc: value for doc, value in scores.items() if value >= floor}
         keys = self._keys(best)
         top = sorted(((keys[doc], value) for doc, value in best.items()),
@@ -245,17 +264,14 @@ class TextIndex:
     def _append(self, term: str, part: int, entries: list[tuple[int, int, int]]) -> None:
         """Add entries (document numbers above every stored one) after the last chunk."""
         row = self._db.execute(
-            "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ? AND part = ?"
+            f"SELECT {_CHUNK_COLUMNS} FROM lex_postings WHERE term = ? AND part = ?"
             " ORDER BY first DESC LIMIT 1", (term, part)).fetchone()
         chunks = [_Chunk.load(row)] if row is not None else []
         for doc, tf, size in entries:
-            if not chunks or len(chunks[-1].docs) >= CHUNK:
-                chunks.append(_Chunk(doc, array("I"), array("H"), array("H")))
-            chunk = chunks[-1]
-            chunk.docs.append(doc)
-            chunk.tfs.append(tf)
-            chunk.lens.append(size)
-        self._db.executemany("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?)",
+            if not chunks or len(chunks[-1].docs) >= self._chunk:
+                chunks.append(_Chunk.new(doc))
+            chunks[-1].append(doc, tf, size)
+        self._db.executemany("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (chunk.row(term, part) for chunk in chunks))
 
     def _drop(self, term: str, part: int, gone: list[int]) -> None:
@@ -266,7 +282,7 @@ class TextIndex:
                           and c.docs and c.docs[-1] >= doc), None)
             if chunk is None:
                 row = self._db.execute(
-                    "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ? AND part = ?"
+                    f"SELECT {_CHUNK_COLUMNS} FROM lex_postings WHERE term = ? AND part = ?"
                     " AND first <= ? ORDER BY first DESC LIMIT 1", (term, part, doc)).fetchone()
                 if row is None:
                     continue
@@ -276,23 +292,47 @@ class TextIndex:
                 del chunk.docs[at], chunk.tfs[at], chunk.lens[at]
         for chunk in changed.values():
             if chunk.docs:
-                self._db.execute("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?)",
+                self._db.execute("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  chunk.row(term, part))
             else:
                 self._db.execute(
                     "DELETE FROM lex_postings WHERE term = ? AND part = ? AND first = ?",
                     (term, part, chunk.first))
 
-    def _postings(self, term: str, parts: set[int] | None) -> list[_Chunk]:
-        if parts is None:
-            rows = self._db.execute(
-                "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ?", (term,))
-        else:
-            marks = ",".join("?" * len(parts))
-            rows = self._db.execute(
-                "SELECT first, docs, tfs, lens FROM lex_postings WHERE term = ?"
-                f" AND part IN ({marks})", (term, *parts))
-        return [_Chunk.load(row) for row in rows]
+    def _blocks(self, term: str, gain: float, parts: set[int] | None,
+                norms: tuple[float, float], impacts: dict[bytes, float]) -> list[topk.Block]:
+        """The chunks of ``term`` (in ``parts``) with their bounds, unread; ``impacts`` keeps
+        ``topk.impact`` of each front met during one search."""
+        # length() of a blob is read from the record header: the postings stay unread.
+        sql = "SELECT part, first, length(tfs) / 2, front FROM lex_postings WHERE term = ?"
+        blocks = []
+        for part, first, size, front in self._db.execute(*_in_parts(sql, term, parts)):
+            bound = impacts.get(front)
+            if bound is None:
+                bound = impacts[front] = topk.impact(front, *norms)
+            blocks.append(topk.Block(term, part, first, size, gain, gain * bound))
+        return blocks
+
+    def _postings(self, term: str, parts: set[int] | None) -> dict[tuple[int, int], topk.Arrays]:
+        sql = "SELECT part, first, docs, tfs, lens FROM lex_postings WHERE term = ?"
+        found = {}
+        for part, first, docs_blob, tfs_blob, lens_blob in self._db.execute(
+                *_in_parts(sql, term, parts)):
+            docs, tfs, lens = array("I"), array("H"), array("H")
+            docs.frombytes(docs_blob)
+            tfs.frombytes(tfs_blob)
+            lens.frombytes(lens_blob)
+            found[part, first] = (docs, tfs, lens)
+        return found
+
+    def _forward(self, docs: Sequence[int]) -> list[tuple[int, int, str]]:
+        found: list[tuple[int, int, str]] = []
+        for start in range(0, len(docs), 500):
+            part = docs[start : start + 500]
+            marks = ",".join("?" * len(part))
+            found += self._db.execute(
+                f"SELECT doc, length, terms FROM lex_docs WHERE doc IN ({marks})", part)
+        return found
 
     # -- partitions, keys, vocabulary -------------------------------------------------------
 
@@ -328,13 +368,16 @@ class TextIndex:
         row = self._db.execute("SELECT df FROM lex_terms WHERE term = ?", (term,)).fetchone()
         return 0 if row is None else int(row[0])
 
-    def _plan(self, term: str, n: int) -> _TermPlan:
+    def _plan(self, term: str, n: int, parts: set[int] | None, norms: tuple[float, float],
+              impacts: dict[bytes, float]) -> topk.Plan:
         variants = [(variant, idf(n, df) * weight * (K1 + 1))
                     for variant, df, weight in self._variants(term, n)]
+        blocks = [block for variant, gain in variants
+                  for block in self._blocks(variant, gain, parts, norms, impacts)]
         exact = next((gain for variant, gain in variants if variant == term), None)
-        return _TermPlan(
+        return topk.Plan(
             variants=variants,
-            bound=max((gain for _, gain in variants), default=0.0),
+            blocks=sorted(blocks, key=lambda block: -block.bound),
             reference=exact if exact is not None else idf(n, 0) * (K1 + 1),
         )
 

@@ -59,7 +59,9 @@ def project_home(folder: Path, size: int) -> tuple[Path, list[str]]:
 
 def _env() -> dict[str, str]:
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DUALMEM_")}
+    # Bytecode as an installed dualmem has it: the warm-up round writes it.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("DUALMEM_") and k != "PYTHONDONTWRITEBYTECODE"}
     return env | {"PYTHONPATH": path}
 
 

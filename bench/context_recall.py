@@ -3,13 +3,14 @@
 real importer, and ``bench.context_history`` (two more specs and the project's other areas),
 for the labelled tasks of ``bench.context_tasks``.
 
-    python -m bench.context_recall [--today COMMIT] [--explain]
+    python -m bench.context_recall [--ours] [--explain]
 
 Each selection runs in processes of its own (``bench/context_worker.py``) on three layers: the
 file layer, the graph layer, and a non-holder: an ``auto`` process on a home whose graph this
-process holds, answering from the journal. "today" is the code of ``TODAY`` (the commit before
-issue 17), extracted from git and put first on the worker's ``PYTHONPATH``, measured in the
-same run; "ours" is the working tree.
+process holds, answering from the journal. The earlier selections of ``BASELINES`` (before
+issue 17, and the first round of it) are extracted from git and put first on the worker's
+``PYTHONPATH``, measured in the same run; "ours" is the working tree (``--ours``: it alone).
+The tasks the values were chosen on and the held-out tasks are reported apart.
 
 A memory counts as shown when one of its texts that no other memory has (its name, or a field
 of its body) appears in the context; recall is the share of labelled memories shown, a
@@ -35,7 +36,7 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import upsert_all
 from bench.context_history import FIXTURE_SPEC, SPEC_AREAS, write_history
-from bench.context_tasks import TASKS, LabelledTask
+from bench.context_tasks import HELD_OUT, TASKS, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
 from memory import Config
@@ -46,7 +47,11 @@ from migrate.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "auto-claude"
-TODAY = "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406"
+BASELINES = {
+    "today": "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406",  # before issue 17
+    "round 1": "5c54b3314df6a78809b2c22dcfabba9ebd98d4e7",  # its first round, with entities
+}
+ALL_TASKS = (*TASKS, *HELD_OUT)
 LAYERS = ("file", "graph", "non-holder")
 SIGNATURE_CHARS = 48
 MIN_FIELD_CHARS = 20
@@ -76,7 +81,7 @@ async def build_corpus(folder: Path) -> Corpus:
         if episode.id not in areas and isinstance(data, dict):
             areas[episode.id] = SPEC_AREAS[data["spec"]]
     return Corpus(episodes, areas, {t.name: [_resolve(episodes, label) for label in t.needed]
-                                    for t in TASKS})
+                                    for t in ALL_TASKS})
 
 
 def _resolve(episodes: Sequence[Episode], label: str) -> str:
@@ -174,7 +179,7 @@ def _row(label: str, scores: Sequence[Score]) -> str:
             f"{use[len(use) // 2]:4.0%} max {use[-1]:4.0%}   over budget {over}")
 
 
-async def bench(today: str, *, explaining: bool = False) -> None:
+async def bench(baselines: Mapping[str, str], *, explaining: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         corpus = await build_corpus(folder)
@@ -182,46 +187,50 @@ async def bench(today: str, *, explaining: bool = False) -> None:
         episodes, tasks = folder / "episodes.jsonl", folder / "tasks.json"
         episodes.write_text("".join(e.model_dump_json() + "\n" for e in corpus.episodes))
         tasks.write_text(json.dumps([{"name": t.name, "task": t.task, "phase": t.phase.value}
-                                     for t in TASKS]))
+                                     for t in ALL_TASKS]))
         kinds = Counter(e.kind for e in corpus.episodes)
-        labels = sum(len(n) for n in corpus.needed.values())
+        labels = sum(len(corpus.needed[t.name]) for t in TASKS)
+        held = sum(len(corpus.needed[t.name]) for t in HELD_OUT)
         print(f"context recall: {len(corpus.episodes)} memories "
               f"({', '.join(f'{n} {k}' for k, n in kinds.most_common())}), "
-              f"{len(TASKS)} tasks, {labels} labelled needs; "
-              f"targets: recall >= {TARGET_RECALL:.0%}, <= {TARGET_DISTRACTORS} distractors "
-              f"per context, never over budget")
+              f"{len(TASKS)} tasks with {labels} labelled needs, {len(HELD_OUT)} held-out "
+              f"tasks with {held}; targets: recall >= {TARGET_RECALL:.0%}, "
+              f"<= {TARGET_DISTRACTORS} distractors per context, never over budget")
         home = folder / "home"
         holder = await open_dual(Config(home=home))
         try:
             await upsert_all(holder, corpus.episodes)
             await holder.catch_up()
-            codes = {"today": extract(today, folder / "today"), "ours": ROOT}
-            runs = {name: await _measure(code, home, folder / name, tasks, episodes)
+            codes = {f"{name} ({commit[:7]})": extract(commit, folder / name.replace(" ", "-"))
+                     for name, commit in baselines.items()}
+            codes["ours"] = ROOT
+            runs = {name: await _measure(code, home, folder / name.split()[0], tasks, episodes)
                     for name, code in codes.items()}
         finally:
             await holder.aclose()
-    by_name = {t.name: t for t in TASKS}
+    by_name = {t.name: t for t in ALL_TASKS}
     table: dict[tuple[str, str], list[Score]] = {}
     for name, layers in runs.items():
         for layer, run in layers.items():
             table[name, layer] = [score(by_name[r["name"]], r, corpus, shows)
                                   for r in run["results"]]
+    tuned = len(TASKS)
     for layer in LAYERS:
         print(f"{layer} layer" if layer != "non-holder" else "non-holder process (auto, "
               "the graph held by another process)")
         for name in runs:
-            print(_row(f"{name} ({today[:7]})" if name == "today" else name,
-                       table[name, layer]))
-    print("per task, file layer: recall today -> ours (distractors today -> ours)")
-    for task, before, after in zip(TASKS, table["today", "file"], table["ours", "file"],
-                                   strict=True):
-        print(f"  {task.name:<20} {before.found}/{before.needed} -> {after.found}/"
-              f"{after.needed}   ({before.distractors} -> {after.distractors})   "
-              f"tokens {before.used}/{before.budget} -> {after.used}/{after.budget}")
+            print(_row(name, table[name, layer][:tuned]))
+            print(_row("  held out", table[name, layer][tuned:]))
+    print("per task, file layer / graph layer, ours: found/needed (distractors)")
+    for task, file, graph in zip(ALL_TASKS, table["ours", "file"], table["ours", "graph"],
+                                 strict=True):
+        print(f"  {task.name:<20} {file.found}/{file.needed} ({file.distractors})   "
+              f"{graph.found}/{graph.needed} ({graph.distractors})   "
+              f"tokens {file.used}/{file.budget}")
     if explaining:
-        for name in runs:
-            print(f"=== {name}, file layer")
-            for task, run in zip(TASKS, runs[name]["file"]["results"], strict=True):
+        for layer in ("file", "graph"):
+            print(f"=== ours, {layer} layer")
+            for task, run in zip(ALL_TASKS, runs["ours"][layer]["results"], strict=True):
                 explain(task, run, corpus, shows)
 
 
@@ -241,8 +250,8 @@ def explain(task: LabelledTask, run: Mapping[str, Any], corpus: Corpus,
 
 def main() -> None:
     args = sys.argv[1:] if __name__ == "__main__" else []
-    today = args[args.index("--today") + 1] if "--today" in args else TODAY
-    asyncio.run(bench(today, explaining="--explain" in args))
+    baselines = {} if "--ours" in args else BASELINES
+    asyncio.run(bench(baselines, explaining="--explain" in args))
 
 
 if __name__ == "__main__":

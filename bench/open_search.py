@@ -6,12 +6,17 @@ queries, in the same run (issue: open in milliseconds, scale to 100k).
 Per size, with the synthetic episodes of ``bench.file_layer`` (8 groups, ~300 characters):
 
 - cold open to first result, in a fresh process with imports done (median of 5): the file layer
-  opening its home and answering one search; FTS5 opening its database and answering one
-  OR-query; tantivy opening its index and answering one query;
+  opening its home and answering one search; the graph layer likewise; FTS5 opening its
+  database and answering one OR-query; tantivy opening its index and answering one query;
 - search p50/p95 over the query's own group (3 words), and over all groups with 6 common words;
 - peak resident memory of a process that opens the store and answers the 200 queries;
-- a single ``gotcha`` upsert into the file layer (median of 20);
-- ``dualmem --backend file search`` as a whole process (p50/p95 of 15), beside ``python -c pass``.
+- a single upsert into the file layer, a ``gotcha`` (shown in a view) and a ``task_outcome``
+  (median of 20);
+- ``dualmem --backend file search`` as a whole process (p50/p95 of 15), beside ``python -c pass``;
+- the file layer's LoCoMo dev R@10 / MRR (once per run).
+
+The stores are built once per size under ``$DUALMEM_BENCH_CACHE`` (default: the system's temp
+folder, ``dualmem-open-search/SIZE``) and reused by later runs: a 100k graph takes a while.
 
 tantivy is a benchmark dependency only (the ``dev`` extra); dualmem does not use it.
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -31,11 +37,14 @@ from pathlib import Path
 
 import orjson
 
+from backends.graph import GraphBackend
 from backends.model import Episode
-from backends.protocol import upsert_all
+from bench import locomo
 from bench.file_layer import common_queries, queries, synthetic
 from bench.locomo import percentiles
+from bench.migrate import lay_down
 from fallback import FileBackend
+from migrate import Ledger, Migrator
 
 _PROBE = r"""
 import asyncio, json, sys, time
@@ -48,6 +57,8 @@ def peak_mb():  # VmHWM: ru_maxrss would carry the parent's peak across exec
 # Imports before the clock: the whole-process figure counts them.
 if kind == "file":
     from fallback import FileBackend
+elif kind == "graph":
+    from backends.graph import GraphBackend
 elif kind == "fts5":
     import re, sqlite3
 else:
@@ -57,6 +68,12 @@ if kind == "file":
     # One loop for the whole run: run_until_complete adds some 20 us to each search.
     loop = asyncio.new_event_loop()
     store = loop.run_until_complete(FileBackend.open(where, watch=False))
+    def ask(text, group=None):
+        groups = None if group is None else [group]
+        return loop.run_until_complete(store.search(text, group_ids=groups))
+elif kind == "graph":
+    loop = asyncio.new_event_loop()
+    store = loop.run_until_complete(GraphBackend.open(where))
     def ask(text, group=None):
         groups = None if group is None else [group]
         return loop.run_until_complete(store.search(text, group_ids=groups))
@@ -128,13 +145,13 @@ def probe(kind: str, where: Path, questions: dict[str, object]) -> dict[str, obj
     return dict(best)
 
 
-async def single_upserts(where: Path, count: int = 20) -> float:
+async def single_upserts(where: Path, kind: str, count: int = 20) -> float:
     store = await FileBackend.open(where, watch=False)
     try:
         took = []
         for n in range(count):
-            episode = Episode.create(group_id="project-0", kind="gotcha", key=f"single-{n}",
-                                     name=f"single gotcha {n}", body=f"one more gotcha {n}")
+            episode = Episode.create(group_id="project-0", kind=kind, key=f"single-{n}",
+                                     name=f"single {kind} {n}", body=f"one more {kind} {n}")
             started = time.perf_counter()
             await store.upsert(episode)
             took.append(time.perf_counter() - started)
@@ -146,70 +163,116 @@ async def single_upserts(where: Path, count: int = 20) -> float:
 def whole_process(home: Path, query: str, runs: int = 15) -> tuple[tuple[float, float], ...]:
     commands = [[sys.executable, "-m", "memory", "--home", str(home.parent), "--backend",
                  "file", "search", query], [sys.executable, "-c", "pass"]]
+    # Bytecode as an installed dualmem has it (the first, untimed run writes it).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(commands[0], capture_output=True, check=True, env=env)
     figures = []
     for command in commands:
         took = []
         for _ in range(runs):
             started = time.perf_counter()
-            subprocess.run(command, capture_output=True, check=True)
+            subprocess.run(command, capture_output=True, check=True, env=env)
             took.append(time.perf_counter() - started)
         figures.append(percentiles(took))
     return tuple(figures)
 
 
-def measure(size: int, root: Path) -> None:
+def build(size: int, root: Path) -> None:
+    """The stores of ``size`` episodes under ``root``, unless an earlier run left them there."""
+    done = root / "built"
+    if done.exists():
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
     episodes = synthetic(size)
-    questions = {"own": queries(episodes), "common": common_queries(episodes)}
-    files = root / "home" / "files"
+    home = root / "home"
+    lay_down(home / "files", episodes)
 
     async def fill() -> None:
-        store = await FileBackend.open(files, watch=False)
+        files = await FileBackend.open(home / "files", watch=False)
+        graph = await GraphBackend.open(home / "graph")
+        ledger = Ledger.open(home / "migration" / "ledger.sqlite3")
         try:
-            for start in range(0, len(episodes), 1000):
-                await upsert_all(store, episodes[start : start + 1000])
+            await Migrator(files, graph, ledger).run()
         finally:
-            await store.aclose()
+            ledger.close()
+            await graph.aclose()
+            await files.aclose()
 
-    started = time.perf_counter()
     asyncio.run(fill())
-    ingest = time.perf_counter() - started
     build_fts5(root / "fts5.sqlite3", episodes)
     build_tantivy(root / "tantivy", episodes)
+    done.touch()
+
+
+def locomo_file_layer() -> str:
+    data = locomo.load()
+
+    async def run() -> locomo.Quality:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = await FileBackend.open(Path(tmp) / "files", watch=False)
+            try:
+                return await locomo.measure(store, data)
+            finally:
+                await store.aclose()
+
+    quality = asyncio.run(run())
+    overall = quality.overall
+    return f"LoCoMo dev, file layer: R@10 {overall.r10:.3f}, MRR {overall.mrr:.3f}"
+
+
+KINDS = ("file", "graph", "fts5", "tantivy")
+
+
+def measure(size: int, root: Path) -> None:
+    started = time.perf_counter()
+    build(size, root)
+    built = time.perf_counter() - started
+    episodes = synthetic(size)
+    own = queries(episodes)
+    questions: dict[str, object] = {"own": own, "common": common_queries(episodes)}
+    home = root / "home"
     found = {kind: probe(kind, where, questions) for kind, where in
-             (("file", files), ("fts5", root / "fts5.sqlite3"), ("tantivy", root / "tantivy"))}
-    upsert_ms = asyncio.run(single_upserts(files))
-    search_process, python_pass = whole_process(files, questions["own"][0][0])
-    print(f"\n{size:,} episodes (file layer ingest {ingest:.1f} s in batches of 1000)")
-    print(f"{'figure':<40}{'dualmem':>14}{'SQLite FTS5':>14}{'tantivy':>14}")
+             (("file", home / "files"), ("graph", home / "graph"),
+              ("fts5", root / "fts5.sqlite3"), ("tantivy", root / "tantivy"))}
+    upserts = {kind: asyncio.run(single_upserts(home / "files", kind))
+               for kind in ("gotcha", "task_outcome")}
+    search_process, python_pass = whole_process(home / "files", own[0][0])
+    print(f"\n{size:,} episodes (stores built or found in {built:.1f} s)")
+    print(f"{'figure':<40}" + "".join(f"{name:>14}" for name in
+                                      ("file layer", "graph layer", "SQLite FTS5", "tantivy")))
 
     def row(label: str, pick: str) -> None:
         cells = []
-        for kind in ("file", "fts5", "tantivy"):
+        for kind in KINDS:
             value = found[kind][pick]
             cells.append(f"{1000 * value:.1f} ms" if isinstance(value, float) else value)
-        print(f"{label:<40}{cells[0]:>14}{cells[1]:>14}{cells[2]:>14}")
+        print(f"{label:<40}" + "".join(f"{cell:>14}" for cell in cells))
 
     row("cold open to first result (median)", "first")
     for label, key in (("search p50 / p95, own group", "own"),
                        ("search p50 / p95, all groups, common", "common")):
         cells = []
-        for kind in ("file", "fts5", "tantivy"):
+        for kind in KINDS:
             p50, p95 = percentiles(found[kind][key])  # type: ignore[arg-type]
             cells.append(f"{p50:.2f}/{p95:.2f}")
-        print(f"{label + ' (ms)':<40}{cells[0]:>14}{cells[1]:>14}{cells[2]:>14}")
-    peaks = [f"{found[kind]['peak_mb']:.0f} MB" for kind in ("file", "fts5", "tantivy")]
-    print(f"{'peak memory of a search process':<40}{peaks[0]:>14}{peaks[1]:>14}{peaks[2]:>14}")
-    print(f"{'single gotcha upsert (median)':<40}{upsert_ms:>11.1f} ms")
+        print(f"{label + ' (ms)':<40}" + "".join(f"{cell:>14}" for cell in cells))
+    peaks = [f"{found[kind]['peak_mb']:.0f} MB" for kind in KINDS]
+    print(f"{'peak memory of a search process':<40}" + "".join(f"{p:>14}" for p in peaks))
+    for kind, took in upserts.items():
+        print(f"{'single ' + kind + ' upsert (median)':<40}{took:>11.1f} ms")
     print(f"{'dualmem search, whole process p50/p95':<40}"
           f"{search_process[0]:>8.0f}/{search_process[1]:.0f} ms   "
           f"(python -c pass: {python_pass[0]:.0f}/{python_pass[1]:.0f} ms)")
 
 
 def main(sizes: Sequence[int] = (1000, 10000, 100000)) -> None:
-    print(f"open and search, {os.cpu_count()} cpu(s); dualmem = the file layer's persistent index")
+    cache = Path(os.environ.get("DUALMEM_BENCH_CACHE",
+                                Path(tempfile.gettempdir()) / "dualmem-open-search"))
+    print(f"open and search, {os.cpu_count()} cpu(s); stores cached in {cache}")
+    print(locomo_file_layer())
     for size in sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            measure(size, Path(tmp))
+        measure(size, cache / str(size))
 
 
 if __name__ == "__main__":

@@ -2,45 +2,50 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import overload
 
-from filelock import BaseFileLock, Timeout
-
 from backends.errors import WriteFailed
+from fallback.lock import FolderLock
 
 _TEMP_SUFFIX = ".tmp"
-# What write_atomic names its temp files: .<target name>.<writer pid>.<8 hex digits>.tmp
+# What stage names its temp files: .<target name>.<writer pid>.<8 hex digits>.tmp
 _TEMP_NAME = re.compile(r"\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
 
 
-@overload
-def write_atomic(path: Path, data: bytes, *, sync_folder: bool = True) -> os.stat_result: ...
+@dataclass(frozen=True)
+class Staged:
+    """A file's new content written and synced beside it, not yet in its place."""
+
+    path: Path
+    temp: Path
+    status: os.stat_result
+    """the new file's status (a rename keeps inode, size and mtime)"""
+
+    def put(self) -> None:
+        """Rename it into place; durable once its folder is synced (``sync_folder``)."""
+        try:
+            os.replace(self.temp, self.path)
+        except OSError as exc:
+            self.discard()
+            raise WriteFailed(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+    def discard(self) -> None:
+        """Remove the temp file if it is still there (not put, or put failed)."""
+        with contextlib.suppress(OSError):
+            self.temp.unlink()
 
 
-@overload
-def write_atomic(
-    path: Path, data: bytes, abandon_if: Callable[[], bool], *, sync_folder: bool = True
-) -> os.stat_result | None: ...
-
-
-def write_atomic(
-    path: Path,
-    data: bytes,
-    abandon_if: Callable[[], bool] | None = None,
-    *,
-    sync_folder: bool = True,
-) -> os.stat_result | None:
-    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename, fsync folder.
-    Returns the new file's status, taken before anyone else could change it. ``abandon_if`` is
-    asked last, just before the rename; when it says so, nothing is replaced and None returned.
-    With ``sync_folder=False`` the rename is durable only once the caller runs ``sync_folder``
-    (a batch syncs each folder once, not once per file)."""
+def stage(path: Path, data: bytes) -> Staged:
+    """Write ``data`` to a temp file beside ``path`` and fsync it: the slow part of a write,
+    which needs no lock (the temp file's name is this writer's own)."""
     folder = path.parent
     make_folder(folder)
     temp = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
@@ -54,22 +59,44 @@ def write_atomic(
             status = os.fstat(fd)
         finally:
             os.close(fd)
-        if abandon_if is not None and abandon_if():
-            temp.unlink()
-            return None
-        os.replace(temp, path)
-        if sync_folder:
-            _fsync_folder(folder)
     except BaseException as exc:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # never made, on a read-only home: EROFS, not ENOENT
+            temp.unlink()
         if isinstance(exc, OSError):
             raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
-    return status
+    return Staged(path, temp, status)
+
+
+@overload
+def write_atomic(path: Path, data: bytes) -> os.stat_result: ...
+
+
+@overload
+def write_atomic(
+    path: Path, data: bytes, abandon_if: Callable[[], bool]
+) -> os.stat_result | None: ...
+
+
+def write_atomic(
+    path: Path, data: bytes, abandon_if: Callable[[], bool] | None = None
+) -> os.stat_result | None:
+    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename, fsync folder.
+    Returns the new file's status, taken before anyone else could change it. ``abandon_if`` is
+    asked last, just before the rename; when it says so, nothing is replaced and None returned."""
+    staged = stage(path, data)
+    try:
+        if abandon_if is not None and abandon_if():
+            return None
+        staged.put()
+        sync_folder(path.parent)
+    finally:
+        staged.discard()
+    return staged.status
 
 
 def is_temporary(path: Path) -> bool:
-    """True for the temp files ``write_atomic`` renames into place."""
+    """True for the temp files ``stage`` writes (renamed into place, or left by a dead writer)."""
     return path.name.startswith(".") and path.name.endswith(_TEMP_SUFFIX)
 
 
@@ -152,19 +179,23 @@ def _fsync_folder(folder: Path) -> None:
 
 
 @contextmanager
-def held(lock: BaseFileLock) -> Iterator[None]:
+def held(lock: FolderLock, *, wait: bool = True) -> Iterator[bool]:
     """Hold the cross-process ``lock``. ``WriteFailed`` says why when it cannot be had: held too
-    long by another writer, or its file cannot be opened (a read-only home, no permission)."""
+    long by another writer, or its file cannot be opened (a read-only home, no permission).
+    Without ``wait``, yields False at once (holding nothing) when another holds it."""
     try:
-        lock.acquire()
-    except Timeout as exc:
-        raise WriteFailed(f"the lock {lock.lock_file} was held too long") from exc
+        got = lock.acquire(wait=wait)
     except OSError as exc:
         raise WriteFailed(
-            f"cannot write in {Path(lock.lock_file).parent}: cannot take the lock "
-            f"{lock.lock_file}: {exc.strerror or exc}"
+            f"cannot write in {lock.path.parent}: cannot take the lock "
+            f"{lock.path}: {exc.strerror or exc}"
         ) from exc
+    if not got:
+        if wait:
+            raise WriteFailed(f"the lock {lock.path} was held too long")
+        yield False
+        return
     try:
-        yield
+        yield True
     finally:
         lock.release()

@@ -71,19 +71,21 @@ class JournalLinks:
         self._db = db
 
     def named(self, query_terms: frozenset[str], exact: Collection[str],
-              groups: Collection[str] | None) -> list[tuple[str, str, int]]:
+              groups: Collection[str] | None) -> list[tuple[str, str, int, frozenset[str]]]:
         terms = list(query_terms)
         rows = self._db.execute(
             f"SELECT DISTINCT e.uuid, e.grp, e.terms FROM ent_terms t JOIN ent_entities e"
             f" ON e.uuid = t.uuid WHERE t.term IN ({','.join('?' * len(terms))})", terms
         ).fetchall() if terms else []
-        found = {uuid: grp for uuid, grp, text in rows if set(text.split()) <= query_terms}
+        found = {uuid: (grp, frozenset(text.split())) for uuid, grp, text in rows
+                 if set(text.split()) <= query_terms}
         if exact:
             listed = list(exact)
-            found.update(self._db.execute(
-                f"SELECT uuid, grp FROM ent_entities WHERE uuid IN ({','.join('?' * len(listed))})",
-                listed).fetchall())
-        return [(uuid, grp, self._df(uuid)) for uuid, grp in sorted(found.items())
+            found.update((uuid, (grp, frozenset((text or "").split()))) for uuid, grp, text
+                         in self._db.execute(
+                f"SELECT uuid, grp, terms FROM ent_entities WHERE uuid IN"
+                f" ({','.join('?' * len(listed))})", listed).fetchall())
+        return [(uuid, grp, self._df(uuid), words) for uuid, (grp, words) in sorted(found.items())
                 if groups is None or grp in groups]
 
     def _df(self, uuid: str) -> int:

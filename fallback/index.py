@@ -34,12 +34,13 @@ from backends.expansion import linked
 from backends.model import Episode
 from backends.protocol import Changes, Position
 from backends.ranking import search_text
+from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
 from fallback import entities
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = f"4.{TEXT_VERSION}"  # a change of either layout rebuilds the index
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
@@ -54,6 +55,7 @@ CREATE INDEX IF NOT EXISTS episodes_by_time ON episodes (created_at, id);
 CREATE INDEX IF NOT EXISTS episodes_by_group ON episodes (
     group_id, kind, created_at, id, hand, bullet);
 CREATE INDEX IF NOT EXISTS episodes_by_seq ON episodes (seq);
+CREATE INDEX IF NOT EXISTS episodes_by_hand ON episodes (group_id, kind) WHERE hand = 1;
 CREATE INDEX IF NOT EXISTS episodes_by_file ON episodes (group_id, file);
 CREATE TABLE IF NOT EXISTS gone (id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS gone_by_seq ON gone (seq);
@@ -314,6 +316,36 @@ class FileIndex:
             return [(row[0], row[1], bool(row[2])) for row in self._db.execute(
                 "SELECT id, bullet, hand FROM episodes WHERE group_id = ? AND kind = ?"
                 " ORDER BY created_at, id", (group_id, kind))]
+
+    def view_entry(self, episode_id: str) -> tuple[str, str, str, str | None, bool] | None:
+        """(group, kind, created_at key, view bullet, hand-shaped) of the stored episode."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT group_id, kind, created_at, bullet, hand FROM episodes WHERE id = ?",
+                (episode_id,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2], row[3], bool(row[4]))
+
+    def has_hand(self, group_id: str, kind: str) -> bool:
+        """Whether any episode of the group and kind shows as a hand bullet."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT 1 FROM episodes WHERE group_id = ? AND kind = ? AND hand = 1 LIMIT 1",
+                (group_id, kind)).fetchone() is not None
+
+    def neighbours(self, group_id: str, kind: str, created_at: str,
+                   episode_id: str) -> tuple[str | None, str | None]:
+        """The ids of the episodes of the group and kind just before and just after
+        (``created_at``, ``episode_id``) in view order; None where there is none."""
+        found: list[str | None] = []
+        with self._lock:
+            for sign, direction in (("<", "DESC"), (">", "")):
+                row = self._db.execute(
+                    "SELECT id FROM episodes WHERE group_id = ? AND kind = ?"
+                    f" AND (created_at, id) {sign} (?, ?)"
+                    f" ORDER BY created_at {direction}, id {direction} LIMIT 1",
+                    (group_id, kind, created_at, episode_id)).fetchone()
+                found.append(None if row is None else row[0])
+        return found[0], found[1]
 
     def search(self, query: str, group_ids: Collection[str] | None,
                kinds: Collection[str] | None, limit: int) -> list[tuple[Episode, float]]:

@@ -17,9 +17,9 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from backends.errors import (
     BackendUnavailable,
@@ -42,14 +42,20 @@ from backends.protocol import Changes, Position, Tombstone
 from fallback import codec, disk, views
 from fallback.index import FileIndex, Row, Signature, signature
 from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name
+from fallback.lock import FolderLock
 from fallback.tombstones import TombstoneFolder
-from fallback.watch import Watcher
+
+if TYPE_CHECKING:
+    from fallback.watch import Watcher
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
 
 LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
 LOCK_POLL = 0.001
+_MAX_SPLICED = 8  # a larger batch renders each view it touches once instead
+DEFER_LIMIT = 2.0
+"""seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
 
 class FileBackend:
@@ -60,10 +66,12 @@ class FileBackend:
         self._layout = layout
         self._index = index
         self._max_body_bytes = max_body_bytes
-        self._lock = FileLock(layout.lock, timeout=LOCK_TIMEOUT, poll_interval=LOCK_POLL)
+        self._lock = FolderLock(layout.lock, timeout=LOCK_TIMEOUT, poll=LOCK_POLL)
         self._watcher: Watcher | None = None
         self._tombstones = TombstoneFolder(layout.root)
         self._listeners: list[Callable[[], None]] = []
+        self._deferred: dict[Path, float] = {}
+        """changes the watcher has put off while the lock was busy -> when first seen"""
         self._read_only: str | None = None
         """why this home cannot be written, or None"""
         self._closed = False
@@ -198,6 +206,7 @@ class FileBackend:
         if self._watcher is not None:
             await asyncio.to_thread(self._watcher.stop)
         self._index.close()
+        self._lock.close()
 
     # -- the journal (backends.protocol.Journal) --------------------------------------------
 
@@ -237,11 +246,21 @@ class FileBackend:
 
     # -- opening and watching ---------------------------------------------------------------
 
+    async def watch(self) -> None:
+        """Start watching, if not yet (``open(watch=False)``), and take in what changed on disk
+        meanwhile. The dual store has only the graph's holder watch: every process's watcher
+        costs about a millisecond of CPU for each write of every other process."""
+        self._check_open()
+        if self._watcher is None and self._read_only is None:
+            await asyncio.to_thread(self._start, fresh=False, watch=True)
+
     def _start(self, *, fresh: bool, watch: bool) -> None:
         disk.remove_dead_writers_temps([*self._layout.group_folders(), self._tombstones.folder])
         # Watch first, then check: a change made while checking is seen by one or the other.
         if watch:
-            self._watcher = Watcher(self._layout.root, self._on_change)
+            from fallback.watch import Watcher  # watchdog: only a process that watches
+
+            self._watcher = Watcher(self._layout.root, self._on_changes)
         self._catch_up(everything=fresh)
 
     def _catch_up(self, *, everything: bool = False) -> None:
@@ -276,40 +295,82 @@ class FileBackend:
                 stale.add(group)
         return sorted(stale)
 
-    def _on_change(self, path: Path, edited: bool) -> None:
-        """Take in a change below the root (called from the watcher's thread). Failures are
+    def _on_changes(self, changes: dict[Path, bool]) -> dict[Path, bool]:
+        """Take in changes below the root (called from the watcher's thread, a batch at a time);
+        returns those to look at again with the next batch. Most are writes of dualmem
+        processes, in the shared index by now: they cost a look, never the lock. Failures are
         reported as problems: a watcher must not die."""
-        try:
+        now = time.monotonic()
+        changes = self._with_views_of_new_folders(changes)
+        later: dict[Path, bool] = {}
+        groups: dict[str, list[Path]] = {}
+        """group -> its episode files the index disagrees with (none: its folder changed)"""
+        for path, edited in sorted(changes.items()):
             group = self._layout.episode_group(path)
             view = self._layout.view_of(path)
             if group is not None:
                 if self._index_disagrees(path):
-                    with self._writing():
-                        self._sync_group(group)
+                    groups.setdefault(group, []).append(path)
+                    continue
             elif view is not None:
                 # Only a finished edit: a view read half-written would look like a person
                 # deleting bullets, and every view dualmem writes is reconciled already.
-                if edited and self._index.view_signature(path) != _signature_of(path):
-                    with self._writing():
-                        self._reconcile(*view)
+                if (edited and self._index.view_signature(path) != _signature_of(path)
+                        and not self._guarded([path], partial(self._reconcile, *view), now)):
+                    later[path] = True
+                    continue
             elif path.parent == self._layout.episodes and GROUP_ID.fullmatch(path.name):
-                with self._writing():
-                    self._sync_group(path.name)
-        except (DualmemError, OSError, sqlite3.Error) as exc:
-            if not self._closed:
-                self._index.report(path, str(exc))
+                groups[path.name] = []
+                continue
+            self._deferred.pop(path, None)
+        for group, seen in groups.items():
+            paths = seen or [self._layout.group_folder(group)]
+            if not self._guarded(paths, partial(self._sync_group, group, unless_agree=seen), now):
+                later.update((path, changes.get(path, False)) for path in paths)
         for listener in self._listeners:
             listener()
+        return later
+
+    def _with_views_of_new_folders(self, changes: dict[Path, bool]) -> dict[Path, bool]:
+        """A view written into a group's new views folder before the watch on that folder began
+        goes unheard (inotify watches a new folder only once told of it): look at each."""
+        found = {folder / name: True for folder in changes
+                 if folder.parent == self._layout.views and GROUP_ID.fullmatch(folder.name)
+                 for name in VIEW_FILES.values() if (folder / name).is_file()}
+        return changes | found if found else changes
+
+    def _guarded(self, paths: Sequence[Path], change: Callable[[], object], now: float) -> bool:
+        """Make ``change`` under the lock, reporting a failure as a problem of ``paths``. False,
+        with nothing done, while another process holds the lock: it is most likely writing
+        these very files, and they agree with the index once it is through. Paths that have
+        waited ``DEFER_LIMIT`` wait for the lock (a person's edit amid a stream of writes)."""
+        waited = max(now - self._deferred.setdefault(path, now) for path in paths)
+        try:
+            with disk.held(self._lock, wait=waited >= DEFER_LIMIT) as free:
+                if not free:
+                    return False
+                with self._writing():
+                    change()
+        except (DualmemError, OSError, sqlite3.Error) as exc:
+            if not self._closed:
+                for path in paths:
+                    self._index.report(path, str(exc))
+        for path in paths:
+            self._deferred.pop(path, None)
+        return True
 
     def _index_disagrees(self, path: Path) -> bool:
         """The episode file at ``path`` is not what the index says it is (new, changed, gone,
         or written by a process that has yet to record it: the lock then waits for it)."""
         return self._index.signature_at(path) != _signature_of(path)
 
-    def _sync_group(self, group: str) -> None:
+    def _sync_group(self, group: str, *, unless_agree: Sequence[Path] = ()) -> None:
         """Make the index hold exactly the readable episode files of ``group`` (under the lock):
         new and changed files are read, vanished ones dropped. Views of the kinds that changed
-        are rendered again."""
+        are rendered again. Nothing is done when the index agrees by now with every file in
+        ``unless_agree`` (their writers committed while this waited for the lock)."""
+        if unless_agree and not any(map(self._index_disagrees, unless_agree)):
+            return
         folder = self._layout.group_folder(group)
         before = _mtime(folder)
         on_disk: dict[str, os.DirEntry[str]] = {}
@@ -380,8 +441,7 @@ class FileBackend:
         the lock: a write that raises leaves nothing that a later open would take in. Files in
         ``after`` (old copies of moved episodes) are removed only once the index has committed,
         since putting a removed file back can itself fail on a full disk."""
-        if self._read_only is not None:
-            raise WriteFailed(f"cannot write in {self._layout.root}: {self._read_only}")
+        self._check_writable()
         with disk.held(self._lock):
             try:
                 with self._index.transaction():
@@ -401,30 +461,41 @@ class FileBackend:
                     self._index.report(path, f"an older copy that could not be removed: {exc}")
 
     def _store(self, batch: list[Episode]) -> None:
+        # Written and synced before the lock (the slow part, and nobody else's business);
+        # under it, only renames, one sync per folder and the index.
+        self._check_writable()
+        staged: list[disk.Staged] = []
         undo: list[Callable[[], object]] = []
         leaving: list[Path] = []
-        with self._writing(undo, after=leaving):
-            moved = [(e, where) for e in batch
-                     if (where := self._index.located(e.id)) is not None]
-            touched = {(e.group_id, e.kind) for e in batch}
-            touched |= {(where[0], where[1]) for _, where in moved}
-            rows: list[Row] = []
-            folders: set[Path] = set()
-            for episode in batch:
-                path = self._layout.episode_path(episode.group_id, episode.id)
-                undo.append(self._restorer(path, episode.id))
-                status = disk.write_atomic(path, codec.encode(episode), sync_folder=False)
-                rows.append(_row(episode, signature(status)))
-                folders.add(path.parent)
-            for episode, (old_group, _, _) in moved:
-                if old_group != episode.group_id:
-                    leaving.append(self._layout.episode_path(old_group, episode.id))
-            for folder in sorted(folders):
-                disk.sync_folder(folder)
-            self._index.put(rows)
-            self._record_folders(folders | {self._layout.group_folder(where[0])
-                                            for _, where in moved})
-            self._render(touched)
+        try:
+            for e in batch:
+                staged.append(disk.stage(self._layout.episode_path(e.group_id, e.id),
+                                         codec.encode(e)))
+            with self._writing(undo, after=leaving):
+                moved = [(e, where) for e in batch
+                         if (where := self._index.located(e.id)) is not None]
+                was_hand = any((entry := self._index.view_entry(e.id)) is not None and entry[4]
+                               for e, _ in moved)
+                touched = {(e.group_id, e.kind) for e in batch}
+                touched |= {(where[0], where[1]) for _, where in moved}
+                rows: list[Row] = []
+                for episode, new in zip(batch, staged, strict=True):
+                    undo.append(self._restorer(new.path, episode.id))
+                    new.put()
+                    rows.append(_row(episode, signature(new.status)))
+                for episode, (old_group, _, _) in moved:
+                    if old_group != episode.group_id:
+                        leaving.append(self._layout.episode_path(old_group, episode.id))
+                folders = {new.path.parent for new in staged}
+                for folder in sorted(folders):
+                    disk.sync_folder(folder)
+                self._index.put(rows)
+                self._record_folders(folders | {self._layout.group_folder(where[0])
+                                                for _, where in moved})
+                self._render(touched, changed=None if was_hand else [e.id for e in batch])
+        finally:
+            for new in staged:
+                new.discard()
 
     def _restorer(self, path: Path, episode_id: str) -> Callable[[], object]:
         """What puts ``path`` back as the index has it now: its stored episode, or nothing."""
@@ -442,6 +513,7 @@ class FileBackend:
             if where is None:
                 return False
             path = self._layout.episode_path(where[0], episode_id)
+            entry = self._index.view_entry(episode_id)
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
             # one left by a delete that fails later names a live id, which is never replayed.
             self._tombstones.bury([episode_id])
@@ -449,7 +521,8 @@ class FileBackend:
             disk.remove(path)
             self._index.drop([episode_id])
             self._record_folders({path.parent})
-            self._render({(where[0], where[1])}, drop={episode_id})
+            self._render({(where[0], where[1])}, drop={episode_id},
+                         changed=None if entry is None or entry[4] else [episode_id])
             return True
 
     def _record_folders(self, folders: Iterable[Path]) -> None:
@@ -498,22 +571,43 @@ class FileBackend:
         else:
             self._index.clear_problem(path)
 
-    def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = ()) -> None:
+    def _render(
+        self,
+        touched: Iterable[tuple[str, str]],
+        drop: Collection[str] = (),
+        changed: Collection[str] | None = None,
+    ) -> None:
+        """Render the views of ``touched``; when only the episodes ``changed`` (none of them
+        hand-shaped before) changed, by splicing their bullets where the view allows it."""
         if self._read_only is not None:
             return
+        if changed is not None and len(changed) > _MAX_SPLICED:
+            changed = None
         for group, kind in sorted(touched):
             if kind in VIEW_FILES:
-                self._write_view(group, kind, drop=drop)
+                self._write_view(group, kind, drop=drop, changed=changed)
 
     def _write_view(
-        self, group: str, kind: str, *, drop: Collection[str] = (), seen: _ViewRead | None = None
+        self,
+        group: str,
+        kind: str,
+        *,
+        drop: Collection[str] = (),
+        seen: _ViewRead | None = None,
+        changed: Collection[str] | None = None,
     ) -> None:
-        """Render the view from the index; ``seen`` is the view as the caller read it."""
+        """Render the view from the index; ``seen`` is the view as the caller read it. With
+        ``changed``, a view as we last wrote it is spliced instead (``views.splice``)."""
         path = self._layout.view_path(group, kind)
         try:
             existing, sig = seen or self._read_view(path)
-            shown = [(i, line) for i, line, _ in self._index.bullets(group, kind)]
-            rendered = views.render(existing, group, kind, shown, drop)
+            rendered = None
+            if (changed is not None and existing is not None
+                    and sig == self._index.view_signature(path)):
+                rendered = self._spliced(existing, group, kind, changed)
+            if rendered is None:
+                shown = [(i, line) for i, line, _ in self._index.bullets(group, kind)]
+                rendered = views.render(existing, group, kind, shown, drop)
             if rendered != existing:
                 # A person may be saving it right now, without our lock: then let theirs stand
                 # (their close brings us back here).
@@ -526,6 +620,23 @@ class FileBackend:
         except StoreCorrupt as exc:
             self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be
 
+    def _spliced(self, text: str, group: str, kind: str, changed: Collection[str]) -> str | None:
+        """``text`` with the bullets of ``changed`` as the index has them now, or None."""
+        if self._index.has_hand(group, kind):
+            return None  # hand bullets move between a view's parts as it is rendered: render
+        spliced: str | None = text
+        for episode_id in changed:
+            entry = self._index.view_entry(episode_id)
+            line = before = after = None
+            if entry is not None and entry[:2] == (group, kind):
+                _, _, created_at, line, _ = entry
+                after, before = self._index.neighbours(group, kind, created_at, episode_id)
+            spliced = views.splice(text, episode_id, line, before=before, after=after)
+            if spliced is None:
+                return None
+            text = spliced
+        return spliced
+
     def _read_view(self, path: Path) -> _ViewRead:
         try:
             with path.open("rb") as file:
@@ -537,6 +648,10 @@ class FileBackend:
             return data.decode(), sig
         except UnicodeDecodeError:
             raise StoreCorrupt(path, "not UTF-8 text; left as it is") from None
+
+    def _check_writable(self) -> None:
+        if self._read_only is not None:
+            raise WriteFailed(f"cannot write in {self._layout.root}: {self._read_only}")
 
     def _check_open(self) -> None:
         if self._closed:

@@ -28,6 +28,7 @@ _INTRO = (
 )
 _GENERATED = re.compile(r"- (?P<text>.*?) <!-- dualmem (?P<id>\S+) (?P<check>[0-9a-f]{10}) -->")
 _BULLET = re.compile(r"[-*+][ \t]+(?P<text>\S.*?)\s*")
+_ANY_GENERATED = re.compile(r" <!-- dualmem \S+ [0-9a-f]{10} -->$", re.M)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SUMMARY_CHARS = 200
 
@@ -112,6 +113,43 @@ def render(
         kept.pop()
     added = [line for episode_id, line in bullets.items() if episode_id not in present]
     return "\n".join([*kept, "", *added] if added else kept) + "\n"
+
+
+def splice(
+    text: str, episode_id: str, line: str | None, *, before: str | None, after: str | None
+) -> str | None:
+    """``text``, a view exactly as ``render`` wrote it, with the generated bullet of
+    ``episode_id`` taken out and, unless ``line`` is None, ``line`` put back where the order
+    wants it: before the generated bullet of ``before``, else after that of ``after`` (its
+    neighbours in order). A write then costs a search of the text, not a parse of every line.
+    None when it cannot be done in place (no neighbour to place it by, or none left): the
+    caller renders the whole view instead."""
+    found = _find_generated(text, episode_id)
+    if found is not None:
+        text = text[: found[0]] + text[found[1] :]
+    if line is None:
+        return text if _ANY_GENERATED.search(text) else None
+    for neighbour, at_start in ((before, True), (after, False)):
+        place = None if neighbour is None else _find_generated(text, neighbour)
+        if place is not None:
+            at = place[0] if at_start else place[1]
+            return f"{text[:at]}{line}\n{text[at:]}"
+    return None
+
+
+def _find_generated(text: str, episode_id: str) -> tuple[int, int] | None:
+    """Where the generated bullet of ``episode_id`` is in ``text``: its start and the end of
+    its line, newline included."""
+    marker = f" <!-- dualmem {episode_id} "
+    at = text.find(marker)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if _classify(text[start:end]).generated_id == episode_id:
+            return start, min(end + 1, len(text))
+        at = text.find(marker, at + 1)
+    return None
 
 
 def _classify(raw: str) -> Line:

@@ -41,3 +41,12 @@ def test_a_hot_command_group_loads_nothing_heavy(command: str) -> None:
 
 def test_an_exported_name_loads_what_it_needs_only() -> None:
     assert heavy_modules_after("from memory import Episode, open_memory") == []
+
+
+def test_the_file_layer_loads_nothing_heavy_nor_what_only_some_calls_need() -> None:
+    # watchdog: only a process that watches; rapidfuzz: only a query term the index lacks.
+    script = "import fallback, sys; print(sorted({'watchdog', 'rapidfuzz'} & set(sys.modules)))"
+    assert heavy_modules_after("import fallback") == []
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, check=True)
+    assert done.stdout.strip() == "[]"

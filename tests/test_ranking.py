@@ -14,14 +14,14 @@ WORDS = ["paint", "painting", "sunrise", "lake", "kuzu", "graph", "lock", "file"
          "memory", "deadline", "budget", "token", "coach", "player", "gate", "review", "the", "a"]
 
 
-def empty() -> TextIndex:
+def empty(chunk: int = CHUNK) -> TextIndex:
     db = sqlite3.connect(":memory:", isolation_level=None)
     TextIndex.create(db)
-    return TextIndex(db)
+    return TextIndex(db, chunk=chunk)
 
 
-def build(documents: dict[str, str], groups: int = 3) -> TextIndex:
-    index = empty()
+def build(documents: dict[str, str], groups: int = 3, chunk: int = CHUNK) -> TextIndex:
+    index = empty(chunk)
     for n, (key, text) in enumerate(sorted(documents.items())):
         index.add(key, text, group=f"g{n % groups}", kind="note")
     return index
@@ -72,13 +72,16 @@ def test_filters_keep_other_groups_and_kinds_out() -> None:
     ),
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
     limit=st.integers(1, 8),
+    chunk=st.sampled_from([1, 2, 5, CHUNK]),
+    groups=st.sampled_from([None, {"g0"}, {"g1", "g2"}]),
 )
 def test_pruned_top_k_equals_the_exhaustive_ranking(
-    documents: dict[str, str], query: str, limit: int
+    documents: dict[str, str], query: str, limit: int, chunk: int, groups: set[str] | None
 ) -> None:
-    index = build(documents)
-    exhaustive = index.search(query, limit=len(documents))
-    assert index.search(query, limit=limit) == exhaustive[:limit]
+    # Small chunks: many blocks per term, so blocks are skipped by their bounds.
+    index = build(documents, chunk=chunk)
+    exhaustive = index.search(query, groups=groups, limit=len(documents))
+    assert index.search(query, groups=groups, limit=limit) == exhaustive[:limit]
     assert all(0.0 < score <= 1.0 for _, score in exhaustive)
     assert [score for _, score in exhaustive] == sorted((s for _, s in exhaustive), reverse=True)
 

@@ -26,14 +26,14 @@ import typing
 from backends.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from backends.graph.database import NO_ROOM, READ_ONLY
+    from backends.graph.database import NO_ROOM, READ_ONLY, owner_pid
     from backends.graph.embedder import Embedder, HashingEmbedder
     from backends.graph.store import GraphBackend
 
-__all__ = ["NO_ROOM", "READ_ONLY", "Embedder", "GraphBackend", "HashingEmbedder"]
+__all__ = ["NO_ROOM", "READ_ONLY", "Embedder", "GraphBackend", "HashingEmbedder", "owner_pid"]
 
 _SOURCES: dict[str, tuple[str, ...]] = {
-    "backends.graph.database": ("NO_ROOM", "READ_ONLY"),
+    "backends.graph.database": ("NO_ROOM", "READ_ONLY", "owner_pid"),
     "backends.graph.embedder": ("Embedder", "HashingEmbedder"),
     "backends.graph.store": ("GraphBackend",),
 }

@@ -232,7 +232,7 @@ def _disconnect(session: Session, database: Any, owner_file: Path | None) -> Non
 def _open_error(file: Path, exc: RuntimeError, engine: Engine) -> BackendUnavailable:
     message = _first_line(exc)
     if "Could not set lock" in message:
-        owner = _read_owner(file.parent)
+        owner = owner_pid(file.parent)
         return BackendUnavailable(
             LAYER, "locked by another process", f"pid {owner}" if owner else str(file.parent)
         )
@@ -271,7 +271,8 @@ def _write_owner(owner_file: Path) -> None:
         owner_file.write_text(json.dumps({"pid": os.getpid()}))
 
 
-def _read_owner(directory: Path) -> int | None:
+def owner_pid(directory: Path) -> int | None:
+    """The live process holding the database under ``directory`` read-write, when it said so."""
     try:
         pid = int(json.loads((directory / OWNER_FILE).read_text())["pid"])
         os.kill(pid, 0)

@@ -112,9 +112,9 @@ class FalkorBackend:
         self._embedder = embedder
         self._max_body_bytes = max_body_bytes
         self._meta: dict[str, str] = {}
-        self._index = EpisodeIndex(embedder.dimension)
+        # In memory: every process keeps its own, current with the change feed.
+        self._index = EpisodeIndex.open(None, embedder.dimension, embedder.name)
         self._links = GraphLinks()
-        self._episodes: dict[str, Episode] = {}
         self._seen = 0
         """the change counter up to which the index and links hold every process's writes"""
         self._sync_lock = asyncio.Lock()
@@ -155,7 +155,7 @@ class FalkorBackend:
             ensure_body_fits(episode, self._max_body_bytes)
         await self._sync()
         latest = [episode for episode in {e.id: e for e in episodes}.values()
-                  if self._episodes.get(episode.id) != episode]
+                  if self._index.episode(episode.id) != episode]
         vectors = self._embedder.embed([search_text(episode) for episode in latest])
         for episode, vector in zip(latest, vectors, strict=True):
             structure = extract(episode)
@@ -203,7 +203,7 @@ class FalkorBackend:
         if limit <= 0 or not query.strip():
             return []
         await self._sync()
-        return shared.search(self._index, self._links, self._episodes, self._embedder, query,
+        return shared.search(self._index, self._links, self._embedder, query,
                              group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(
@@ -254,6 +254,7 @@ class FalkorBackend:
     async def aclose(self) -> None:
         driver, self._driver = self._driver, None
         if driver is not None:
+            self._index.close()
             await driver.close()
 
     # -- keeping the index current --------------------------------------------------------------
@@ -271,7 +272,7 @@ class FalkorBackend:
             fresh = [found[key] for key in keys if key in found]
             vectors = self._embedder.embed([search_text(episode) for episode in fresh])
             self._remember(zip(fresh, vectors, strict=True))
-            await self._load_links(list(found))
+            await self._load_links({key: episode.group_id for key, episode in found.items()})
             self._seen = max(self._seen, *(int(row["seq"]) for row in changes))
 
     async def _load(self) -> None:
@@ -285,19 +286,21 @@ class FalkorBackend:
             [search_text(e) for e, v in zip(episodes, stored, strict=True) if v is None]))
         self._remember((episode, next(missing) if vector is None else vector)
                        for episode, vector in zip(episodes, stored, strict=True))
-        await self._load_links(None)
+        await self._load_links({episode.id: episode.group_id for episode in episodes},
+                               every=True)
 
-    async def _load_links(self, keys: list[str] | None) -> None:
-        """The mentions and facts of the episodes ``keys`` (None: of every episode)."""
-        if keys == []:
+    async def _load_links(self, groups: dict[str, str], *, every: bool = False) -> None:
+        """The mentions and facts of the episodes of ``groups`` (id -> group); ``every``: they
+        are all the graph's episodes (no filter needed)."""
+        if not groups:
             return
-        params: dict[str, Any] = {} if keys is None else {"keys": keys}
+        params: dict[str, Any] = {} if every else {"keys": list(groups)}
         mentions = await self._run(_MENTIONS.format(
-            where=f"{_OURS}" + ("" if keys is None else " AND e.uuid IN $keys")), **params)
+            where=f"{_OURS}" + ("" if every else " AND e.uuid IN $keys")), **params)
         facts = await self._run(_FACTS.format(
-            where="true" if keys is None else "r.episodes[0] IN $keys"), **params)
+            where="true" if every else "r.episodes[0] IN $keys"), **params)
         shared.add_links(
-            self._links, self._episodes,
+            self._links, groups,
             [(r["episode"], r["entity"], r["label"], r["name"]) for r in mentions],
             [(r["fact"], r["source"], r["target"], r["episode"], _time(r["valid_at"]),
               _time(r["invalid_at"]) if r["invalid_at"] else None) for r in facts])
@@ -317,14 +320,11 @@ class FalkorBackend:
     def _remember(self, written: Iterable[tuple[Episode, Vectors]]) -> None:
         entries = []
         for episode, vector in written:
-            self._episodes[episode.id] = episode
-            self._links.add_episode(episode)
-            entries.append(Entry(episode.id, search_text(episode), episode.group_id,
-                                 episode.kind, vector))
+            self._links.add_place(episode.id, episode.group_id, episode.kind)
+            entries.append(Entry(episode, search_text(episode), vector))
         self._index.put(entries)
 
     def _forget(self, key: str) -> None:
-        self._episodes.pop(key, None)
         self._index.drop(key)
         self._links.drop(key)
 

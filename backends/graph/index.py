@@ -1,85 +1,180 @@
 """The graph layer's search index: the shared ``TextIndex``, and below its matches the
 nearest stored vectors (a hybrid that never reorders lexical matches; see ``VECTOR_WEIGHT``).
 
-Built from the Episodic rows at open and kept current by our own writes (we are the only
-read-write process), so it cannot lose a document the way Kùzu's full-text index does, and it
-does not depend on the database's full-text extension (LadybugDB does not bundle it)."""
+Kept current by our own writes (we are the only read-write process), so it cannot lose a
+document the way Kùzu's full-text index does, and it does not depend on the database's
+full-text extension (LadybugDB does not bundle it). It also keeps each episode as stored, so a
+search answers without a Kùzu lookup per hit.
+
+It lives in ``<graph>/index.sqlite3``, a derived cache: an open uses it as it is when it is of
+this version and embedder, says no write was left half done (``begin`` marks one, ``put`` and
+``drop`` settle it), holds as many episodes as the graph, and carries the token the graph
+recorded when it was last built; else it is emptied and built again from the rows. Vectors are
+read from it only when a search first needs them. A read-only graph builds it in memory.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Sequence
+import uuid
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
+from backends.errors import StoreCorrupt
 from backends.graph.embedder import Vectors
+from backends.model import Episode
+from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
 
+FILE = "index.sqlite3"
+VERSION = f"2.{TEXT_VERSION}"
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
 # So vectors never reorder lexical matches: they add near-duplicates below them that no query
 # term reaches. A semantic embedder (see embedder.Embedder) would make this part earn more.
-VECTOR_WEIGHT = 0.05  # a vector-only hit scores at most this; a lexical match at least this
+VECTOR_WEIGHT = 0.05  # a vector-only hit scores at most this share of the weakest lexical match
 # Hashed words collide (1 in 128 dimensions), so a random string reaches cosine 0.5 with some
 # short document in 1-2% of queries on LoCoMo; at 0.6 "no match" stays an empty answer.
 VECTOR_ONLY_MIN = 0.6
 
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS gx_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS gx_episodes (
+    key TEXT PRIMARY KEY, grp TEXT NOT NULL, kind TEXT NOT NULL, vector BLOB NOT NULL,
+    doc BLOB NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS gx_places ON gx_episodes (grp, kind);
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    key: str
+    episode: Episode
     text: str
-    group: str
-    kind: str
     vector: Vectors
 
 
 class EpisodeIndex:
-    def __init__(self, dimension: int) -> None:
-        self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        TextIndex.create(self._db)
-        self.lexical = TextIndex(self._db)
-        self._rows: dict[str, int] = {}
-        self._free: list[int] = []
-        self._vectors: Vectors = np.zeros((0, dimension), dtype=np.float32)
-        # Per row: group and kind codes, -1 for a free row.
-        self._groups: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._kinds: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._codes: dict[str, int] = {}
-        self._keys: list[str | None] = []
+    def __init__(self, db: sqlite3.Connection, path: Path | None, dimension: int) -> None:
+        self._db = db
+        self.path = path
+        self.lexical = TextIndex(db)
+        self._dimension = dimension
+        self._vectors: _Vectors | None = None
+        """the stored vectors, read at the first search that needs them"""
+
+    @classmethod
+    def open(cls, folder: Path | None, dimension: int, embedder: str) -> EpisodeIndex:
+        """The index in ``folder`` (None: in memory), emptied unless it is of this version and
+        ``embedder``: ``current`` then says whether it may be used as it is."""
+        path = None if folder is None else folder / FILE
+        want = {"version": VERSION, "embedder": f"{embedder}/{dimension}"}
+        if path is not None:
+            try:
+                index = cls._connect(path, dimension)
+                if index._meta("version") == want["version"] and index._meta(
+                        "embedder") == want["embedder"]:
+                    return index
+                index.close()
+            except sqlite3.Error:
+                pass
+            for leftover in (path, path.with_name(FILE + "-wal"), path.with_name(FILE + "-shm")):
+                leftover.unlink(missing_ok=True)
+        index = cls._connect(path, dimension)
+        with index._transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    index._db.execute(statement)
+            TextIndex.create(index._db)
+            index._db.executemany("INSERT OR REPLACE INTO gx_meta VALUES (?, ?)", want.items())
+        return index
+
+    @classmethod
+    def _connect(cls, path: Path | None, dimension: int) -> EpisodeIndex:
+        db = sqlite3.connect(":memory:" if path is None else path, isolation_level=None,
+                             check_same_thread=False, timeout=30.0)
+        if path is not None:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a lost commit leaves it marked unsettled
+        return cls(db, path, dimension)
+
+    def current(self, token: str | None, count: int) -> bool:
+        """The index may be used as it is for a graph that recorded ``token`` and holds
+        ``count`` episodes."""
+        try:
+            return (token is not None and self._meta("token") == token
+                    and self._meta("unsettled") is None and len(self) == count)
+        except sqlite3.Error:
+            return False
+
+    def rebuilt(self, entries: Sequence[Entry]) -> str:
+        """Empty the index, fill it with ``entries``; returns the token the graph records."""
+        token = uuid.uuid4().hex
+        with self._transaction():
+            self._db.execute("DELETE FROM gx_episodes")
+            self.lexical.clear()
+            self._db.execute("DELETE FROM gx_meta WHERE key IN ('token', 'unsettled')")
+            self._vectors = None
+            self._put(entries)
+            self._db.execute("INSERT INTO gx_meta VALUES ('token', ?)", (token,))
+        return token
+
+    def close(self) -> None:
+        self._db.close()
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self.lexical)
 
     def __contains__(self, key: str) -> bool:
-        return key in self._rows
+        if not _storable(key):
+            return False
+        return self._db.execute("SELECT 1 FROM gx_episodes WHERE key = ?",
+                                (key,)).fetchone() is not None
+
+    def begin(self) -> None:
+        """Mark a write to the graph as under way: should it never reach ``put`` or ``drop``
+        (a crash), the next open builds the index again."""
+        # Durable before the graph changes (a lost mark would leave a stale index settled).
+        self._db.execute("PRAGMA synchronous=FULL")
+        try:
+            with self._transaction():
+                self._db.execute("INSERT OR REPLACE INTO gx_meta VALUES ('unsettled', '1')")
+        finally:
+            self._db.execute("PRAGMA synchronous=NORMAL")
 
     def put(self, entries: Sequence[Entry]) -> None:
-        """Index (or re-index) each entry."""
-        self._db.execute("BEGIN")
-        self.lexical.add_many(Document(e.key, e.text, e.group, e.kind) for e in entries)
-        self._db.execute("COMMIT")
-        for entry in entries:
-            row = self._rows.get(entry.key)
-            if row is None:
-                row = self._free.pop() if self._free else self._grow()
-                self._rows[entry.key] = row
-                self._keys[row] = entry.key
-            self._vectors[row] = entry.vector
-            self._groups[row] = self._code(entry.group)
-            self._kinds[row] = self._code(entry.kind)
+        """Index (or re-index) each entry; settles a write ``begin`` marked."""
+        with self._transaction():
+            self._put(entries)
+            self._settle()
 
     def drop(self, key: str) -> None:
-        row = self._rows.pop(key, None)
+        with self._transaction():
+            self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
+            self.lexical.remove(key)
+            if self._vectors is not None:
+                self._vectors.drop(key)
+            self._settle()
+
+    def episode(self, key: str) -> Episode | None:
+        if not _storable(key):
+            return None
+        row = self._db.execute("SELECT doc FROM gx_episodes WHERE key = ?", (key,)).fetchone()
         if row is None:
-            return
-        self.lexical.remove(key)
-        self._vectors[row] = 0.0
-        self._groups[row] = self._kinds[row] = -1
-        self._keys[row] = None
-        self._free.append(row)
+            return None
+        try:
+            return Episode.model_validate_json(row[0])
+        except ValueError as exc:
+            raise StoreCorrupt(self.path or Path(FILE), f"an indexed episode: {exc}") from exc
+
+    def places(self) -> Iterator[tuple[str, str, str]]:
+        """(key, group, kind) of every indexed episode (read from ``gx_places`` alone, which
+        holds the key too: the rows with their vectors and episodes stay unread)."""
+        yield from self._db.execute("SELECT key, grp, kind FROM gx_episodes INDEXED BY gx_places")
 
     def search(
         self,
@@ -91,18 +186,106 @@ class EpisodeIndex:
         limit: int,
     ) -> list[tuple[str, float]]:
         """The best ``limit`` keys, scores in (0, 1], best first."""
-        if limit <= 0 or not self._rows:
+        if limit <= 0:
             return []
-        lexical = self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)
-        hits = [(str(key), (1.0 - VECTOR_WEIGHT) * score + VECTOR_WEIGHT) for key, score in lexical]
-        if len(hits) < limit:
+        # Lexical scores as the shared ranking gives them, as the file layer reports them: the
+        # same relative cuts (context selection) then mean the same on both layers.
+        hits = [(str(key), score) for key, score in
+                self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)]
+        if len(hits) < limit and len(self):
             found = {key for key, _ in hits}
-            hits += [(key, VECTOR_WEIGHT * similarity)
-                     for key, similarity in self._nearest(query_vector, groups, kinds, limit)
+            below = hits[-1][1] if hits else 1.0  # vector-only hits rank under every match
+            hits += [(key, VECTOR_WEIGHT * below * similarity)
+                     for key, similarity in self._loaded().nearest(query_vector, groups, kinds,
+                                                                   limit)
                      if key not in found][: limit - len(hits)]
         return hits
 
-    def _nearest(
+    def _put(self, entries: Sequence[Entry]) -> None:
+        self.lexical.add_many(Document(e.episode.id, e.text, e.episode.group_id, e.episode.kind)
+                              for e in entries)
+        self._db.executemany("INSERT OR REPLACE INTO gx_episodes VALUES (?, ?, ?, ?, ?)", (
+            (e.episode.id, e.episode.group_id, e.episode.kind,
+             e.vector.astype(np.float32).tobytes(), orjson.dumps(e.episode.to_json()))
+            for e in entries))
+        if self._vectors is not None:
+            for entry in entries:
+                self._vectors.put(entry.episode.id, entry.episode.group_id, entry.episode.kind,
+                                  entry.vector)
+
+    def _settle(self) -> None:
+        self._db.execute("DELETE FROM gx_meta WHERE key = 'unsettled'")
+
+    def _loaded(self) -> _Vectors:
+        if self._vectors is None:
+            vectors = _Vectors(self._dimension)
+            for key, group, kind, raw in self._db.execute(
+                    "SELECT key, grp, kind, vector FROM gx_episodes"):
+                vectors.put(key, group, kind, np.frombuffer(raw, dtype=np.float32))
+            self._vectors = vectors
+        return self._vectors
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM gx_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+def _storable(key: str) -> bool:
+    """A key SQLite can take (no lone surrogate): no other can be indexed."""
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+class _Vectors:
+    """Every stored vector in one matrix, with each row's group and kind codes."""
+
+    def __init__(self, dimension: int) -> None:
+        self._rows: dict[str, int] = {}
+        self._free: list[int] = []
+        self._vectors: Vectors = np.zeros((0, dimension), dtype=np.float32)
+        # Per row: group and kind codes, -1 for a free row.
+        self._groups: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._kinds: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._codes: dict[str, int] = {}
+        self._keys: list[str | None] = []
+
+    def put(self, key: str, group: str, kind: str, vector: Vectors) -> None:
+        row = self._rows.get(key)
+        if row is None:
+            row = self._free.pop() if self._free else self._grow()
+            self._rows[key] = row
+            self._keys[row] = key
+        self._vectors[row] = vector
+        self._groups[row] = self._code(group)
+        self._kinds[row] = self._code(kind)
+
+    def drop(self, key: str) -> None:
+        row = self._rows.pop(key, None)
+        if row is None:
+            return
+        self._vectors[row] = 0.0
+        self._groups[row] = self._kinds[row] = -1
+        self._keys[row] = None
+        self._free.append(row)
+
+    def nearest(
         self, query_vector: Vectors, groups: Collection[str] | None,
         kinds: Collection[str] | None, limit: int,
     ) -> list[tuple[str, float]]:

@@ -61,10 +61,11 @@ class GraphLinks:
             self.add_fact(fact.uuid, fact.source, fact.target, episode.id, fact.valid_at,
                           fact.invalid_at)
 
-    def add_episode(self, episode: Episode) -> None:
-        if episode.id not in self._episodes:
-            self._sizes[episode.group_id] += 1
-        self._episodes[episode.id] = (episode.group_id, episode.kind)
+    def add_place(self, key: str, group: str, kind: str) -> None:
+        """An episode by its key, group and kind (what an index keeps of it)."""
+        if key not in self._episodes:
+            self._sizes[group] += 1
+        self._episodes[key] = (group, kind)
 
     def add_mentions(self, episode: str, entities: Iterable[Entity], group: str) -> None:
         for entity in entities:
@@ -115,11 +116,12 @@ class GraphLinks:
     # -- expansion.Links ----------------------------------------------------------------------
 
     def named(self, query_terms: frozenset[str], exact: Collection[str],
-              groups: Collection[str] | None) -> list[tuple[str, str, int]]:
+              groups: Collection[str] | None) -> list[tuple[str, str, int, frozenset[str]]]:
         candidates = {e for term in query_terms for e in self._by_term.get(term, ())}
         found = [e for e in candidates if self._terms[e] <= query_terms]
-        found += [e for e in exact if e in self._groups and e not in candidates]
-        return [(e, self._groups[e], len(self._mentions.get(e, ()))) for e in sorted(found)
+        found += [e for e in exact if e in self._groups and e not in found]
+        return [(e, self._groups[e], len(self._mentions.get(e, ())),
+                 self._terms.get(e, frozenset())) for e in sorted(found)
                 if groups is None or self._groups[e] in groups]
 
     def mentioning(self, entities: Collection[str], groups: Collection[str] | None,

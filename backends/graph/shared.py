@@ -33,21 +33,21 @@ def structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, li
     return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}
 
 
-def add_links(links: GraphLinks, episodes: Mapping[str, Episode], mentions: Iterable[MentionRow],
+def add_links(links: GraphLinks, groups: Mapping[str, str], mentions: Iterable[MentionRow],
               facts: Iterable[FactRow]) -> None:
-    """The mentions and facts read from a database, for the episodes ``links`` knows."""
+    """The mentions and facts read from a database, for the episodes of ``groups`` (id ->
+    group)."""
     for episode, entity, label, name in mentions:
-        if episode in episodes:
-            links.add_mentions(episode, [Entity(entity, label, name)], episodes[episode].group_id)
+        if episode in groups:
+            links.add_mentions(episode, [Entity(entity, label, name)], groups[episode])
     for fact, source, target, episode, valid_at, invalid_at in facts:
-        if episode in episodes:
+        if episode in groups:
             links.add_fact(fact, source, target, episode, valid_at, invalid_at)
 
 
 def search(
     index: EpisodeIndex,
     links: GraphLinks,
-    episodes: Mapping[str, Episode],
     embedder: Embedder,
     query: str,
     *,
@@ -65,7 +65,8 @@ def search(
     wanted = limit if as_of is None else 4 * limit
     lexical = index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
     ranked = fuse(lexical, linked(links, query, group_ids, kinds, at=as_of), wanted)
-    hits = [Hit(episode=episodes[key], score=score, layer=LAYER) for key, score in ranked]
+    hits = [Hit(episode=episode, score=score, layer=LAYER)
+            for key, score in ranked if (episode := index.episode(key)) is not None]
     if as_of is not None:
         hits = [hit for hit in hits if valid_at(hit.episode, as_of)]
     elif any(hit.episode.invalid_at is not None for hit in hits):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
@@ -51,6 +52,8 @@ OPEN_WAIT = 120.0
 _IO_FAILURE = "IO exception"
 DELETE_BYTES = 4096
 ROW_BYTES = 512
+INDEX_TOKEN = "index_token"
+"""meta key: the token of the index file built for this graph (``index.EpisodeIndex``)"""
 """what a row costs beside its text: columns, keys, index entries"""
 
 
@@ -63,11 +66,9 @@ class _Core:
         self.engine = engine
         self.embedder = embedder
         self.read_only = read_only
-        self.index = EpisodeIndex(embedder.dimension)
         self.links = GraphLinks()
-        # Search answers from here (a Kùzu lookup per hit cost more than the ranking); get, scan
-        # and count read the rows. Both are built from the rows at open.
-        self.episodes: dict[str, Episode] = {}
+        self._index: EpisodeIndex | None = None
+        """search answers from here (episodes as stored, too); get, scan and count read rows"""
         self.users = 0
         self.loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[None] = self.loop.create_future()
@@ -75,6 +76,12 @@ class _Core:
         self.failed: str | None = None
         """why writing stopped (a write failed in the database), or None"""
         self._db: GraphDatabase | None = None
+
+    @property
+    def index(self) -> EpisodeIndex:
+        if self._index is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return self._index
 
     @property
     def db(self) -> GraphDatabase:
@@ -97,6 +104,9 @@ class _Core:
 
     async def close(self) -> None:
         db, self._db = self._db, None
+        index, self._index = self._index, None
+        if index is not None:
+            index.close()
         if db is not None:
             await db.close()
 
@@ -144,7 +154,7 @@ class _Core:
             elif stored == episode:
                 self.remember([(stored, vector)])
                 self.links.put(stored, extract(stored), (), now())
-            elif stored != self.episodes.get(key):
+            elif stored != self.index.episode(key):
                 self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
                 self.links.put(stored, extract(stored), (), now())
 
@@ -176,29 +186,59 @@ class _Core:
         self.db.meta.update(want)
 
     async def _load(self) -> None:
-        stored = await self.read(rows.every_row)
-        vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
-        missing = [search_text(row.episode)
-                   for row, vector in zip(stored, vectors, strict=True) if vector is None]
-        fresh = iter(self.embedder.embed(missing))
-        self.remember([(row.episode, next(fresh) if vector is None else vector)
-                       for row, vector in zip(stored, vectors, strict=True)])
-        for row in stored:
-            self.links.add_episode(row.episode)
+        """Open the index, or build it from the rows when it is not current; then the links."""
+        index = self._index = self._open_index()
+        token = self.db.meta.get(INDEX_TOKEN)
+        count = await self.read(lambda session: rows.count(session, None, None))
+        if index.current(token, count):
+            places = list(index.places())
+        else:
+            stored = await self.read(rows.every_row)
+            vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
+            missing = [search_text(row.episode)
+                       for row, vector in zip(stored, vectors, strict=True) if vector is None]
+            fresh = iter(self.embedder.embed(missing))
+            token = index.rebuilt(
+                [Entry(row.episode, search_text(row.episode),
+                       next(fresh) if vector is None else vector)
+                 for row, vector in zip(stored, vectors, strict=True)])
+            if index.path is not None and self.db.read_only is None:
+                await self._record_token(token)
+            places = [(row.episode.id, row.episode.group_id, row.episode.kind) for row in stored]
+        group_of = {}
+        for key, group, kind in places:
+            self.links.add_place(key, group, kind)
+            group_of[key] = group
         mentions = await self.read(lambda session: session.rows(rows.MENTION_COLUMNS))
         facts = await self.read(lambda session: session.rows(rows.FACT_COLUMNS))
-        shared.add_links(self.links, self.episodes, [tuple(row) for row in mentions],
+        shared.add_links(self.links, group_of, [tuple(row) for row in mentions],
                          [(f, a, b, e, rows.aware(valid), rows.aware(invalid) if invalid else None)
                           for f, a, b, e, valid, invalid in facts])
 
+    def _open_index(self) -> EpisodeIndex:
+        """The index file beside the database; in memory for a graph opened read-only or a
+        folder where it cannot be kept."""
+        args = (self.embedder.dimension, self.embedder.name)
+        if not self.read_only and self.db.read_only is None:
+            try:
+                return EpisodeIndex.open(self.directory, *args)
+            except (sqlite3.Error, OSError):
+                pass
+        return EpisodeIndex.open(None, *args)
+
+    async def _record_token(self, token: str) -> None:
+        def record(session: Session) -> None:
+            with session.transaction():
+                session.rows(rows.PUT_META, key=INDEX_TOKEN, value=token)
+
+        await self.write(record, payload=ROW_BYTES)
+        self.db.meta[INDEX_TOKEN] = token
+
     def remember(self, written: Sequence[tuple[Episode, Vectors]]) -> None:
-        for episode, _ in written:
-            self.episodes[episode.id] = episode
-        self.index.put([Entry(episode.id, search_text(episode), episode.group_id, episode.kind,
-                              vector) for episode, vector in written])
+        self.index.put([Entry(episode, search_text(episode), vector)
+                        for episode, vector in written])
 
     def forget(self, key: str) -> None:
-        self.episodes.pop(key, None)
         self.index.drop(key)
         self.links.drop(key)
 
@@ -294,6 +334,7 @@ class GraphBackend:
                 if not part:
                     continue
                 try:
+                    core.index.begin()
                     retired = await core.write(work, payload=_size(part)) or {}
                 except WriteFailed:
                     await core.resync({w.episode.id: (w.episode, by_id[w.episode.id])
@@ -319,6 +360,7 @@ class GraphBackend:
         async with core.write_lock:
             if episode_id not in core.index:
                 return False
+            core.index.begin()
             await core.write(lambda session: rows.delete_episode(session, episode_id),
                              payload=DELETE_BYTES)
             core.forget(episode_id)
@@ -336,7 +378,7 @@ class GraphBackend:
         """The protocol's search (``shared.search``): through entities and valid facts,
         now or at ``as_of``."""
         core = self._open_core()
-        return shared.search(core.index, core.links, core.episodes, core.embedder, query,
+        return shared.search(core.index, core.links, core.embedder, query,
                              group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(

@@ -11,8 +11,10 @@ A category is searched with up to three queries, fused by ``memory.context.selec
   failures for a refinement, risks for a review.
 
 An ``Expander`` is the seam for other knowledge: ``project_files`` reads the codebase
-discoveries; an expander over the graph's entities and facts (the files, components and
-services linked to what the task names) plugs in beside it without changing the rest.
+discoveries; ``named_entities`` the files, modules and components that the task and the
+memories that match it best name (``backends.entities``, the same in every process). Entity
+names stay whole in the "known" query, so its search links them outright: a memory that
+mentions ``app/clients/stripe_client.py`` is reached through the file, not its words.
 """
 
 from __future__ import annotations
@@ -22,9 +24,17 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from backends.entities import extract, text_entities
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from memory.agent.scopes import CODEBASE_DISCOVERY
+from memory.agent.scopes import (
+    CODEBASE_DISCOVERY,
+    FAILED_APPROACH,
+    GOTCHA,
+    PATTERN,
+    RECOMMENDATION,
+    TASK_OUTCOME,
+)
 from memory.context.analysis import Analysis, TaskType
 from memory.context.task import Phase, topic
 
@@ -99,7 +109,33 @@ def _file_text(episode: Episode) -> str:
     return f"{episode.name} {about if isinstance(about, str) else ''}"
 
 
-DEFAULT_EXPANDERS: tuple[Expander, ...] = (project_files,)
+ENTITY_LABELS = frozenset({"File", "Module", "Component"})
+# Memories whose entities speak for the task: one note each (a session's insights name every
+# file it touched, most of them beside the point).
+ENTITY_KINDS = (PATTERN, GOTCHA, FAILED_APPROACH, CODEBASE_DISCOVERY, RECOMMENDATION,
+                TASK_OUTCOME)
+ENTITY_SOURCES = 3  # best memories whose entities join the "known" query ...
+ENTITY_RELATIVE = 0.5  # ... when they score at least this share of the best
+
+
+async def named_entities(
+    store: MemoryBackend, analysis: Analysis, subject: str, groups: Sequence[str]
+) -> list[str]:
+    """The files, modules and components the task names, and those named by the memories that
+    match its subject best: "tests for the refund service" finds "External payment calls go
+    through app/clients/stripe_client.py" (with ``StripeStub`` and ``tests/conftest.py``), and
+    with them what else the project records about those."""
+    names = [name for label, name in text_entities(analysis.task.description)
+             if label in ENTITY_LABELS]
+    hits = await store.search(subject, group_ids=groups, kinds=ENTITY_KINDS,
+                              limit=ENTITY_SOURCES)
+    for hit in hits:
+        if hit.score >= ENTITY_RELATIVE * hits[0].score:
+            names += [e.name for e in extract(hit.episode).entities if e.label in ENTITY_LABELS]
+    return names
+
+
+DEFAULT_EXPANDERS: tuple[Expander, ...] = (project_files, named_entities)
 
 
 async def known_words(
@@ -110,13 +146,14 @@ async def known_words(
     expanders: Sequence[Expander],
 ) -> str:
     """What every expander links to the subject, as one query; words of the subject left out
-    (the subject query already weighs them)."""
+    (the subject query already weighs them). Split at spaces only, so that a path or a dotted
+    name stays whole: the search then names its entity outright."""
     found = await asyncio.gather(*(
         expand(store, analysis, subject, groups) for expand in expanders
     ))
     own = {_fold(w) for w in subject.split()}
     words = dict.fromkeys(
-        w for texts in found for text in texts for w in _WORD.findall(text)
-        if _fold(w) not in own and not w.isdigit()
+        w for texts in found for text in texts for w in text.split()
+        if (folded := _fold(w)) and folded not in own and not folded.isdigit()
     )
     return " ".join(words)

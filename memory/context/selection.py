@@ -12,9 +12,10 @@ for the same query. So the cut is relative, and helped by what the project's mem
   the ``spec_top`` best candidates are the task's, a memory of another spec is left out, and
   those of the task's specs weigh by their share (``cohere``);
 - **floor**: a hit scoring ``floor`` or less counts as no match (``above``); a memory is kept
-  when its relevance reaches ``relative`` of the best of its kind in its category and
-  ``overall`` of the best in any category (a category whose best is a weak match contributes
-  nothing);
+  when its relevance reaches ``relative`` of the best of its kind in its category and a share
+  of the best in any category that depends on where it comes from (``floor``): the task's
+  main spec, the best of its kind, or the project's own memories of every area, where the
+  distractors are (a category whose best is a weak match contributes nothing);
 - **once**: a memory appears once, by id and by content (the same pattern recorded in two
   specs), in the category with the larger allocation;
 - **diversity**: at most ``per_file`` memories about one file.
@@ -34,6 +35,7 @@ from memory.context.format import detail
 from memory.context.thresholds import Thresholds
 
 MAX_SPEC_WEIGHT = 1.5
+MAJORITY = 0.5
 _PATH = re.compile(r"[\w.-]+/[\w./-]*\w")
 
 
@@ -133,6 +135,22 @@ def cohere(candidates: Sequence[Candidate], specs: Mapping[str, float]) -> list[
     return sorted(weighed, key=lambda c: -c.relevance)
 
 
+def floor(candidate: Candidate, top: float, best: float, specs: Mapping[str, float],
+          limits: Thresholds) -> float:
+    """The relevance ``candidate`` must reach: ``relative`` of ``top``, the best of its kind in
+    its category, and a share of ``best``, the best in the context: ``in_spec`` for a memory of
+    the task's specs (work on the same area: on the benchmark such a memory is almost never a
+    distractor), ``lead`` for the best of its kind (a category's one gotcha or decision that
+    matches), ``overall`` for the rest (the project's own memories of every area, where the
+    distractors are)."""
+    share = limits.overall
+    if specs.get(spec_of(candidate.episode) or "", 0.0) > MAJORITY:
+        share = min(share, limits.in_spec)
+    if candidate.relevance >= top:
+        share = min(share, limits.lead)
+    return max(limits.relative * top, share * best)
+
+
 def select(
     found: Mapping[Category, Found],
     allocations: Mapping[Category, int],
@@ -156,8 +174,7 @@ def select(
         kept = chosen[category] = []
         for candidate in candidates:
             episode = candidate.episode
-            floor = max(limits.relative * top[episode.kind], limits.overall * best)
-            if candidate.relevance < floor:
+            if candidate.relevance < floor(candidate, top[episode.kind], best, specs, limits):
                 continue
             marks = (episode.id, fingerprint(episode))
             path = file_of(episode)

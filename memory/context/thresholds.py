@@ -21,21 +21,25 @@ class Thresholds:
     """``familiar`` / ``first_of_type``: the score at which a past outcome counts toward the
     task's history (and the prompt hook's bar); ``similar_task``: the score at which it makes
     the task familiar. Selection: a hit scoring ``floor`` or less is no match; a memory is kept
-    at ``relative`` of the best of its kind in its category and ``overall`` of the best in any
-    category; ``known`` and ``concern`` weigh the expansion queries against the subject's; at
-    most ``per_file`` memories about one file; the specs of the ``spec_top`` best candidates are
-    the task's."""
+    at ``relative`` of the best of its kind in its category and a share of the best in any
+    category: ``in_spec`` for a memory of the spec most of the best candidates come from,
+    ``lead`` for the best of its kind in its category, ``overall`` for the rest
+    (``selection.floor``); ``known`` and ``concern`` weigh the expansion queries against the
+    subject's; at most ``per_file`` memories about one file; the specs of the ``spec_top`` best
+    candidates are the task's."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
     similar_task: float = 0.30
-    relative: float = 0.3
-    overall: float = 0.25
+    relative: float = 0.15
+    overall: float = 0.23
     floor: float = 0.05
-    known: float = 0.5
+    known: float = 0.4
     concern: float = 0.3
     per_file: int = 3
     spec_top: int = 5
+    in_spec: float = 0.05
+    lead: float = 0.1
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar

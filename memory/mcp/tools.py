@@ -188,7 +188,7 @@ class MemoryTools:
         if kind == "pattern":
             return _saved(await memory.add_pattern(text))
         if kind == "discovery":
-            if not file:
+            if not (file and file.strip()):
                 raise InvalidEpisode("a discovery needs file: the path it is about")
             return _saved((await memory.add_codebase_discoveries({file: text}))[0])
         if kind == "outcome":

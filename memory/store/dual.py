@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 import orjson
 
 from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
+from backends.graph import owner_pid
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
@@ -44,6 +46,8 @@ GraphOpener = Callable[[], Awaitable[graphs.Graph]]
 
 RETRY_FIRST = 0.2
 RETRY_MAX = 2.0
+RETRY_LIVE = 30.0
+"""seconds between attempts to open a graph whose holder is alive"""
 DEBOUNCE = 0.05
 SWEEP = 5.0
 """seconds between catch-ups when no change is seen, for changes a watcher can miss"""
@@ -53,6 +57,7 @@ INLINE_GAP = 2000
 a larger gap (another process's big import) is left to the background, and the read served
 from the files meanwhile"""
 NEVER_RETRY = frozenset({"not installed", "engine conflict", "another engine's database"})
+LOCKED = "locked by another process"
 DAMAGED = frozenset({"corrupt"})
 HOLDING = "this process holds the graph"
 SHARING = "this process writes the graph server directly"
@@ -430,6 +435,8 @@ class DualBackend:
             if exc.reason not in DAMAGED:
                 self._why = f"graph layer {exc.reason}" + (f": {exc.detail}" if exc.detail else "")
                 self._retry = exc.reason not in NEVER_RETRY
+                if exc.reason != LOCKED:  # no holder to take in hand edits: do it here
+                    await self._files.watch()
                 return
             moved = _move_aside(self._graph_dir)
             self._rebuilt = (f"rebuilt from the journal: the damaged graph ({exc.detail}) "
@@ -440,20 +447,30 @@ class DualBackend:
             except BackendUnavailable as again:
                 self._why = (f"graph layer {again.reason}: {again.detail}; the journal serves "
                              f"every memory; once fixed, `dualmem repair` rebuilds the graph")
+                await self._files.watch()
                 return
         self._graph = graph
         self._applied = None
         self._why = f"{self._holding}; catching up with the journal"
         self._watch()
+        await self._files.watch()
         self._wake.set()
 
     async def _supervise(self) -> None:
         delay = RETRY_FIRST
+        tried = time.monotonic()
         while self._graph is None:
             if not self._retry or self._closed:
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX)
+            # Opening Kùzu only to hear that it is locked costs a tenth of a second of CPU: while
+            # its holder lives, that is known without it (and checked by opening now and then,
+            # should the note lie). A killed holder is replaced within RETRY_MAX.
+            holder = owner_pid(self._graph_dir)
+            if holder not in (None, os.getpid()) and time.monotonic() - tried < RETRY_LIVE:
+                continue
+            tried = time.monotonic()
             async with self._lock:
                 if self._closed:
                     return
@@ -489,9 +506,10 @@ class DualBackend:
 
 async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
     """The dual store of ``config.home``: its file journal, and its graph when this process can
-    hold it; a ``one_shot`` command takes neither the graph nor a watcher."""
+    hold it; a ``one_shot`` command takes neither the graph nor a watcher. The journal is
+    watched by the graph's holder (or by everyone while nobody can hold it)."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
-                                   watch=not one_shot)
+                                   watch=False)
 
     async def open_graph() -> graphs.Graph:
         return await graphs.open_graph(config)

@@ -13,7 +13,16 @@ from memory.context import Category, Thresholds
 from memory.context.assemble import FULL_PCT, _render
 from memory.context.budget import Budget, normalize
 from memory.context.format import Block
-from memory.context.selection import Candidate, Found, cohere, fuse, select, task_specs
+from memory.context.selection import (
+    MAX_SPEC_WEIGHT,
+    Candidate,
+    Found,
+    cohere,
+    floor,
+    fuse,
+    select,
+    task_specs,
+)
 from memory.context.task import Task
 from memory.context.tokens import estimate_tokens
 
@@ -55,15 +64,42 @@ def test_faint_matches_count_as_none() -> None:
 def test_the_floor_is_relative_to_the_best_of_its_kind_and_of_the_context() -> None:
     strong, kept, cut = memory("strong"), memory("kept"), memory("cut")
     file, weak = memory("a.py", CODEBASE_DISCOVERY), memory("b.py", CODEBASE_DISCOVERY)
+    low = max(LIMITS.relative, LIMITS.overall)  # the project's own memories: both floors
     found = {
-        C.PATTERNS: Found(subject=hits((strong, 0.8), (kept, 0.8 * LIMITS.relative),
-                                       (cut, 0.8 * LIMITS.relative - 0.01))),
+        C.PATTERNS: Found(subject=hits((strong, 0.8), (kept, 0.8 * low), (cut, 0.8 * low - 0.01))),
         # The best discovery is weak beside the best pattern: the context-wide floor cuts it.
-        C.ARCHITECTURE: Found(subject=hits((file, 0.8 * LIMITS.overall), (weak, 0.1))),
+        C.ARCHITECTURE: Found(subject=hits((file, 0.8 * LIMITS.lead - 0.01), (weak, 0.01))),
     }
     chosen = select(found, {C.PATTERNS: 100, C.ARCHITECTURE: 50}, LIMITS, AT)
     assert names(chosen, C.PATTERNS) == ["strong", "kept"]
-    assert names(chosen, C.ARCHITECTURE) == ["a.py"]
+    assert names(chosen, C.ARCHITECTURE) == []
+
+
+def test_the_best_of_a_kind_and_the_tasks_spec_pass_a_lower_floor() -> None:
+    # The project's own memories of every area are where distractors come from: they must
+    # reach ``overall`` of the best; the best of its kind in a category only ``lead``, and a
+    # memory of the spec most of the best candidates come from only ``in_spec``.
+    best = spec_memory("best", "001-a")
+    same = [spec_memory(f"same spec {n}", "001-a") for n in range(3)]
+    own = memory("own pattern")
+    lone = memory("lone gotcha", GOTCHA)
+    second = memory("second gotcha", GOTCHA)
+    between = (LIMITS.lead + LIMITS.overall) / 2
+    top = 0.8
+    found = {
+        C.PATTERNS: Found(subject=hits(
+            (best, top / MAX_SPEC_WEIGHT), *((m, 0.9 * top / MAX_SPEC_WEIGHT) for m in same),
+            (own, between * top))),
+        C.WARNINGS: Found(subject=hits((lone, between * top), (second, between * top * 0.99))),
+    }
+    chosen = select(found, {C.PATTERNS: 200, C.WARNINGS: 100}, LIMITS, AT)
+    assert names(chosen, C.PATTERNS) == ["best", "same spec 0", "same spec 1", "same spec 2"]
+    assert names(chosen, C.WARNINGS) == ["lone gotcha"]
+    floor_of_spec = floor(Candidate(same[0], 0.01), top, top, {"001-a": 1.0}, LIMITS)
+    floor_of_own = floor(Candidate(own, 0.01), top, top, {"001-a": 1.0}, LIMITS)
+    minor = floor(Candidate(same[0], 0.01), top, top, {"001-a": 0.4, "002-b": 0.6}, LIMITS)
+    assert floor_of_spec == max(LIMITS.relative, LIMITS.in_spec) * top
+    assert floor_of_own == minor == max(LIMITS.relative, LIMITS.overall) * top
 
 
 def test_each_kind_is_measured_against_its_own_best() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from backends.protocol import MemoryBackend
@@ -90,3 +92,14 @@ async def test_a_ten_thousand_character_query_is_answered(filled: MemoryBackend)
     query = ("database helm secrets " * 500)[:10_000]
     hits = await filled.search(query)
     assert {hit.episode.id for hit in hits} >= {"ep-0000", "ep-0002", "ep-0004"}
+
+
+async def test_where_a_memory_was_recorded_is_not_searched(store: MemoryBackend) -> None:
+    # An imported memory carries its spec ("002-refund-webhooks") and session: every memory of
+    # the spec would match "webhooks" if they were searched.
+    recorded = make(1, kind="pattern", name="Use a unit of work",
+                    body=json.dumps({"pattern": "Use a unit of work around money movements",
+                                     "spec": "002-refund-webhooks", "session": 7}))
+    await store.upsert(recorded)
+    assert await store.search("webhooks") == []
+    assert [hit.episode.id for hit in await store.search("unit of work")] == [recorded.id]

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 from dual_child import episode
+from file.helpers import eventually
 
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Receipt
 from fallback import FileBackend
+from fallback.layout import Layout
 from memory.store.config import Config
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
@@ -142,3 +144,25 @@ async def test_a_waiting_process_takes_the_graph_over_when_its_holder_exits(
         if holder.returncode is None:
             holder.kill()
             await holder.wait()
+
+
+async def test_with_no_graph_to_hold_the_journal_takes_in_hand_edits_itself(
+    tmp_path: Path,
+) -> None:
+    """Only the graph's holder watches the journal; when no process can hold it, each does."""
+    config = Config(home=tmp_path)
+    files = await FileBackend.open(config.files_dir, watch=False)
+
+    async def missing() -> GraphBackend:
+        raise BackendUnavailable("graph", "not installed")
+
+    store = await DualBackend.open(files, missing, config.graph_dir, config.ledger_file)
+    try:
+        view = Layout(config.files_dir).view_path("g", "pattern")
+        view.parent.mkdir(parents=True, exist_ok=True)
+        bullet = "Write a temp file, then rename it into place"
+        view.write_text(f"# Patterns\n\n- {bullet}\n")
+        hits = await eventually(lambda: store.search("temp file rename", group_ids=["g"]), bool)
+        assert [hit.episode.body for hit in hits] == [bullet]
+    finally:
+        await store.aclose()

@@ -19,7 +19,7 @@ import orjson
 from backends.errors import DualmemError
 from backends.model import Episode
 from faults.children import child_env, script
-from faults.workload import Expectation, Operation, Tally
+from faults.workload import SHARED, Expectation, Operation, Tally
 from memory.store.selection import open_memory
 
 LAYERS = ["file", "graph"]
@@ -33,8 +33,16 @@ FIGURES: dict[tuple[str, str], Tally] = {}
 """(family, layer) -> what it did, summed over its rounds"""
 
 
+CONVERGENCE: dict[str, list[float]] = {}
+"""family -> seconds from killing the graph's holder until another process served the graph"""
+
+
 def record(family: str, layer: str, tally: Tally) -> None:
     FIGURES.setdefault((family, layer), Tally()).add(tally)
+
+
+def converged(family: str, seconds: float) -> None:
+    CONVERGENCE.setdefault(family, []).append(seconds)
 
 
 @dataclass
@@ -52,6 +60,8 @@ class Outcome:
     stderr: str = ""
     state: dict[str, object] | None = None
     """what a ``state`` child printed after the writer, when the test asked for one"""
+    serving_since: float | None = None
+    """when a writer through ``auto`` began to answer from the graph (wall clock)"""
 
     def read(self, line: str) -> None:
         word, _, rest = line.partition(" ")
@@ -66,6 +76,8 @@ class Outcome:
             self.ready = True
         elif word == "done":
             self.done = True
+        elif word == "graph":
+            self.serving_since = float(rest)
         elif line.startswith("{"):
             self.state = orjson.loads(line)
 
@@ -94,10 +106,12 @@ async def run_writer(
     *,
     kill_after: int | None = None,
     delay: float = 0.0,
+    outcome: Outcome | None = None,
 ) -> Outcome:
     """Run a writer child; with ``kill_after``, SIGKILL it ``delay`` seconds after its
-    ``kill_after``-th acknowledgement (0: once it is ready). Every line it printed counts."""
-    outcome = Outcome()
+    ``kill_after``-th acknowledgement (0: once it is ready). Every line it printed counts, in
+    ``outcome`` (given: watched while the child runs)."""
+    outcome = Outcome() if outcome is None else outcome
     child = await asyncio.create_subprocess_exec(
         *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=child_env(),
         start_new_session=True,
@@ -124,9 +138,10 @@ async def run_writer(
 
 
 def writer(home: Path, layer: str, seed: int, round_: int, count: int, *,
-           sizes: Sequence[int] = (200,), fsize: int = 0, stop_after: int = 1 << 30) -> list[str]:
+           sizes: Sequence[int] = (200,), fsize: int = 0, stop_after: int = 1 << 30,
+           scope: str = SHARED) -> list[str]:
     return script("fault_child.py", "write", str(home), layer, str(seed), str(round_), str(count),
-                  ",".join(map(str, sizes)), str(fsize), str(stop_after))
+                  ",".join(map(str, sizes)), str(fsize), str(stop_after), scope)
 
 
 async def stored(home: Path, layer: str) -> tuple[list[Episode], Tally]:
@@ -200,4 +215,9 @@ def summary() -> list[str]:
                      + "".join(f"{getattr(tally, name):>13}" for name in names))
     lines.append("rounds: writer processes (hostile: examples); acknowledged: writes and deletes "
                  "acknowledged (hostile: values accepted and read back exactly)")
+    for family, seconds in sorted(CONVERGENCE.items()):
+        ordered = sorted(seconds)
+        lines.append(f"{family}: the graph served again {ordered[len(ordered) // 2]:.1f} s "
+                     f"(median; max {ordered[-1]:.1f} s, {len(ordered)} rounds) after its "
+                     f"holder was killed")
     return lines

@@ -13,11 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from filelock import FileLock
-
 from backends.graph import GraphBackend
 from fallback import disk
 from fallback.layout import Layout
+from fallback.lock import FolderLock
 
 
 def held() -> bool:
@@ -36,7 +35,7 @@ async def hold_graph(path: Path) -> None:
 
 def main(what: str, path: Path) -> None:
     if what == "lock":
-        with disk.held(FileLock(Layout(path).lock)):
+        with disk.held(FolderLock(Layout(path).lock, timeout=1.0, poll=0.001)):
             held()
     elif what == "graph":
         asyncio.run(hold_graph(path))

@@ -24,7 +24,8 @@ from backends.graph.rows import COPY_MIN
 from backends.model import Episode, stable_id
 
 GROUPS = ("faults-a", "faults-b")
-SHARED_KEYS = 40  # keys every round may rewrite or delete
+SHARED = "shared"
+SHARED_KEYS = 40  # keys every round of a scope may rewrite or delete
 START = datetime(2025, 6, 1, tzinfo=UTC)
 State = str | None  # a content hash, or None for "absent"
 
@@ -53,9 +54,11 @@ def episode(round_: int, number: int, key: str, body_bytes: int, rng: random.Ran
 
 
 def operations(
-    seed: int, round_: int, count: int, *, body_bytes: Sequence[int] = (200,)
+    seed: int, round_: int, count: int, *, body_bytes: Sequence[int] = (200,),
+    scope: str = SHARED,
 ) -> list[Operation]:
-    """``count`` operations of round ``round_``; bodies of the sizes in ``body_bytes``."""
+    """``count`` operations of round ``round_``; bodies of the sizes in ``body_bytes``. Rounds
+    of one ``scope`` rewrite and delete each other's keys (writers at once get one each)."""
     rng = random.Random(f"{seed}:{round_}")
     mine: list[str] = []
     done: list[Operation] = []
@@ -67,7 +70,7 @@ def operations(
     def old_key() -> str:
         if mine and rng.random() < 0.5:
             return rng.choice(mine)
-        return f"shared-{rng.randrange(SHARED_KEYS)}"
+        return f"{scope}-{rng.randrange(SHARED_KEYS)}"
 
     for number in range(count):
         size = rng.choice(body_bytes)

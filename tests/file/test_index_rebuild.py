@@ -60,7 +60,11 @@ async def play(root: Path, steps: list[tuple[str, int, str, str]]) -> None:
             elif action == "hand write":
                 path = layout.episode_path(f"g{n % 2}", f"ep-{n}")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(codec.encode(episode(n, text, kind)))
+                # As git and an editor's safe save do: a new file renamed over the old. An edit
+                # in place while no process watches is taken in later (FORMAT.md, The index).
+                temporary = path.with_name("edit.tmp")
+                temporary.write_bytes(codec.encode(episode(n, text, kind)))
+                temporary.replace(path)
             elif action == "hand delete":
                 layout.episode_path(f"g{n % 2}", f"ep-{n}").unlink(missing_ok=True)
             else:

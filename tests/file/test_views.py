@@ -3,6 +3,9 @@ are never overwritten or lost."""
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from contract.episodes import make
@@ -258,3 +261,51 @@ def test_render_keeps_every_persons_line_and_settles(person: list[str], names: l
     assert sum(map(generated, first.split("\n"))) == len(episodes)
     assert views.render(first, "g", "pattern", episodes) == first
 
+
+
+VIEW_STEP = st.tuples(
+    st.sampled_from(["put", "put", "put", "hand", "delete"]),
+    st.integers(0, 7),  # which memory
+    st.integers(0, 5),  # its time: equal times are ordered by id
+    st.sampled_from(["pattern", "gotcha"]),
+    st.sampled_from(["project_a", "project_b"]),
+)
+
+
+class WholeRenders(FileBackend):
+    """The oracle: every write renders the views it touches whole."""
+
+    def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = (),
+                changed: Collection[str] | None = None) -> None:
+        super()._render(touched, drop)
+
+
+@given(steps=st.lists(VIEW_STEP, min_size=1, max_size=20))
+def test_views_spliced_write_by_write_read_as_views_rendered_whole(
+    steps: list[tuple[str, int, int, str, str]],
+) -> None:
+    async def play(roots: list[Path]) -> None:
+        stores = [await FileBackend.open(roots[0], watch=False),
+                  await WholeRenders.open(roots[1], watch=False)]
+        try:
+            for action, n, minute, kind, group in steps:
+                for store in stores:
+                    if action == "delete":
+                        await store.delete(f"ep-{n:04d}")
+                        continue
+                    fields = {"kind": kind, "group_id": group, "name": f"memory {n} at {minute}",
+                              "created_at": make(minute).created_at}
+                    if action == "hand":  # a memory that shows as a person's bullet
+                        body = f"hand {n}"
+                        fields |= {"id": stable_id(group, kind, natural_key(body)), "body": body,
+                                   "name": body, "source": views.MANUAL}
+                    await store.upsert(make(n, **fields))
+                spliced, whole = ({path.relative_to(root): path.read_text()
+                                   for path in (root / "views").rglob("*.md")} for root in roots)
+                assert spliced == whole
+        finally:
+            for store in stores:
+                await store.aclose()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        asyncio.run(play([Path(scratch) / "spliced", Path(scratch) / "whole"]))

@@ -68,3 +68,19 @@ async def test_a_repaired_file_is_taken_in_and_no_longer_reported(
     path.write_bytes(good)
     assert await eventually(lambda: ids(files, "repaired"), bool) == ["ep-0001"]
     assert files.problems == []
+
+
+async def test_views_written_into_new_folders_at_once_are_taken_in(
+    files: FileBackend, home: Path
+) -> None:
+    """The watch on a new folder begins only once the watcher hears of it: a view written in
+    it before then is looked at all the same."""
+    groups = [f"fresh_{n}" for n in range(20)]
+    for group in groups:
+        view = home / "files" / "views" / group / "patterns.md"
+        view.parent.mkdir(parents=True)
+        view.write_text(f"# Patterns\n\n- Bullet of {group} written at once\n")
+    found = await eventually(lambda: files.count(), lambda n: n == len(groups))
+    assert found == len(groups)
+    hits = await files.search("bullet written at once", limit=len(groups))
+    assert sorted(hit.episode.group_id for hit in hits) == sorted(groups)

@@ -13,8 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backends.errors import BackendUnavailable
+from backends.errors import BackendUnavailable, StoreCorrupt
 from backends.graph import GraphBackend, HashingEmbedder, engines
+from backends.graph.index import FILE as INDEX_FILE
 from backends.model import Episode
 from memory.cli import main
 from memory.store.config import Config
@@ -236,6 +237,15 @@ async def test_a_row_that_is_no_valid_episode_makes_the_graph_corrupt(tmp_path: 
     connection.execute("MATCH (e:Episodic) SET e.group_id = 'not a group!'")
     connection.close()
     database.close()
+    # The search index (a cache validated by count and token, not by content) still opens;
+    # whatever reads the row says it is corrupt.
+    graph = await GraphBackend.open(folder)
+    try:
+        with pytest.raises(StoreCorrupt, match="group_id"):
+            await graph.get(NOTE.id)
+    finally:
+        await graph.aclose()
+    (folder / INDEX_FILE).unlink()
     with pytest.raises(BackendUnavailable) as refused:
         await GraphBackend.open(folder)
     assert refused.value.reason == "corrupt" and "group_id" in refused.value.detail

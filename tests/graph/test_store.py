@@ -15,6 +15,7 @@ from backends.errors import BackendUnavailable, InvalidEpisode
 from backends.graph import GraphBackend
 from backends.model import Episode
 from backends.protocol import BatchUpsert, MemoryBackend
+from fallback import FileBackend
 
 
 def note(key: str, body: str, **fields: object) -> Episode:
@@ -139,6 +140,26 @@ async def test_vectors_add_hits_below_every_lexical_match(tmp_path: Path) -> Non
     assert [h.episode.name for h in await graph.search("bug")] == ["triage"]
     assert await graph.search("quick") == []
     await graph.aclose()
+
+
+async def test_lexical_scores_are_the_file_layers(tmp_path: Path) -> None:
+    # Unshifted: context selection cuts relative to the best candidate, and the same cut must
+    # mean the same on both layers.
+    notes = [note("db", "Kuzu allows one writer per database; readers wait for the lock"),
+             note("pool", "The database pool size comes from settings"),
+             note("ui", "Buttons use the shared theme colours")]
+    graph = await GraphBackend.open(tmp_path / "graph")
+    files = await FileBackend.open(tmp_path / "files")
+    try:
+        for layer in (graph, files):
+            await layer.upsert_many(notes)
+        for query in ("database lock", "theme", "writer pool settings"):
+            scores = [{h.episode.name: h.score for h in await layer.search(query)}
+                      for layer in (graph, files)]
+            assert scores[0] == pytest.approx(scores[1])
+    finally:
+        await graph.aclose()
+        await files.aclose()
 
 
 TRICKY = ['with "quotes"', "back\\slash \\n", "line1\nline2", "cr\r\nlf\r", "tab\there, comma",

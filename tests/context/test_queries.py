@@ -1,0 +1,52 @@
+"""What a context searches for beyond the description's words (``memory.context.expansion``):
+the entities the task and its best matches name join the "known" query whole, on every layer."""
+
+from __future__ import annotations
+
+from backends.model import Episode
+from backends.protocol import MemoryBackend
+from context.conftest import fill
+from memory.agent.scopes import GOTCHA, PATTERN, project_group
+from memory.context import Phase, Task
+from memory.context.analysis import Analysis, TaskType
+from memory.context.expansion import known_words, named_entities
+
+PROJECT = "shop"
+
+
+def note(kind: str, text: str) -> Episode:
+    return Episode.create(group_id=project_group(PROJECT), kind=kind, name=text, body=text,
+                          key=text)
+
+
+def analysis(description: str) -> Analysis:
+    return Analysis(Task(description=description), Phase.IMPLEMENT, TaskType.IMPLEMENTATION,
+                    similar_count=0, is_refinement=False, has_previous_turns=False)
+
+
+async def test_the_task_and_its_best_matches_name_the_entities(store: MemoryBackend) -> None:
+    await fill(store, [
+        note(PATTERN, "External payment calls go through app/clients/stripe_client.py so tests "
+                      "can stub them with `StripeStub`"),
+        note(GOTCHA, "Invoices render slowly in app/services/invoices.py"),
+    ])
+    task = analysis("Retry payment calls that raise RateLimitError")
+    names = await named_entities(store, task, "Retry payment calls that raise RateLimitError",
+                                 [project_group(PROJECT)])
+    # The task's own CamelCase name, and what the best match names; not the unrelated gotcha's.
+    assert names[0] == "RateLimitError"
+    assert {"app/clients/stripe_client.py", "StripeStub"} <= set(names)
+    assert "app/services/invoices.py" not in names
+
+
+async def test_known_words_keep_paths_whole_and_leave_the_subjects_words_out(
+    store: MemoryBackend,
+) -> None:
+    async def expander(*_: object) -> list[str]:
+        return ["app/api/webhooks.py Stripe webhook endpoint", "webhook 42 retries"]
+
+    known = await known_words(store, analysis("webhook retries"), "webhook retries",
+                              [project_group(PROJECT)], [expander])
+    # The path stays one word, so the search names its entity outright; "webhook" and
+    # "retries" are the subject's, numbers name nothing.
+    assert known == "app/api/webhooks.py Stripe endpoint"
