@@ -8,7 +8,8 @@
     │   └── ServerUnreachable the graph server does not answer (reason "unreachable")
     ├── StoreCorrupt          data on disk cannot be read; ``path`` names it
     ├── WriteFailed           no layer could make a write durable
-    └── MigrationError        a replay between layers could not complete or verify
+    ├── MigrationError        a replay between layers could not complete or verify
+    └── ProviderFailed        a configured embedding or LLM endpoint did not answer usefully
 """
 
 from __future__ import annotations
@@ -65,3 +66,8 @@ class WriteFailed(DualmemError):
 
 class MigrationError(DualmemError):
     """A replay from one layer into another failed or did not verify."""
+
+
+class ProviderFailed(DualmemError):
+    """A configured embedding or LLM provider failed or answered what cannot be used. Never
+    needed for correctness: a write the graph could not take waits in the journal."""

@@ -10,10 +10,13 @@ On disk, ``<home>/graph/``:
   source; plus our columns ``kind``, ``invalid_at``, ``valid_at_set`` (``valid_at`` holds
   created_at when we have none, since graphiti requires one) and ``embedding_f16`` (base64 of
   the little-endian float16 vector). Rows without ``kind`` are not ours and are left alone.
-- Entities named in JSON bodies (files, patterns, components, tasks, features) are ``Entity``
-  rows, labels ``["Entity", "File"|...]``, uuid5 of group + label + name, linked from their
-  episodes by ``MENTIONS``; an entity goes when nothing mentions it any more.
-- ``DualmemMeta(key, value)``: ``schema_version``, ``embedder`` and ``dimension``. Opening with
+- Entities an episode names (``backends.entities``: files, modules, components, commands,
+  patterns, tasks, features, decisions) are ``Entity`` rows, labels ``["Entity", "File"|...]``,
+  uuid5 of group + label + folded name, with graphiti's ``name_embedding``, linked from their
+  episodes by ``MENTIONS``; facts between them are graphiti's ``RELATES_TO`` (``rows.py``).
+  An entity goes when nothing mentions or relates it any more.
+- ``DualmemMeta(key, value)``: ``schema_version`` (2; a version-1 graph is upgraded at open,
+  ``upgrade.py``, ``upgrade_after`` marking how far), ``embedder`` and ``dimension``. Opening with
   another embedder raises ``BackendUnavailable`` (reason "embedder mismatch") until
   ``await GraphBackend.reembed(path, embedder)`` has recomputed the stored vectors.
 - ``owner.json``: the pid of the process holding the database, so a refused opener can name it.

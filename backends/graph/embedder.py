@@ -6,13 +6,14 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from backends.entities import Extraction
 from backends.ranking import terms
 
 Vectors = npt.NDArray[np.float32]
@@ -32,6 +33,29 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised row per text (a zero row for a text with no terms)."""
         ...
+
+
+@runtime_checkable
+class AsyncEmbedder(Protocol):
+    """An embedder that waits on something (a remote endpoint, ``remote.py``): the same
+    contract, awaited, so that the event loop is never blocked."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def aembed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+AnyEmbedder = Embedder | AsyncEmbedder
+
+
+async def embed(embedder: AnyEmbedder, texts: Sequence[str]) -> Vectors:
+    if isinstance(embedder, AsyncEmbedder):
+        return await embedder.aembed(texts)
+    return embedder.embed(texts)
 
 
 class HashingEmbedder:
@@ -90,3 +114,15 @@ class HashingEmbedder:
                   for n, digest in enumerate(digests)]
         buckets = [digest % self._dimension for digest in digests]
         return np.bincount(buckets, weights=signed, minlength=self._dimension).astype(np.float32)
+
+
+async def structure_vectors(embedder: AnyEmbedder, structures: Sequence[Extraction]
+                            ) -> list[dict[str, list[float]]]:
+    """For each structure, graphiti's ``name_embedding`` of each entity and ``fact_embedding``
+    of each fact, which its own search compares (``Graphiti.search`` with this embedder); one
+    call to the embedder for them all."""
+    keys = [[e.uuid for e in s.entities] + [f.uuid for f in s.facts] for s in structures]
+    texts = [text for s in structures
+             for text in [e.name for e in s.entities] + [f.fact for f in s.facts]]
+    vectors: Iterator[Vectors] = iter(await embed(embedder, texts) if texts else [])
+    return [{key: next(vectors).tolist() for key in some} for some in keys]

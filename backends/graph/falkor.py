@@ -21,17 +21,26 @@ keeps its search index and links current. ``get``, ``scan`` and ``count`` read t
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from backends.entities import Extraction, extract
-from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    ProviderFailed,
+    StoreCorrupt,
+    WriteFailed,
+)
 from backends.graph import server, shared
 from backends.graph.address import ServerAddress
-from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
+from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed, structure_vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.graph.rows import decode, encode, filters
@@ -47,6 +56,7 @@ from backends.model import (
 from backends.protocol import Position
 from backends.ranking import search_text
 
+log = logging.getLogger(__name__)
 LAYER = shared.LAYER
 FETCH_CHUNK = 256
 _LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
@@ -105,7 +115,7 @@ class FalkorBackend:
     shared = True
     """many processes (and homes) write this graph at once: it is not derived from one journal"""
 
-    def __init__(self, driver: Any, address: ServerAddress, embedder: Embedder,
+    def __init__(self, driver: Any, address: ServerAddress, embedder: AnyEmbedder,
                  max_body_bytes: int) -> None:
         self._driver: Any | None = driver
         self.address = address
@@ -121,7 +131,7 @@ class FalkorBackend:
 
     @classmethod
     async def open(cls, address: ServerAddress, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                   embedder: Embedder | None = None) -> FalkorBackend:
+                   embedder: AnyEmbedder | None = None) -> FalkorBackend:
         """Connect to the graph at ``address`` (created on first use). Raises
         ``ServerUnreachable`` when the server does not answer, ``BackendUnavailable`` when it
         is no FalkorDB ("not a FalkorDB server") or stores vectors of another embedder
@@ -156,12 +166,16 @@ class FalkorBackend:
         await self._sync()
         latest = [episode for episode in {e.id: e for e in episodes}.values()
                   if self._index.episode(episode.id) != episode]
-        vectors = self._embedder.embed([search_text(episode) for episode in latest])
-        for episode, vector in zip(latest, vectors, strict=True):
-            structure = extract(episode)
+        structures = [extract(episode) for episode in latest]
+        try:
+            vectors = await embed(self._embedder, [search_text(episode) for episode in latest])
+            named = await structure_vectors(self._embedder, structures)
+        except ProviderFailed as exc:  # nothing is written: the caller may try again
+            raise WriteFailed(f"graph layer: {exc}") from exc
+        for episode, vector, structure, names in zip(latest, vectors, structures, named,
+                                                     strict=True):
             at = now()
-            query, params = _write(episode, encode(vector), structure,
-                                   shared.structure_vectors(self._embedder, structure), at)
+            query, params = _write(episode, encode(vector), structure, names, at)
             found = await self._run(query, writing=True, **params)
             if found and found[0]["dropped"]:
                 await self._run(_DELETE_ORPHANS, writing=True, uuids=found[0]["dropped"])
@@ -203,8 +217,8 @@ class FalkorBackend:
         if limit <= 0 or not query.strip():
             return []
         await self._sync()
-        return shared.search(self._index, self._links, self._embedder, query,
-                             group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
+        return await shared.search(self._index, self._links, self._embedder, query,
+                                   group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -251,6 +265,11 @@ class FalkorBackend:
         over this graph (ours needs none); FalkorDB keeps them current as we write."""
         await self._open_driver().build_indices_and_constraints()
 
+    async def refresh_graphiti_indexes(self) -> None:
+        """Nothing to rebuild: FalkorDB's full-text indexes follow every write (Kùzu's do not,
+        which is why the embedded layer rebuilds them). Checks they still exist."""
+        await self.build_graphiti_indexes()
+
     async def aclose(self) -> None:
         driver, self._driver = self._driver, None
         if driver is not None:
@@ -270,7 +289,7 @@ class FalkorBackend:
             for key in keys:
                 self._forget(key)
             fresh = [found[key] for key in keys if key in found]
-            vectors = self._embedder.embed([search_text(episode) for episode in fresh])
+            vectors = await self._embed_stored(fresh)
             self._remember(zip(fresh, vectors, strict=True))
             await self._load_links({key: episode.group_id for key, episode in found.items()})
             self._seen = max(self._seen, *(int(row["seq"]) for row in changes))
@@ -282,8 +301,8 @@ class FalkorBackend:
             f"MATCH (e:Episodic) WHERE {_OURS} RETURN {_COLUMNS}, e.embedding_f16 AS vector")
         episodes = [_episode(row) for row in found]
         stored = [decode(row["vector"], self._embedder.dimension) for row in found]
-        missing = iter(self._embedder.embed(
-            [search_text(e) for e, v in zip(episodes, stored, strict=True) if v is None]))
+        missing = iter(await self._embed_stored(
+            [e for e, v in zip(episodes, stored, strict=True) if v is None]))
         self._remember((episode, next(missing) if vector is None else vector)
                        for episode, vector in zip(episodes, stored, strict=True))
         await self._load_links({episode.id: episode.group_id for episode in episodes},
@@ -304,6 +323,17 @@ class FalkorBackend:
             [(r["episode"], r["entity"], r["label"], r["name"]) for r in mentions],
             [(r["fact"], r["source"], r["target"], r["episode"], _time(r["valid_at"]),
               _time(r["invalid_at"]) if r["invalid_at"] else None) for r in facts])
+
+    async def _embed_stored(self, episodes: Sequence[Episode]) -> list[Vectors]:
+        """Vectors for episodes read from the server (a remote embedder that is down leaves
+        them to the words: zero vectors)."""
+        if not episodes:
+            return []
+        try:
+            return list(await embed(self._embedder, [search_text(e) for e in episodes]))
+        except ProviderFailed as exc:
+            log.warning("indexing without vectors: %s", exc)
+            return [np.zeros(self._embedder.dimension, dtype=np.float32) for _ in episodes]
 
     async def _check_embedder(self) -> None:
         want = {"embedder": self._embedder.name, "dimension": str(self._embedder.dimension)}

@@ -8,18 +8,18 @@ from collections.abc import Iterable
 
 from graphiti_core.embedder.client import EmbedderClient
 
-from backends.graph.embedder import Embedder
+from backends.graph.embedder import AnyEmbedder, embed
 
 
 class GraphitiEmbedder(EmbedderClient):
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: AnyEmbedder) -> None:
         self.embedder = embedder
 
     async def create(
         self, input_data: str | list[str] | Iterable[int] | Iterable[Iterable[int]]
     ) -> list[float]:
         text = input_data if isinstance(input_data, str) else " ".join(map(str, input_data))
-        return [float(x) for x in self.embedder.embed([text])[0]]
+        return [float(x) for x in (await embed(self.embedder, [text]))[0]]
 
     async def create_batch(self, input_data_list: list[str]) -> list[list[float]]:
-        return [[float(x) for x in row] for row in self.embedder.embed(input_data_list)]
+        return [[float(x) for x in row] for row in await embed(self.embedder, input_data_list)]

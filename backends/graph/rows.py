@@ -94,8 +94,28 @@ DELETE_ORPHANS = (
     " AND NOT EXISTS { MATCH (n)<-[:MENTIONS]-(:Episodic) }"
     " AND NOT EXISTS { MATCH (n)-[:RELATES_TO]-() } DELETE n"
 )
+# Upgrading a graph of an older schema (upgrade.py): its entities are dropped (their ids and
+# what is extracted changed), then every episode not written since is linked again, in batches.
+DROP_FACT_NODES = "MATCH (f:RelatesToNode_) DETACH DELETE f"
+DROP_ENTITIES = "MATCH (n:Entity) DETACH DELETE n"
+UNLINKED = (
+    f"MATCH (e:Episodic) WHERE {_OURS} AND e.uuid > $after"
+    " AND size(e.entity_edges) = 0 AND NOT EXISTS { MATCH (e)-[:MENTIONS]->(:Entity) }"
+    f" RETURN {_COLUMNS} ORDER BY e.uuid LIMIT $limit"
+)
+SET_EDGES = "MATCH (e:Episodic {uuid: $uuid}) SET e.entity_edges = $edges"
+DROP_META = "MATCH (m:DualmemMeta) WHERE m.key = $key DELETE m"
+ENTITY_NAMES = "MATCH (n:Entity) RETURN n.uuid, n.name"
+FACT_TEXTS = "MATCH (f:RelatesToNode_) RETURN f.uuid, f.fact"
+SET_NAME_EMBEDDING = "MATCH (n:Entity {uuid: $uuid}) SET n.name_embedding = $embedding"
+SET_FACT_EMBEDDING = "MATCH (f:RelatesToNode_ {uuid: $uuid}) SET f.fact_embedding = $embedding"
 SET_EMBEDDING = "MATCH (e:Episodic {uuid: $uuid}) SET e.embedding_f16 = $embedding"
 PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
+
+
+def texts(session: Session, query: str) -> list[tuple[str, str]]:
+    """(uuid, text) rows of ``ENTITY_NAMES`` or ``FACT_TEXTS``."""
+    return [(key, text or "") for key, text in session.rows(query)]
 
 
 def encode(vector: Vectors) -> str:
@@ -224,13 +244,12 @@ def _delete(session: Session, key: str) -> list[str]:
 def _create(session: Session, write: EpisodeWrite, existing: Collection[str] = (),
             retired: Sequence[str] = ()) -> None:
     episode = write.episode
-    created_at = _naive(episode.created_at)
     session.rows(
         CREATE_EPISODE,
         uuid=episode.id,
         name=episode.name,
         group_id=episode.group_id,
-        created_at=created_at,
+        created_at=_naive(episode.created_at),
         # graphiti's EpisodeType; our own source goes to source_description.
         source="json" if episode.data is not None else "text",
         source_description=episode.source,
@@ -242,6 +261,13 @@ def _create(session: Session, write: EpisodeWrite, existing: Collection[str] = (
         embedding=write.vector,
         edges=[fact.uuid for fact in write.structure.facts] + list(retired),
     )
+    _link(session, write, existing)
+
+
+def _link(session: Session, write: EpisodeWrite, existing: Collection[str] = ()) -> None:
+    """The episode's entities (created, or given what they lack), mentions and facts."""
+    episode = write.episode
+    created_at = _naive(episode.created_at)
     for entity in write.structure.entities:
         session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name,
                      group_id=episode.group_id, labels=["Entity", entity.label],
@@ -262,6 +288,32 @@ def _create(session: Session, write: EpisodeWrite, existing: Collection[str] = (
                          group_id=episode.group_id, created_at=created_at, name=fact.name,
                          fact=fact.fact, embedding=write.name_vectors.get(fact.uuid),
                          episode=episode.id, **times)
+
+
+def count_after(session: Session, after: str) -> int:
+    return int(session.rows(
+        f"MATCH (e:Episodic) WHERE {_OURS} AND e.uuid > $after RETURN count(e)", after=after
+    )[0][0])
+
+
+def unlinked(session: Session, after: str, limit: int) -> list[Episode]:
+    """Up to ``limit`` of our episodes past id ``after``, in id order, that hold no entity or
+    fact: the rest of an upgrade's work (an episode written since is linked already)."""
+    return [_episode(row) for row in session.rows(UNLINKED, after=after, limit=limit)]
+
+
+def link_episodes(session: Session, writes: Sequence[EpisodeWrite],
+                  meta: dict[str, str]) -> None:
+    """Give stored episodes their entities, mentions and facts, and record ``meta``, in one
+    transaction (an upgrade's step: all of it or none)."""
+    with session.transaction():
+        for write in writes:
+            _link(session, write)
+            if write.structure.facts:
+                session.rows(SET_EDGES, uuid=write.episode.id,
+                             edges=[fact.uuid for fact in write.structure.facts])
+        for key, value in meta.items():
+            session.rows(PUT_META, key=key, value=value)
 
 
 def fetch(session: Session, keys: Sequence[str]) -> dict[str, Episode]:

@@ -1,19 +1,24 @@
 """What the graph layer does the same on every database (embedded Kùzu or LadybugDB in
-``store.py``, a FalkorDB server in ``falkor.py``): the vectors graphiti's own search compares,
-the links read back into memory, and search over episodes, entities and facts."""
+``store.py``, a FalkorDB server in ``falkor.py``): the links read back into memory, and search
+over episodes, entities and facts."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from backends.entities import Entity, Extraction
+import numpy as np
+
+from backends.entities import Entity
+from backends.errors import ProviderFailed
 from backends.expansion import fuse, linked
-from backends.graph.embedder import Embedder
+from backends.graph.embedder import AnyEmbedder, embed
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode, Hit, now
 
+log = logging.getLogger(__name__)
 LAYER = "graph"
 SUPERSEDED_WEIGHT = 0.5
 
@@ -21,16 +26,6 @@ MentionRow = tuple[str, str, str, str]
 """episode, entity, label, name"""
 FactRow = tuple[str, str, str, str, datetime, datetime | None]
 """fact, source entity, target entity, episode, valid_at, invalid_at (aware UTC)"""
-
-
-def structure_vectors(embedder: Embedder, structure: Extraction) -> dict[str, list[float]]:
-    """graphiti's ``name_embedding`` of each entity and ``fact_embedding`` of each fact, which
-    its own search compares (``Graphiti.search`` with this embedder)."""
-    keys = [e.uuid for e in structure.entities] + [f.uuid for f in structure.facts]
-    if not keys:
-        return {}
-    texts = [e.name for e in structure.entities] + [f.fact for f in structure.facts]
-    return {key: vector.tolist() for key, vector in zip(keys, embedder.embed(texts), strict=True)}
 
 
 def add_links(links: GraphLinks, groups: Mapping[str, str], mentions: Iterable[MentionRow],
@@ -45,10 +40,10 @@ def add_links(links: GraphLinks, groups: Mapping[str, str], mentions: Iterable[M
             links.add_fact(fact, source, target, episode, valid_at, invalid_at)
 
 
-def search(
+async def search(
     index: EpisodeIndex,
     links: GraphLinks,
-    embedder: Embedder,
+    embedder: AnyEmbedder,
     query: str,
     *,
     group_ids: Sequence[str] | None,
@@ -61,7 +56,11 @@ def search(
     valid: now, or at ``as_of``, which also leaves out memories not valid then."""
     if limit <= 0 or not query.strip():
         return []
-    vector = embedder.embed([query])[0]
+    try:
+        vector = (await embed(embedder, [query]))[0]
+    except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
+        log.warning("searching without vectors: %s", exc)
+        vector = np.zeros(embedder.dimension, dtype=np.float32)
     wanted = limit if as_of is None else 4 * limit
     lexical = index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
     ranked = fuse(lexical, linked(links, query, group_ids, kinds, at=as_of), wanted)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -19,17 +21,33 @@ from pathlib import Path
 from typing import TypeVar
 
 from backends.entities import extract
-from backends.errors import BackendUnavailable, DualmemError, StoreCorrupt, WriteFailed
-from backends.graph import engines, rows, shared, space
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    ProviderFailed,
+    StoreCorrupt,
+    WriteFailed,
+)
+from backends.graph import engines, rows, shared, space, upgrade
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.database import (
+    FRESH,
+    GRAPHITI_INDEXES,
     LAYER,
     READ_ONLY,
+    STALE,
     GraphDatabase,
     Session,
     build_graphiti_indexes,
+    drop_graphiti_indexes,
 )
-from backends.graph.embedder import Embedder, HashingEmbedder, Vectors
+from backends.graph.embedder import (
+    AnyEmbedder,
+    HashingEmbedder,
+    Vectors,
+    embed,
+    structure_vectors,
+)
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import (
@@ -43,6 +61,8 @@ from backends.model import (
 )
 from backends.protocol import Position
 from backends.ranking import search_text
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 FETCH_CHUNK = 256
@@ -60,7 +80,7 @@ INDEX_TOKEN = "index_token"
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: Embedder, read_only: bool = False,
+    def __init__(self, directory: Path, embedder: AnyEmbedder, read_only: bool = False,
                  engine: Engine = DEFAULT_ENGINE) -> None:
         self.directory = directory
         self.engine = engine
@@ -89,11 +109,15 @@ class _Core:
             raise BackendUnavailable(LAYER, "closed")
         return self._db
 
-    async def start(self, *, reembed: bool) -> None:
+    async def start(self, *, reembed: bool, progress: upgrade.Progress | None = None) -> None:
         self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only,
                                                engine=self.engine)
         try:
             await self._check_embedder(reembed=reembed)
+            if upgrade.outdated(self.db.meta) and not self.read_only:
+                await self.unindex()
+                await upgrade.upgrade(self, self.db.meta, progress)
+                await self.reindex()
             await self._load()
         except StoreCorrupt as exc:
             await self.close()
@@ -103,12 +127,31 @@ class _Core:
             raise
 
     async def close(self) -> None:
+        if self._db is not None:
+            # A graph this process leaves is one graphiti can search.
+            with contextlib.suppress(DualmemError):
+                await self.reindex()
         db, self._db = self._db, None
         index, self._index = self._index, None
         if index is not None:
             index.close()
         if db is not None:
             await db.close()
+
+    async def unindex(self) -> None:
+        """Before a write: drop graphiti's full-text indexes, which the write would leave
+        missing rows (database.drop_graphiti_indexes)."""
+        if self.db.meta.get(GRAPHITI_INDEXES) == FRESH:
+            await self.write(drop_graphiti_indexes, payload=ROW_BYTES)
+            self.db.meta[GRAPHITI_INDEXES] = STALE
+
+    async def reindex(self) -> None:
+        """Rebuild graphiti's full-text indexes if a write dropped them."""
+        if (self.db.meta.get(GRAPHITI_INDEXES) == STALE and self.db.read_only is None
+                and self.failed is None):
+            rows_now = len(self._index) if self._index is not None else 0
+            await self.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + rows_now))
+            self.db.meta[GRAPHITI_INDEXES] = FRESH
 
     async def read(self, work: Callable[[Session], T]) -> T:
         try:
@@ -155,7 +198,7 @@ class _Core:
                 self.remember([(stored, vector)])
                 self.links.put(stored, extract(stored), (), now())
             elif stored != self.index.episode(key):
-                self.remember([(stored, self.embedder.embed([search_text(stored)])[0])])
+                self.remember([(stored, (await embed(self.embedder, [search_text(stored)]))[0])])
                 self.links.put(stored, extract(stored), (), now())
 
     async def _check_embedder(self, *, reembed: bool) -> None:
@@ -173,16 +216,28 @@ class _Core:
                 "`dualmem reembed` (GraphBackend.reembed(path))",
             )
         stored = [row.episode for row in await self.read(rows.every_row)] if have else []
-        vectors = self.embedder.embed([search_text(episode) for episode in stored])
+        vectors = await embed(self.embedder, [search_text(episode) for episode in stored])
+        # graphiti's search compares these with its query vectors: they follow the embedder.
+        others = [(setter, await self.read(partial(rows.texts, query=query)) if have else [])
+                  for setter, query in ((rows.SET_NAME_EMBEDDING, rows.ENTITY_NAMES),
+                                        (rows.SET_FACT_EMBEDDING, rows.FACT_TEXTS))]
+        fresh = [(setter, key, vector.tolist()) for setter, found in others if found
+                 for (key, _), vector in zip(
+                     found, await embed(self.embedder, [t for _, t in found]), strict=True)]
 
         def record(session: Session) -> None:
             with session.transaction():
                 for episode, vector in zip(stored, vectors, strict=True):
                     session.rows(rows.SET_EMBEDDING, uuid=episode.id, embedding=rows.encode(vector))
+                for setter, key, vector in fresh:
+                    session.rows(setter, uuid=key, embedding=vector)
                 for key, value in want.items():
                     session.rows(rows.PUT_META, key=key, value=value)
 
-        await self.write(record, payload=len(stored) * (2 * self.embedder.dimension + 100))
+        if have:
+            await self.unindex()
+        size = len(stored) + len(fresh)
+        await self.write(record, payload=size * (2 * self.embedder.dimension + 100))
         self.db.meta.update(want)
 
     async def _load(self) -> None:
@@ -197,14 +252,21 @@ class _Core:
             vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
             missing = [search_text(row.episode)
                        for row, vector in zip(stored, vectors, strict=True) if vector is None]
-            fresh = iter(self.embedder.embed(missing))
+            fresh = iter(await embed(self.embedder, missing))
             token = index.rebuilt(
                 [Entry(row.episode, search_text(row.episode),
                        next(fresh) if vector is None else vector)
                  for row, vector in zip(stored, vectors, strict=True)])
             if index.path is not None and self.db.read_only is None:
-                await self._record_token(token)
+                # The token only spares the next open this rebuild: a disk too full to take it
+                # must not stop this open (the next one builds again).
+                with contextlib.suppress(WriteFailed):
+                    await self._record_token(token)
             places = [(row.episode.id, row.episode.group_id, row.episode.kind) for row in stored]
+        if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
+            for row in await self.read(rows.every_row):
+                self.links.put(row.episode, extract(row.episode), (), now())
+            return
         group_of = {}
         for key, group, kind in places:
             self.links.add_place(key, group, kind)
@@ -274,8 +336,9 @@ class GraphBackend:
         path: str | PathLike[str],
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        embedder: Embedder | None = None,
+        embedder: AnyEmbedder | None = None,
         read_only: bool = False,
+        progress: upgrade.Progress | None = None,
         engine: Engine | None = None,
     ) -> GraphBackend:
         """Open (or create) the graph under ``path`` with the embedded ``engine`` (default:
@@ -283,13 +346,15 @@ class GraphBackend:
         installed", "locked by another process", "corrupt", "unreadable", "read-only" (this
         process may read it but not write it: open it with ``read_only``, and every write raises
         ``WriteFailed``), "embedder mismatch" (see ``reembed``), "engine conflict" (the other
-        embedded engine is loaded in this process), "another engine's database"."""
+        embedded engine is loaded in this process), "another engine's database". A graph
+        written by an older dualmem is upgraded first (upgrade.py), telling ``progress`` how
+        far it got."""
         core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only,
-                              engine=engine or engines.default)
+                              progress=progress, engine=engine or engines.default)
         return cls(core, max_body_bytes)
 
     @classmethod
-    async def reembed(cls, path: str | PathLike[str], embedder: Embedder | None = None,
+    async def reembed(cls, path: str | PathLike[str], embedder: AnyEmbedder | None = None,
                       engine: Engine | None = None) -> int:
         """Recompute every stored vector with ``embedder`` (default: the built-in one) and
         record it; returns how many episodes were re-embedded."""
@@ -311,15 +376,20 @@ class GraphBackend:
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
-        vectors = core.embedder.embed([search_text(episode) for episode in latest])
         structures = [extract(episode) for episode in latest]
+        try:
+            vectors = await embed(core.embedder, [search_text(episode) for episode in latest])
+            named = await structure_vectors(core.embedder, structures)
+        except ProviderFailed as exc:  # nothing is written: the caller may try again
+            raise WriteFailed(f"graph layer: {exc}") from exc
         writes = [
-            rows.EpisodeWrite(episode, rows.encode(vector), structure,
-                              shared.structure_vectors(core.embedder, structure))
-            for episode, vector, structure in zip(latest, vectors, structures, strict=True)
+            rows.EpisodeWrite(episode, rows.encode(vector), structure, names)
+            for episode, vector, structure, names in zip(latest, vectors, structures, named,
+                                                         strict=True)
         ]
         by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
         async with core.write_lock:
+            await core.unindex()
             stored = {write.episode.id for write in writes if write.episode.id in core.index}
             bulk = rows.bulk_part(writes, stored, core.directory)
             in_bulk = {write.episode.id for write in bulk}
@@ -360,6 +430,7 @@ class GraphBackend:
         async with core.write_lock:
             if episode_id not in core.index:
                 return False
+            await core.unindex()
             core.index.begin()
             await core.write(lambda session: rows.delete_episode(session, episode_id),
                              payload=DELETE_BYTES)
@@ -378,8 +449,8 @@ class GraphBackend:
         """The protocol's search (``shared.search``): through entities and valid facts,
         now or at ``as_of``."""
         core = self._open_core()
-        return shared.search(core.index, core.links, core.embedder, query,
-                             group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
+        return await shared.search(core.index, core.links, core.embedder, query,
+                                   group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -423,16 +494,32 @@ class GraphBackend:
         core.db.meta.update(values)
 
     async def build_graphiti_indexes(self) -> None:
-        """(Re)build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
-        over this graph (ours needs none); rebuilt because writes since leave them stale.
-        ``BackendUnavailable`` ("no full-text extension") on an engine without one."""
+        """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none), and keep them from then on: a write drops them
+        (Kùzu's full-text index loses rows under rewrites), and ``refresh_graphiti_indexes``
+        or closing the graph builds them again. ``BackendUnavailable`` ("no full-text
+        extension") on an engine without one."""
         core = self._open_core()
         if not engines.FULL_TEXT[core.engine]:
             raise BackendUnavailable(LAYER, "no full-text extension",
                                      f"{core.engine} does not bundle it (INSTALL FTS downloads "
                                      "it); graphiti's Graphiti.search needs it, ours does not")
         async with core.write_lock:
-            await core.write(build_graphiti_indexes, payload=ROW_BYTES * len(core.index))
+            await core.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(core.index)))
+            core.db.meta[GRAPHITI_INDEXES] = FRESH
+
+    @property
+    def graphiti_indexes(self) -> str | None:
+        """graphiti's full-text indexes: None (never built), "fresh" or "stale" (dropped by a
+        write, due to be rebuilt)."""
+        return self._open_core().db.meta.get(GRAPHITI_INDEXES)
+
+    async def refresh_graphiti_indexes(self) -> None:
+        """Rebuild graphiti's full-text indexes if they were built once and a write has dropped
+        them since (after bulk writes and at repair; closing does it too)."""
+        core = self._open_core()
+        async with core.write_lock:
+            await core.reindex()
 
     async def aclose(self) -> None:
         core, self._core = self._core, None
@@ -459,8 +546,8 @@ def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
 
 
 async def _acquire(
-    path: Path, embedder: Embedder | None, *, reembed: bool, read_only: bool = False,
-    engine: Engine,
+    path: Path, embedder: AnyEmbedder | None, *, reembed: bool, read_only: bool = False,
+    progress: upgrade.Progress | None = None, engine: Engine,
 ) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
@@ -482,7 +569,7 @@ async def _acquire(
     try:
         if creator:
             try:
-                await core.start(reembed=reembed)
+                await core.start(reembed=reembed, progress=progress)
             except BaseException as exc:
                 core.ready.set_exception(exc)
                 core.ready.exception()  # retrieved: waiters (if any) re-raise it themselves
@@ -511,7 +598,7 @@ def _key(path: Path) -> Path:
     return path.expanduser().absolute()
 
 
-def _ensure_same_embedder(core: _Core, embedder: Embedder | None) -> None:
+def _ensure_same_embedder(core: _Core, embedder: AnyEmbedder | None) -> None:
     if embedder is not None and (embedder.name, embedder.dimension) != (
         core.embedder.name, core.embedder.dimension
     ):

@@ -59,7 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Auto-Claude memory (--from-auto-claude)"),
     "repair": ("home", "make the graph equal to the journal again (a damaged graph is moved "
                "aside and rebuilt; memories only the graph holds join the journal)"),
-    "reembed": ("home", "recompute every vector of the graph with the built-in embedder "
+    "reembed": ("home", "recompute every vector of the graph with the configured embedder "
                 "(after an embedder change is reported)"),
     "mcp": ("serve", "serve this memory to an agent over MCP (stdio) until stdin closes"),
     "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
@@ -102,6 +102,13 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
     graph.add_argument("--graph-engine", choices=ENGINES,
                        help="the home's embedded graph engine: %(choices)s (default: "
                        "$DUALMEM_GRAPH_ENGINE or kuzu)")
+    parser.add_argument("--embedder", metavar="MODEL[@URL]",
+                        help="graphiti's embedder at an OpenAI-compatible endpoint (e.g. "
+                        "nomic-embed-text@http://localhost:11434/v1) makes the graph's vectors "
+                        "(default: $DUALMEM_EMBEDDER, else the built-in offline one)")
+    parser.add_argument("--llm", metavar="MODEL[@URL]",
+                        help="graphiti's LLM extraction at an OpenAI-compatible endpoint, for "
+                        "`enrich` (default: $DUALMEM_LLM, else none)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for each, (_, help_text) in COMMANDS.items():
@@ -126,7 +133,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 async def execute(args: argparse.Namespace) -> Output:
-    config = Config.from_env(home=args.home, backend=args.backend, graph_url=args.graph_url,
+    config = Config.from_env(home=args.home, backend=args.backend, embedder=args.embedder,
+                             llm=args.llm, graph_url=args.graph_url,
                              graph_engine=args.graph_engine)
     return await _command(args.command).run(args, config)
 

@@ -26,6 +26,7 @@ from memory.store.home import require_home
 from memory.store.layers import Layered
 from memory.store.migration import import_auto_claude, migrate_home, take_in_graph
 from memory.store.project import ensure_project_id, read_project_id
+from memory.store.providers import embedder_for
 from memory.store.status import collect_status
 
 
@@ -184,6 +185,12 @@ class _LazyProgress:
             self._bar.__exit__(None, None, None)
 
 
+def _repair_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--graphiti-indexes", action="store_true",
+                        help="also build graphiti's full-text indexes, for graphiti's own "
+                        "search over the graph, and keep them from then on")
+
+
 async def repair(args: argparse.Namespace, config: Config) -> Output:
     if config.backend != "auto":
         raise UsageError("repair works on the dual store: use --backend auto")
@@ -191,7 +198,7 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
         if not isinstance(backend, Layered) or not backend.holds_graph:
             reason = backend.reason if isinstance(backend, Layered) else "not the dual store"
             raise BackendUnavailable("graph", reason, "repair needs to hold the graph")
-        verdict = await backend.repair()
+        verdict = await backend.repair(graphiti_indexes=args.graphiti_indexes)
         left = await backend.differences()
         journal = await backend.count()
     return Output(
@@ -203,7 +210,8 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
 
 async def reembed(args: argparse.Namespace, config: Config) -> Output:
     require_home(config.home)
-    count = await GraphBackend.reembed(config.graph_dir, engine=config.graph_engine)
+    count = await GraphBackend.reembed(config.graph_dir, embedder_for(config),
+                                       engine=config.graph_engine)
     return Output({"reembedded": count, "location": str(config.graph_dir)},
                   f"re-embedded {count} episodes in {config.graph_dir}")
 
@@ -213,6 +221,6 @@ COMMANDS = {
     "status": Command(no_arguments, status),
     "seed": Command(_seed_arguments, seed),
     "migrate": Command(_migrate_arguments, migrate),
-    "repair": Command(no_arguments, repair),
+    "repair": Command(_repair_arguments, repair),
     "reembed": Command(no_arguments, reembed),
 }

@@ -29,6 +29,41 @@ class ConfigError(DualmemError):
 
 
 @dataclass(frozen=True)
+class Provider:
+    """A model behind an OpenAI-compatible endpoint: OpenAI's own (no ``url``), or a local
+    Ollama (``url`` ``http://localhost:11434/v1``), vLLM, LM Studio, ... Written
+    ``MODEL[@URL]`` in the environment and on the command line."""
+
+    model: str
+    url: str | None = None
+    key: str | None = None
+    dimension: int | None = None
+    """an embedder's vector size (default: graphiti's, 1024)"""
+
+    def __repr__(self) -> str:  # the key stays out of logs and tracebacks
+        return f"Provider(model={self.model!r}, url={self.url!r}, dimension={self.dimension})"
+
+    @classmethod
+    def parse(cls, spec: str, *, what: str, key: str | None = None,
+              dimension: str | None = None) -> Provider:
+        """``MODEL[@URL]``; ``what`` names the setting in errors. A local endpoint needs no
+        key (the SDK still wants one: "none" is sent); OpenAI's own does."""
+        model, at, url = spec.strip().partition("@")
+        if not model or (at and not url.startswith(("http://", "https://"))):
+            raise ConfigError(f"{what} must be MODEL or MODEL@http(s)://HOST/..., not {spec!r}")
+        size = None
+        if dimension:
+            if not dimension.isdigit() or int(dimension) <= 0:
+                raise ConfigError(f"{what} dimension must be a positive whole number, "
+                                  f"not {dimension!r}")
+            size = int(dimension)
+        if not key and not url:
+            raise ConfigError(f"{what} {model!r} is OpenAI's: set its key ({what}_KEY or "
+                              "OPENAI_API_KEY), or give the URL of a local endpoint")
+        return cls(model, url or None, key or "none", size)
+
+
+@dataclass(frozen=True)
 class Config:
     home: Path
     backend: BackendChoice = "auto"
@@ -38,6 +73,12 @@ class Config:
     ``engines.default``, Kùzu (a test run on LadybugDB sets it)"""
     graph_url: ServerAddress | None = None
     """a FalkorDB server's graph instead of an embedded one: every process writes it directly"""
+    embedder: Provider | None = None
+    """graphiti's embedder at this endpoint makes the graph's vectors (default: the built-in,
+    offline one); changing it asks for ``dualmem reembed``"""
+    llm: Provider | None = None
+    """graphiti's LLM extraction at this endpoint adds entities and facts to free-text
+    memories, on ``dualmem enrich`` (default: none; the deterministic extraction always runs)"""
 
     @property
     def files_dir(self) -> Path:
@@ -71,12 +112,16 @@ class Config:
         cwd: Path | None = None,
         graph_url: str | None = None,
         graph_engine: str | None = None,
+        embedder: str | None = None,
+        llm: str | None = None,
     ) -> Config:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
-        ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE``. Without
-        either, the home is the nearest ``.dualmem/`` in ``cwd`` (default: the working folder)
-        or its parents, else ``cwd/.dualmem``. A bad graph URL or engine raises
-        ``InvalidGraphAddress``."""
+        ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE`` /
+        ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``MODEL[@URL]``; keys in
+        ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else ``OPENAI_API_KEY``;
+        ``DUALMEM_EMBEDDER_DIMENSION``). Without either, the home is the nearest ``.dualmem/``
+        in ``cwd`` (default: the working folder) or its parents, else ``cwd/.dualmem``. A bad
+        graph URL or engine raises ``InvalidGraphAddress``."""
         env = os.environ if environ is None else environ
         here = (Path.cwd() if cwd is None else cwd).absolute()
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
@@ -99,10 +144,18 @@ class Config:
             raise ConfigError("a graph URL and an embedded graph engine exclude each other: "
                               "set DUALMEM_GRAPH_URL (--graph-url) or DUALMEM_GRAPH_ENGINE "
                               "(--graph-engine), not both")
+        providers = {}
+        for what, given in (("DUALMEM_EMBEDDER", embedder), ("DUALMEM_LLM", llm)):
+            spec = given or env.get(what)
+            providers[what] = None if not spec else Provider.parse(
+                spec, what=what, key=env.get(f"{what}_KEY") or env.get("OPENAI_API_KEY"),
+                dimension=env.get(f"{what}_DIMENSION"))
         return cls(
             home=root.expanduser().absolute(),
             backend=chosen,
             max_body_bytes=limit,
             graph_engine=check_engine(engine) if engine is not None else engines.default,
             graph_url=parse_server_url(url) if url is not None else None,
+            embedder=providers["DUALMEM_EMBEDDER"],
+            llm=providers["DUALMEM_LLM"],
         )

@@ -31,12 +31,14 @@ import orjson
 
 from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
 from backends.graph import owner_pid
+from backends.graph.embedder import AnyEmbedder
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend, Position, upsert_all
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
+from memory.store.providers import embedder_for
 from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
@@ -322,6 +324,7 @@ class DualBackend:
         verdict = Verdict(len(writes), len(removed), len(joining))
         if verdict.changed:
             log.info("graph made equal to the journal: %s", verdict)
+            await graph.refresh_graphiti_indexes()  # after bulk writes, not after each
         return verdict
 
     async def _check_joined(self, joined: Sequence[Episode]) -> None:
@@ -368,13 +371,19 @@ class DualBackend:
             unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),
         )
 
-    async def repair(self) -> Verdict:
-        """Compare the whole graph with the journal and make it equal (only the holder can)."""
+    async def repair(self, *, graphiti_indexes: bool = False) -> Verdict:
+        """Compare the whole graph with the journal and make it equal (only the holder can),
+        and rebuild graphiti's full-text indexes if kept; ``graphiti_indexes`` builds them
+        (to be kept from then on) for graphiti's own search."""
         async with self._lock:
             if self._graph is None:
                 raise BackendUnavailable("graph", self._why)
             verdict = await self._make_equal()
             await self._catch_up()
+            if graphiti_indexes:
+                await self._graph.build_graphiti_indexes()
+            else:
+                await self._graph.refresh_graphiti_indexes()
             await self._record()
             self._why = self._holding
             return verdict
@@ -504,15 +513,19 @@ class DualBackend:
         self._files.subscribe(changed)
 
 
-async def open_dual(config: Config, *, one_shot: bool = False) -> DualBackend:
+async def open_dual(config: Config, *, one_shot: bool = False,
+                    embedder: AnyEmbedder | None = None) -> DualBackend:
     """The dual store of ``config.home``: its file journal, and its graph when this process can
-    hold it; a ``one_shot`` command takes neither the graph nor a watcher. The journal is
-    watched by the graph's holder (or by everyone while nobody can hold it)."""
+    hold it (its vectors made by ``embedder``, else the configured one); a ``one_shot``
+    command takes neither the graph nor a watcher. The journal is watched by the graph's
+    holder (or by everyone while nobody can hold it)."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
                                    watch=False)
 
+    chosen = embedder or (None if one_shot else embedder_for(config))
+
     async def open_graph() -> graphs.Graph:
-        return await graphs.open_graph(config)
+        return await graphs.open_graph(config, embedder=chosen)
 
     try:
         return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,

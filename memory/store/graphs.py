@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
+from backends.graph.embedder import AnyEmbedder
 from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
 from migrate import FILES_TO_GRAPH
@@ -25,19 +26,28 @@ class Graph(MemoryBackend, Protocol):
 
     async def record_applied(self, position: Position) -> None: ...
 
+    async def build_graphiti_indexes(self) -> None:
+        """build graphiti's own full-text indexes and keep them from then on"""
 
-async def open_graph(config: Config, *, read_only: bool = False) -> Graph:
+    async def refresh_graphiti_indexes(self) -> None:
+        """rebuild graphiti's full-text indexes if a write has left them stale"""
+
+
+async def open_graph(config: Config, *, read_only: bool = False,
+                     embedder: AnyEmbedder | None = None) -> Graph:
     """Open the configured graph; ``BackendUnavailable`` says why it cannot be (a server that
     does not answer: ``ServerUnreachable``). A server's graph has no read-only mode: the server
     decides what a client may do."""
     if config.graph_url is not None:
         from backends.graph.falkor import FalkorBackend
 
-        return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes)
+        return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes,
+                                        embedder=embedder)
     from backends.graph import GraphBackend
 
     return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                   read_only=read_only, engine=config.graph_engine)
+                                   read_only=read_only, engine=config.graph_engine,
+                                   embedder=embedder)
 
 
 def stream(config: Config) -> str:

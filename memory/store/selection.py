@@ -6,10 +6,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from os import PathLike
+from typing import TYPE_CHECKING
 
 from backends.errors import BackendUnavailable
 from backends.protocol import MemoryBackend
 from memory.store.config import Config
+
+if TYPE_CHECKING:  # the graph's modules import numpy: not for a file-layer process
+    from backends.graph.embedder import AnyEmbedder
 
 
 @dataclass(frozen=True)
@@ -21,14 +25,15 @@ class Selection:
 
 
 async def open_backend(
-    config: Config, *, one_shot: bool = False
+    config: Config, *, one_shot: bool = False, embedder: AnyEmbedder | None = None
 ) -> tuple[MemoryBackend, Selection]:
     """Open the layer ``config.backend`` asks for. The caller must ``aclose`` it.
     ``graph`` raises ``BackendUnavailable`` rather than fall back; ``auto`` is the dual store:
     the journal, and the graph when this process can hold it, saying why. ``one_shot`` (a
     command that opens, reads once and closes) takes no graph lock, which would cost it the
     graph's open and keep a long-running holder out, and runs no watcher: ``auto`` answers from
-    the journal, which holds every memory."""
+    the journal, which holds every memory. ``embedder`` (else the one ``config`` names, else
+    the built-in one) makes the graph's vectors."""
     # Each layer is imported only when chosen: a file-layer process never loads the graph's
     # dependencies (numpy, kuzu, graphiti), which is most of a short command's start-up.
     if config.backend == "file":
@@ -40,19 +45,21 @@ async def open_backend(
     if config.backend == "auto":
         from memory.store.dual import open_dual
 
-        dual = await open_dual(config, one_shot=one_shot)
+        dual = await open_dual(config, one_shot=one_shot, embedder=embedder)
         return dual, Selection(dual.layer_in_use, dual.reason)
     from backends.graph import NO_ROOM, READ_ONLY
     from memory.store.graphs import open_graph
+    from memory.store.providers import embedder_for
 
+    embedder = embedder or embedder_for(config)
     try:
-        graph = await open_graph(config)
+        graph = await open_graph(config, embedder=embedder)
     except BackendUnavailable as exc:
         if exc.reason not in (READ_ONLY, NO_ROOM):
             raise
         # Reads still work on a read-only or full home; every write raises WriteFailed, saying
         # why.
-        graph = await open_graph(config, read_only=True)
+        graph = await open_graph(config, read_only=True, embedder=embedder)
         return graph, Selection("graph", f"asked for; read-only: {exc.reason}: {exc.detail}")
     return graph, Selection("graph", "asked for")
 
@@ -63,16 +70,22 @@ async def open_memory(
     backend: str | None = None,
     *,
     config: Config | None = None,
+    embedder: str | AnyEmbedder | None = None,
+    llm: str | None = None,
     graph_url: str | None = None,
     graph_engine: str | None = None,
 ) -> AsyncIterator[MemoryBackend]:
     """Open the memory store at ``home`` (default: ``$DUALMEM_HOME``, else the nearest
-    ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``). Its graph is on
-    the FalkorDB server ``graph_url`` names (``falkor://host:port/graph``,
-    ``redis+unix:///path.sock?graph=NAME``; default ``$DUALMEM_GRAPH_URL``), else embedded in
-    the home with ``graph_engine`` (``kuzu``, the default, or ``ladybug``)."""
-    store, _ = await open_backend(config or Config.from_env(
-        home=home, backend=backend, graph_url=graph_url, graph_engine=graph_engine))
+    ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``). ``embedder`` and
+    ``llm`` name a provider as ``MODEL[@URL]`` (see ``Config``); ``embedder`` may also be an
+    ``Embedder`` itself. Its graph is on the FalkorDB server ``graph_url`` names
+    (``falkor://host:port/graph``, ``redis+unix:///path.sock?graph=NAME``; default
+    ``$DUALMEM_GRAPH_URL``), else embedded in the home with ``graph_engine`` (``kuzu``, the
+    default, or ``ladybug``)."""
+    named = embedder if isinstance(embedder, str) else None
+    chosen = config or Config.from_env(home=home, backend=backend, embedder=named, llm=llm,
+                                       graph_url=graph_url, graph_engine=graph_engine)
+    store, _ = await open_backend(chosen, embedder=None if isinstance(embedder, str) else embedder)
     try:
         yield store
     finally:

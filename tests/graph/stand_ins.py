@@ -33,3 +33,36 @@ class ScriptedLLM(LLMClient):
 class OrderKeepingReranker(CrossEncoderClient):
     async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
         return [(passage, 1.0 - n / (len(passages) + 1)) for n, passage in enumerate(passages)]
+
+
+class ScriptedEndpoint:
+    """An OpenAI-compatible endpoint answered in process (an ``httpx2`` transport the openai
+    SDK sends through, so graphiti's real clients run): ``/embeddings`` answers with the
+    built-in embedder's vectors at ``dimension``; ``failing`` makes every call a 503."""
+
+    def __init__(self, dimension: int) -> None:
+        import httpx2
+
+        from backends.graph import HashingEmbedder
+
+        self.embedder = HashingEmbedder(dimension)
+        self.inputs: list[str] = []
+        self.failing = False
+        self.client = httpx2.AsyncClient(transport=httpx2.MockTransport(self._answer))
+
+    def _answer(self, request: Any) -> Any:
+        import httpx2
+        import orjson
+
+        if self.failing:
+            return httpx2.Response(503, json={"error": {"message": "overloaded"}})
+        assert request.url.path.endswith("/embeddings"), request.url
+        texts = orjson.loads(request.content)["input"]
+        self.inputs += texts
+        vectors = self.embedder.embed(texts)
+        return httpx2.Response(200, json={
+            "object": "list", "model": "scripted",
+            "data": [{"object": "embedding", "index": n, "embedding": v.tolist()}
+                     for n, v in enumerate(vectors)],
+            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        })

@@ -7,7 +7,6 @@ import gc
 from pathlib import Path
 from typing import Any
 
-import kuzu
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +15,7 @@ from hypothesis import strategies as st
 from backends.entities import Entity, entity_uuid, extract
 from backends.graph import GraphBackend, engines
 from backends.model import Episode
+from tests.graph.old_graph import reading
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
@@ -32,16 +32,8 @@ def named(group_id: str, body: Any) -> list[Entity]:
 
 def raw(folder: Path, query: str) -> list[list[Any]]:
     """Rows straight from Kùzu, with the backend closed."""
-    database = kuzu.Database(str(folder / DB_FILE))
-    connection = kuzu.Connection(database)
-    result = connection.execute(query)
-    assert isinstance(result, kuzu.QueryResult)
-    try:
-        return [list(row) for row in result.get_all()]
-    finally:
-        result.close()
-        connection.close()
-        database.close()
+    with reading(folder) as rows:
+        return rows(query)
 
 
 def test_entities_come_from_the_keys_agents_write() -> None:

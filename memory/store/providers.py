@@ -1,0 +1,32 @@
+"""The graph's embedder and LLM as configured: graphiti's own clients for a user's provider
+(``backends.graph.remote``), else the built-in offline embedder and no LLM. The clients are
+made only when a provider is configured, so the offline default imports no SDK."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memory.store.config import Config
+
+if TYPE_CHECKING:
+    from backends.graph.embedder import AnyEmbedder
+
+
+def embedder_for(config: Config) -> AnyEmbedder | None:
+    """graphiti's embedder for ``config.embedder``; None: the graph's built-in one."""
+    if config.embedder is None:
+        return None
+    from backends.graph import remote
+
+    given = config.embedder
+    return remote.embedder(given.model, url=given.url, key=given.key, dimension=given.dimension)
+
+
+def llm_for(config: Config) -> Any | None:
+    """graphiti's ``LLMClient`` for ``config.llm``, or None."""
+    if config.llm is None:
+        return None
+    from backends.graph import remote
+
+    given = config.llm
+    return remote.llm(given.model, url=given.url, key=given.key)
