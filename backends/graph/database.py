@@ -121,9 +121,11 @@ class GraphDatabase:
 
     @classmethod
     async def connect(cls, directory: Path, *, read_only: bool = False,
-                      engine: Engine = DEFAULT_ENGINE) -> GraphDatabase:
+                      engine: Engine | None = None) -> GraphDatabase:
         """Open or create the database (``read_only``: open an existing one for reading only)
-        with ``engine``; raises ``BackendUnavailable`` with the reason."""
+        with ``engine`` (default: ``engines.default``); raises ``BackendUnavailable`` with the
+        reason."""
+        engine = engine or engines.default
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dualmem-kuzu")
         loop = asyncio.get_running_loop()
         try:
