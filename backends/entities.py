@@ -292,13 +292,11 @@ def _facts(
     elif kind == "turn_state" and keyed.get("Feature") and keyed.get("Task"):
         feature, task = keyed["Feature"][0], keyed["Task"][0]
         link(feature, "HAS_TASK", task, f"feature {feature.name} has task {task.name}")
-    elif kind == "adr" and isinstance(body.get("adr_id"), str):
-        decision = found.add("Decision", body["adr_id"], str(body.get("title", "")))
-        assert decision is not None
+    elif kind == "adr" and isinstance(body.get("adr_id"), str) and (
+            decision := found.add("Decision", body["adr_id"], str(body.get("title", "")))):
+        # (an id that names nothing, e.g. blank, makes no entity and so no facts)
         superseded = body.get("supersedes")
-        if isinstance(superseded, str) and superseded:
-            old = found.add("Decision", superseded)
-            assert old is not None
+        if isinstance(superseded, str) and (old := found.add("Decision", superseded)):
             link(decision, "SUPERSEDES", old, f"decision {decision.name} supersedes {old.name}")
         for other in others:
             link(decision, "GOVERNS", other, f"{episode.name}: {body.get('decision', '')}")
