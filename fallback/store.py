@@ -517,10 +517,17 @@ class FileBackend:
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
             # one left by a delete that fails later names a live id, which is never replayed.
             self._tombstones.bury([episode_id])
+            # Old copies in other groups, left by a writer killed while moving this episode:
+            # unindexed while this one stands, they would come back once it is gone.
+            stale = [copy for group in self._layout.groups() if group != where[0]
+                     if (copy := self._layout.episode_path(group, episode_id)).exists()]
+            for copy in stale:
+                disk.remove(copy)
+                self._index.clear_problem(copy)
             undo.append(self._restorer(path, episode_id))
             disk.remove(path)
             self._index.drop([episode_id])
-            self._record_folders({path.parent})
+            self._record_folders({path.parent, *(copy.parent for copy in stale)})
             self._render({(where[0], where[1])}, drop={episode_id},
                          changed=None if entry is None or entry[4] else [episode_id])
             return True

@@ -172,3 +172,16 @@ def nested(depth: int) -> dict[str, Any]:
 def test_a_structured_body_that_is_not_json_is_refused(body: dict[str, Any]) -> None:
     with pytest.raises(InvalidEpisode, match="body"):
         Episode.create(group_id="g", kind="note", name="n", body=body)
+
+
+@pytest.mark.parametrize("adr_id", [" ", "\t\n"])
+async def test_a_decision_whose_id_is_blank_is_stored_in_every_layer(
+    store: MemoryBackend, adr_id: str  # noqa: F811
+) -> None:
+    """Found through the MCP server (a decision sent with ``decision_id=" "``): the entities of
+    a decision record named by a blank id failed an assertion inside every layer's write."""
+    body = orjson.dumps({"adr_id": adr_id, "title": adr_id, "decision": "x",
+                         "supersedes": adr_id}).decode()
+    decision = Episode.create(group_id="g", kind="adr", name="ADR", body=body, key=adr_id)
+    await store.upsert(decision)
+    assert await store.get(decision.id) == decision

@@ -131,3 +131,36 @@ async def test_copy_files_of_a_killed_graph_writer_go_when_the_graph_is_next_ope
         assert await graph.count() == 0
     finally:
         await graph.aclose()
+
+
+async def test_the_old_copy_of_a_moved_episode_left_by_a_kill_does_not_come_back(
+    tmp_path: Path,
+) -> None:
+    """Found by the kill -9 family (seed 1731822869, round 21): a writer killed after moving an
+    episode to another group, between the index's commit and the removal of the old copy, left
+    that copy; once the episode was deleted, the copy came back at the next open."""
+    root = tmp_path / "files"
+    old = note(1)
+    moved = old.model_copy(update={"group_id": "h", "body": "moved"})
+    files = await FileBackend.open(root, watch=False)
+    await files.upsert(old)
+    await files.aclose()
+    left = Layout(root).episode_path("g", old.id)
+    kept = left.read_bytes()
+    files = await FileBackend.open(root, watch=False)
+    await files.upsert(moved)
+    await files.aclose()
+    left.write_bytes(kept)  # where the killed writer left it
+
+    files = await FileBackend.open(root, watch=False)
+    try:
+        assert await files.get(old.id) == moved
+        assert await files.delete(old.id)
+    finally:
+        await files.aclose()
+    reopened = await FileBackend.open(root, watch=False)
+    try:
+        assert await reopened.get(old.id) is None
+        assert [e async for e in reopened.scan()] == []
+    finally:
+        await reopened.aclose()

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from backends.entities import Entity, entity_uuid, extract
@@ -164,3 +164,24 @@ async def test_rewriting_never_duplicates_entities_or_facts(
     facts = raw(folder, "MATCH (f:RelatesToNode_) WHERE f.invalid_at IS NULL RETURN f.uuid")
     assert sorted(row[0] for row in facts) == sorted(
         fact.uuid for e in latest.values() for fact in extract(e).facts)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+@given(kind=st.sampled_from(["adr", "task_outcome", "turn_state", "codebase_discovery",
+                             "gotcha"]),
+       body=st.fixed_dictionaries({}, optional={
+           key: JSON | st.sampled_from([" ", "", "ADR-1"])
+           for key in ("adr_id", "supersedes", "title", "task_id", "feature_id", "file",
+                       "success", "description")}))
+@example(kind="adr", body={"adr_id": " ", "supersedes": " "})
+def test_extraction_takes_any_structured_body(kind: str, body: dict[str, Any]) -> None:
+    """Blank or odd ids (an ADR whose id is " ", say) name nothing; they never fail a write."""
+    episode = Episode.create(group_id="proj", kind=kind, name="n", body=body)
+    found = extract(episode)
+    assert all(e.name.strip() for e in found.entities)
+    known = {e.uuid for e in found.entities}
+    assert all(f.source in known and f.target in known for f in found.facts)
