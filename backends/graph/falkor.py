@@ -16,6 +16,12 @@ before the next write, and each episode is written by one query. Every write als
 ``(:DualmemChange {uuid, seq})`` from a counter it advances in the same query, so every process
 learns what the others changed (``_sync``, one indexed query before a search or a write) and
 keeps its search index and links current. ``get``, ``scan`` and ``count`` read the server.
+
+A graph emptied under us (the server restarted without its data, or the graph dropped) is
+noticed by that same query: the graph's instance, recorded at first use, is gone. The call
+that finds it raises ``GraphEmptied`` once (a journal is replayed into it by the dual store);
+the graph is then prepared again. Given a folder, the index is kept there between opens
+(``local_copy``), valid for one instance up to a change counter.
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +42,7 @@ from backends.entities import Extraction, extract
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
+    GraphEmptied,
     ProviderFailed,
     StoreCorrupt,
     WriteFailed,
@@ -43,6 +52,7 @@ from backends.graph.address import ServerAddress
 from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed, structure_vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
+from backends.graph.local_copy import LocalCopy, Note
 from backends.graph.rows import decode, encode, filters
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
@@ -72,8 +82,12 @@ _INDEXES = (
     "CREATE INDEX FOR (e:Episodic) ON (e.kind)",
 )
 _COUNTER = "MERGE (m:DualmemMeta {key: 'changes'}) ON CREATE SET m.seq = 0"
-_CHANGES = ("MATCH (c:DualmemChange) WHERE c.seq > $since "
-            "RETURN c.uuid AS uuid, c.seq AS seq ORDER BY c.seq")
+_INSTANCE = ("MERGE (m:DualmemMeta {key: 'instance'}) ON CREATE SET m.value = $value"
+             " RETURN m.value AS value")
+# Always one row (the instance, None once emptied), then one per change.
+_CHANGES = ("OPTIONAL MATCH (i:DualmemMeta {key: 'instance'}) WITH i.value AS instance"
+            " OPTIONAL MATCH (c:DualmemChange) WHERE c.seq > $since"
+            " RETURN instance, c.uuid AS uuid, c.seq AS seq ORDER BY c.seq")
 # The change stamp every write ends with (one query: the counter and the stamp move together).
 _STAMP = (
     " MATCH (m:DualmemMeta {{key: 'changes'}}) WITH m, m.seq + 1 AS next, {carry}"
@@ -116,36 +130,42 @@ class FalkorBackend:
     """many processes (and homes) write this graph at once: it is not derived from one journal"""
 
     def __init__(self, driver: Any, address: ServerAddress, embedder: AnyEmbedder,
-                 max_body_bytes: int) -> None:
+                 max_body_bytes: int, copy: LocalCopy | None) -> None:
         self._driver: Any | None = driver
         self.address = address
         self._embedder = embedder
         self._max_body_bytes = max_body_bytes
         self._meta: dict[str, str] = {}
-        # In memory: every process keeps its own, current with the change feed.
-        self._index = EpisodeIndex.open(None, embedder.dimension, embedder.name)
+        # Every process keeps its own, current with the change feed: kept in a folder
+        # (``copy``) or in memory.
+        self._copy = copy
+        self._index = copy.index if copy is not None else EpisodeIndex.open(
+            None, embedder.dimension, embedder.name)
+        self._token = ""
+        """the index's token (``EpisodeIndex.rebuilt``), recorded with a kept copy"""
         self._links = GraphLinks()
+        self._instance: str | None = None
+        """the server graph's instance this process knows; another one means it was emptied"""
         self._seen = 0
         """the change counter up to which the index and links hold every process's writes"""
         self._sync_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, address: ServerAddress, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                   embedder: AnyEmbedder | None = None) -> FalkorBackend:
-        """Connect to the graph at ``address`` (created on first use). Raises
+                   embedder: AnyEmbedder | None = None,
+                   index_folder: Path | None = None) -> FalkorBackend:
+        """Connect to the graph at ``address`` (created on first use); its search index is
+        kept in ``index_folder`` between opens when given (else built in memory). Raises
         ``ServerUnreachable`` when the server does not answer, ``BackendUnavailable`` when it
         is no FalkorDB ("not a FalkorDB server") or stores vectors of another embedder
         ("embedder mismatch")."""
         embedder = embedder or HashingEmbedder()
-        store = cls(await server.connect(address), address, embedder, max_body_bytes)
+        driver = await server.connect(address)
+        copy = None if index_folder is None else LocalCopy.take(
+            index_folder, embedder.dimension, embedder.name)
+        store = cls(driver, address, embedder, max_body_bytes, copy)
         try:
-            for query in _INDEXES:
-                await store._run(query)
-            await store._run(_COUNTER)
-            store._meta = {row["key"]: row["value"] for row in await store._run(
-                "MATCH (m:DualmemMeta) WHERE m.value IS NOT NULL "
-                "RETURN m.key AS key, m.value AS value")}
-            await store._check_embedder()
+            await store._prepare()
             await store._load()
         except BaseException:
             await store.aclose()
@@ -273,15 +293,36 @@ class FalkorBackend:
     async def aclose(self) -> None:
         driver, self._driver = self._driver, None
         if driver is not None:
-            self._index.close()
+            if self._copy is None:
+                self._index.close()
+            else:
+                self._copy.close(None if self._instance is None else Note(
+                    self._instance, self._seen, self._token, len(self._index)))
             await driver.close()
 
     # -- keeping the index current --------------------------------------------------------------
 
+    async def _prepare(self) -> None:
+        """The graph's indexes, change counter and instance (made on first use), its meta."""
+        for query in _INDEXES:
+            await self._run(query)
+        await self._run(_COUNTER)
+        self._instance = (await self._run(_INSTANCE, value=uuid.uuid4().hex))[0]["value"]
+        self._meta = {row["key"]: row["value"] for row in await self._run(
+            "MATCH (m:DualmemMeta) WHERE m.value IS NOT NULL "
+            "RETURN m.key AS key, m.value AS value")}
+        await self._check_embedder()
+
     async def _sync(self) -> None:
-        """Take in what every process changed since ``_seen``: the episodes, their links."""
+        """Take in what every process changed since ``_seen``: the episodes, their links.
+        ``GraphEmptied`` when the graph lost what it held (it is prepared again, empty)."""
         async with self._sync_lock:
-            changes = await self._run(_CHANGES, since=self._seen)
+            rows = await self._run(_CHANGES, since=self._seen)
+            if rows[0]["instance"] != self._instance:
+                await self._renew()
+                raise GraphEmptied(str(self.address), "its instance is gone (the server "
+                                   "restarted without its data, or the graph was dropped)")
+            changes = [row for row in rows if row["uuid"] is not None]
             if not changes:
                 return
             keys = list(dict.fromkeys(row["uuid"] for row in changes))
@@ -294,17 +335,43 @@ class FalkorBackend:
             await self._load_links({key: episode.group_id for key, episode in found.items()})
             self._seen = max(self._seen, *(int(row["seq"]) for row in changes))
 
+    async def _renew(self) -> None:
+        """Start again on a graph that was emptied: prepared anew, nothing indexed."""
+        await self._prepare()
+        await self.build_graphiti_indexes()
+        self._token = self._index.rebuilt([])
+        self._links = GraphLinks()
+        self._seen = 0
+
     async def _load(self) -> None:
-        counter = await self._run("MATCH (m:DualmemMeta {key: 'changes'}) RETURN m.seq AS seq")
-        self._seen = int(counter[0]["seq"])  # read first: what changes while loading is seen
+        """The index and links: a kept copy brought up to date, or built from every row."""
+        counter = int((await self._run(
+            "MATCH (m:DualmemMeta {key: 'changes'}) RETURN m.seq AS seq"))[0]["seq"])
+        # read first: what changes while loading is seen
+        note = None if self._copy is None or self._instance is None else self._copy.usable(
+            self._instance, counter)
+        if note is not None:
+            self._token, self._seen = note.token, note.seen
+            groups = {}
+            for key, group, kind in self._index.places():
+                self._links.add_place(key, group, kind)
+                groups[key] = group
+            await self._load_links(groups, every=True)
+            await self._sync()
+            return
+        self._seen = counter
         found = await self._run(
             f"MATCH (e:Episodic) WHERE {_OURS} RETURN {_COLUMNS}, e.embedding_f16 AS vector")
         episodes = [_episode(row) for row in found]
         stored = [decode(row["vector"], self._embedder.dimension) for row in found]
         missing = iter(await self._embed_stored(
             [e for e, v in zip(episodes, stored, strict=True) if v is None]))
-        self._remember((episode, next(missing) if vector is None else vector)
-                       for episode, vector in zip(episodes, stored, strict=True))
+        vectors = [next(missing) if vector is None else vector for vector in stored]
+        for episode in episodes:
+            self._links.add_place(episode.id, episode.group_id, episode.kind)
+        self._token = self._index.rebuilt([Entry(episode, search_text(episode), vector)
+                                           for episode, vector in zip(episodes, vectors,
+                                                                      strict=True)])
         await self._load_links({episode.id: episode.group_id for episode in episodes},
                                every=True)
 

@@ -29,7 +29,13 @@ from typing import Any
 
 import orjson
 
-from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    GraphEmptied,
+    InvalidEpisode,
+    MigrationError,
+)
 from backends.graph import owner_pid
 from backends.graph.embedder import AnyEmbedder
 from backends.model import Episode, Hit, Receipt
@@ -280,7 +286,8 @@ class DualBackend:
                                      != await self._files.count()):
                 await self._make_equal()
         await self._record()
-        self._why = self._holding if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
+        self._why = (self._holding if self._rebuilt is None
+                     else f"{self._holding}; {self._rebuilt}")
 
     async def _quick_to_take_over(self) -> bool:
         """Taking the graph over now costs little: few changes since its position, or a small
@@ -346,7 +353,13 @@ class DualBackend:
 
     def _fail(self, exc: DualmemError) -> None:
         """A graph failure is a reason to answer from the journal, not to lose a write: the
-        journal already holds it, and the background catch-up tries again."""
+        journal already holds it, and the background catch-up tries again (the whole journal,
+        into a server's graph that was emptied)."""
+        if isinstance(exc, GraphEmptied):
+            self._applied = None
+            with contextlib.suppress(OSError):
+                (self._graph_dir / APPLIED_FILE).unlink(missing_ok=True)
+            self._rebuilt = f"the graph was emptied ({exc.detail}); the journal replayed into it"
         self._why = f"{self._holding}, but indexing failed (retrying): {exc}"
         log.warning("graph indexing failed, will retry: %s", exc)
         self._wake.set()

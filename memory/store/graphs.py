@@ -3,7 +3,9 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
+from pathlib import Path
 from typing import Protocol
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
@@ -42,12 +44,21 @@ async def open_graph(config: Config, *, read_only: bool = False,
         from backends.graph.falkor import FalkorBackend
 
         return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes,
-                                        embedder=embedder)
+                                        embedder=embedder, index_folder=index_folder(config))
     from backends.graph import GraphBackend
 
     return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
                                    read_only=read_only, engine=config.graph_engine,
                                    embedder=embedder)
+
+
+def index_folder(config: Config) -> Path | None:
+    """Where this home keeps its copy of a server graph's search index (one per graph,
+    named by its address, password masked), or None for an embedded graph."""
+    if config.graph_url is None:
+        return None
+    digest = hashlib.sha256(str(config.graph_url).encode()).hexdigest()[:16]
+    return config.home / "server-index" / digest
 
 
 def stream(config: Config) -> str:
