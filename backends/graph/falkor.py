@@ -69,6 +69,9 @@ from backends.ranking import search_text
 log = logging.getLogger(__name__)
 LAYER = shared.LAYER
 FETCH_CHUNK = 256
+WRITE_BATCH = 50
+"""episodes a write query carries: one query per episode made filling 10k take ~10 times
+Kùzu's time; the query's text (parameters included) grows with it"""
 _LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
 _OURS = "e.kind IS NOT NULL"
 _COLUMNS = (
@@ -120,6 +123,8 @@ _DELETE_ORPHANS = (
     " AND NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-() DELETE n"
 )
 _PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
+_PUT_POSITION = ("MATCH (i:DualmemMeta {key: 'instance'}) WHERE i.value = $instance"
+                 " MERGE (m:DualmemMeta {key: $key}) SET m.value = $value RETURN i.value")
 
 
 class FalkorBackend:
@@ -178,9 +183,10 @@ class FalkorBackend:
         return (await self.upsert_many([episode]))[0]
 
     async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
-        """``upsert`` of each in order (the last of one id wins), a query each: if it raises, a
-        part may be stored. An episode the graph holds already, unchanged, is not written
-        again (many processes catching up one journal write each memory once)."""
+        """``upsert`` of each in order (the last of one id wins), ``WRITE_BATCH`` episodes a
+        query: if it raises, a part may be stored. An episode the graph holds already,
+        unchanged, is not written again (many processes catching up one journal write each
+        memory once)."""
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         await self._sync()
@@ -192,15 +198,21 @@ class FalkorBackend:
             named = await structure_vectors(self._embedder, structures)
         except ProviderFailed as exc:  # nothing is written: the caller may try again
             raise WriteFailed(f"graph layer: {exc}") from exc
-        for episode, vector, structure, names in zip(latest, vectors, structures, named,
-                                                     strict=True):
+        for start in range(0, len(latest), WRITE_BATCH):
+            chunk = slice(start, start + WRITE_BATCH)
+            written = list(zip(latest[chunk], vectors[chunk], structures[chunk], named[chunk],
+                               strict=True))
             at = now()
-            query, params = _write(episode, encode(vector), structure, names, at)
-            found = await self._run(query, writing=True, **params)
-            if found and found[0]["dropped"]:
-                await self._run(_DELETE_ORPHANS, writing=True, uuids=found[0]["dropped"])
-            self._remember([(episode, vector)])
-            self._links.put(episode, structure, found[0]["retired"] if found else [], at)
+            query, params = _write([(episode, encode(vector), structure, names)
+                                    for episode, vector, structure, names in written], at)
+            found = {row["uuid"]: row for row in await self._run(query, writing=True, **params)}
+            dropped = sorted({key for row in found.values() for key in row["dropped"]})
+            if dropped:
+                await self._run(_DELETE_ORPHANS, writing=True, uuids=dropped)
+            self._remember((episode, vector) for episode, vector, _, _ in written)
+            for episode, _, structure, _ in written:
+                retired = found[episode.id]["retired"] if episode.id in found else []
+                self._links.put(episode, structure, retired, at)
         location = str(self.address)
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
                                         pending=False) for episode in episodes]
@@ -277,8 +289,13 @@ class FalkorBackend:
         return Position(epoch, int(found[0]["seq"])) if found else None
 
     async def record_applied(self, position: Position) -> None:
-        await self._run(_PUT_META, writing=True, key=f"journal:{position.epoch}",
-                        value=str(position.seq))
+        """Recorded only in the instance this process knows: a position recorded in a graph
+        emptied meanwhile would spare its journal the replay it needs."""
+        found = await self._run(_PUT_POSITION, writing=True, instance=self._instance,
+                                key=f"journal:{position.epoch}", value=str(position.seq))
+        if not found:
+            await self._sync()  # raises GraphEmptied
+            raise WriteFailed("graph layer: the graph changed while its position was recorded")
 
     async def build_graphiti_indexes(self) -> None:
         """Make sure graphiti's own indexes exist, for a graphiti user's ``Graphiti.search``
@@ -457,61 +474,77 @@ class FalkorBackend:
         return self._driver
 
 
-def _write(episode: Episode, vector: str, structure: Extraction,
-           name_vectors: dict[str, list[float]], at: datetime) -> tuple[str, dict[str, Any]]:
-    """One query replacing ``episode`` whole: its properties, its mentions, its facts (those
-    it no longer states retired at ``at`` and kept), entities created as needed, and its change
-    stamp. Returns ``retired`` (the kept facts) and ``dropped`` (entities it no longer names)."""
-    by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for entity in structure.entities:
-        if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
-            raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain word")
-        by_label[entity.label].append({
-            "uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
-            "embedding": name_vectors.get(entity.uuid), "mention": f"{episode.id}:{entity.uuid}",
-        })
-    facts = [{
-        "uuid": fact.uuid, "source": fact.source, "target": fact.target, "name": fact.name,
-        "fact": fact.fact, "embedding": name_vectors.get(fact.uuid),
-        "valid_at": _text(fact.valid_at),
-        "invalid_at": _text(fact.invalid_at) if fact.invalid_at else None,
-    } for fact in structure.facts]
+def _write(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, list[float]]]],
+           at: datetime) -> tuple[str, dict[str, Any]]:
+    """One query replacing each of ``episodes`` (episode, vector, structure, name vectors)
+    whole: its properties, its mentions, its facts (those it no longer states retired at
+    ``at`` and kept), entities created as needed, and one change stamp for them all (a reader
+    sees the whole query or none of it). Returns a row per episode: ``uuid``, ``retired``
+    (the kept facts) and ``dropped`` (entities it no longer names)."""
+    batch = []
+    labels: set[str] = set()
+    for episode, vector, structure, name_vectors in episodes:
+        by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for entity in structure.entities:
+            if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
+                raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain "
+                                  "word")
+            by_label[entity.label].append({
+                "uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
+                "embedding": name_vectors.get(entity.uuid),
+                "mention": f"{episode.id}:{entity.uuid}",
+            })
+        labels.update(by_label)
+        facts = [{
+            "uuid": fact.uuid, "source": fact.source, "target": fact.target, "name": fact.name,
+            "fact": fact.fact, "embedding": name_vectors.get(fact.uuid),
+            "valid_at": _text(fact.valid_at),
+            "invalid_at": _text(fact.invalid_at) if fact.invalid_at else None,
+        } for fact in structure.facts]
+        batch.append({"uuid": episode.id, "props": _props(episode, vector),
+                      "entities": dict(by_label), "facts": facts,
+                      "fact_ids": [fact["uuid"] for fact in facts]})
     mentions = " ".join(
-        f"FOREACH (x IN $entities.{label} |"
+        f"FOREACH (x IN coalesce(w.entities.{label}, []) |"
         " MERGE (n:Entity {uuid: x.uuid})"
-        f" ON CREATE SET n:{label}, n.name = x.name, n.group_id = $props.group_id,"
-        " n.created_at = $props.created_at, n.summary = x.summary, n.attributes = '{}',"
+        f" ON CREATE SET n:{label}, n.name = x.name, n.group_id = w.props.group_id,"
+        " n.created_at = w.props.created_at, n.summary = x.summary, n.attributes = '{}',"
         " n.name_embedding = vecf32(x.embedding)"
         " SET n.summary = CASE WHEN x.summary = '' THEN n.summary ELSE x.summary END"
         " MERGE (e)-[r:MENTIONS {uuid: x.mention}]->(n)"
-        " SET r.group_id = $props.group_id, r.created_at = $props.created_at)"
-        for label in sorted(by_label)
+        " SET r.group_id = w.props.group_id, r.created_at = w.props.created_at)"
+        for label in sorted(labels)
     )
+    # Rows are carried by their place in $batch (an integer groups the aggregations).
     query = (
-        "MERGE (e:Episodic {uuid: $uuid})"
-        " WITH e, [f IN coalesce(e.entity_edges, []) WHERE NOT f IN $fact_ids] AS kept"
-        " SET e = $props SET e.entity_edges = $fact_ids + kept"
-        " WITH e, kept OPTIONAL MATCH ()-[old:RELATES_TO]->() WHERE old.uuid IN kept"
-        " WITH e, kept, collect(old) AS retiring"
+        "UNWIND range(0, size($batch) - 1) AS i WITH i, $batch[i] AS w"
+        " MERGE (e:Episodic {uuid: w.uuid})"
+        " WITH i, w, e, [f IN coalesce(e.entity_edges, []) WHERE NOT f IN w.fact_ids] AS kept"
+        " SET e = w.props SET e.entity_edges = w.fact_ids + kept"
+        " WITH i, e, kept OPTIONAL MATCH ()-[old:RELATES_TO]->() WHERE old.uuid IN kept"
+        " WITH i, e, kept, collect(old) AS retiring"
         " FOREACH (r IN retiring | SET r.invalid_at = coalesce(r.invalid_at, $at),"
         " r.expired_at = coalesce(r.expired_at, $at))"
-        " WITH e, kept OPTIONAL MATCH (e)-[m:MENTIONS]->(n:Entity)"
-        " WITH e, kept, collect(m) AS olds, collect(n.uuid) AS dropped"
+        " WITH i, e, kept OPTIONAL MATCH (e)-[m:MENTIONS]->(n:Entity)"
+        " WITH i, e, kept, collect(m) AS olds, collect(n.uuid) AS dropped"
+        " WITH i, $batch[i] AS w, e, kept, olds, dropped"
         f" FOREACH (m IN olds | DELETE m) {mentions}"
-        " FOREACH (f IN $facts |"
+        " FOREACH (f IN w.facts |"
         " MERGE (a:Entity {uuid: f.source}) MERGE (b:Entity {uuid: f.target})"
         " MERGE (a)-[r:RELATES_TO {uuid: f.uuid}]->(b)"
-        " ON CREATE SET r.group_id = $props.group_id, r.created_at = $props.created_at,"
-        " r.name = f.name, r.fact_embedding = vecf32(f.embedding), r.episodes = [$uuid],"
+        " ON CREATE SET r.group_id = w.props.group_id, r.created_at = w.props.created_at,"
+        " r.name = f.name, r.fact_embedding = vecf32(f.embedding), r.episodes = [w.uuid],"
         " r.attributes = '{}'"
         " SET r.fact = f.fact, r.valid_at = f.valid_at, r.invalid_at = f.invalid_at,"
         " r.expired_at = NULL, r.reference_time = f.valid_at)"
-        " WITH kept, dropped"
-        + _STAMP.format(carry="kept, dropped") + " RETURN kept AS retired, dropped"
+        " WITH collect({uuid: w.uuid, retired: kept, dropped: dropped}) AS written"
+        " MATCH (m:DualmemMeta {key: 'changes'}) WITH written, m, m.seq + 1 AS next"
+        " SET m.seq = next"
+        " FOREACH (x IN written | MERGE (c:DualmemChange {uuid: x.uuid}) SET c.seq = next)"
+        " WITH written UNWIND written AS x"
+        " RETURN x.uuid AS uuid, x.retired AS retired, x.dropped AS dropped"
     )
-    return query, {"uuid": episode.id, "props": _props(episode, vector),
-                   "entities": dict(by_label), "facts": facts,
-                   "fact_ids": [fact["uuid"] for fact in facts], "at": _text(at)}
+    return query, {"batch": batch, "at": _text(at)}
 
 
 def _props(episode: Episode, vector: str) -> dict[str, Any]:

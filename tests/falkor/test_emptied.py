@@ -16,6 +16,7 @@ from backends.errors import GraphEmptied
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
 from backends.model import Episode
+from backends.protocol import Position
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
 
@@ -56,6 +57,22 @@ async def test_each_process_is_told_once_then_uses_the_empty_graph(tmp_path: Pat
     finally:
         await writer.aclose()
         await other.aclose()
+
+
+async def test_no_position_is_recorded_into_a_graph_emptied_meanwhile(tmp_path: Path) -> None:
+    # Recorded there, it would spare the journal the replay the empty graph needs.
+    address = address_for(tmp_path)
+    store = await FalkorBackend.open(address)
+    try:
+        await store.record_applied(Position("journal", 4))
+        drop(address)
+        with pytest.raises(GraphEmptied):
+            await store.record_applied(Position("journal", 5))
+        assert await store.applied("journal") is None
+        await store.record_applied(Position("journal", 6))
+        assert await store.applied("journal") == Position("journal", 6)
+    finally:
+        await store.aclose()
 
 
 async def replayed(store: DualBackend) -> str:

@@ -5,6 +5,7 @@ built again."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -135,13 +136,8 @@ asyncio.run(main())
 """
 
 
-async def test_a_copy_left_by_a_killed_process_is_built_again(
-    tmp_path: Path, queries: list[str]
-) -> None:
-    address, folder = address_for(tmp_path), tmp_path / "index"
-    store = await FalkorBackend.open(address, index_folder=folder)
-    await store.upsert_many([note(n) for n in range(4)])
-    await store.aclose()
+def killed_while_holding(address: ServerAddress, folder: Path) -> None:
+    """A process takes the copy, writes, and is killed (``kill -9``) before closing."""
     assert address.socket is not None
     child = subprocess.Popen([sys.executable, "-c", _HOLDER, address.graph, address.socket,
                               str(folder)], stdout=subprocess.PIPE, text=True)
@@ -152,6 +148,16 @@ async def test_a_copy_left_by_a_killed_process_is_built_again(
         child.wait()
         if child.stdout is not None:
             child.stdout.close()
+
+
+async def test_a_copy_left_by_a_killed_process_is_built_again(
+    tmp_path: Path, queries: list[str]
+) -> None:
+    address, folder = address_for(tmp_path), tmp_path / "index"
+    store = await FalkorBackend.open(address, index_folder=folder)
+    await store.upsert_many([note(n) for n in range(4)])
+    await store.aclose()
+    await asyncio.to_thread(killed_while_holding, address, folder)
 
     queries.clear()
     store = await FalkorBackend.open(address, index_folder=folder)
