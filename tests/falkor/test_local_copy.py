@@ -55,13 +55,19 @@ async def from_the_server(address: ServerAddress) -> list[list[str]]:
         await store.aclose()
 
 
+async def kept(tmp_path: Path, count: int) -> tuple[ServerAddress, Path]:
+    """A graph of ``count`` notes, written by a store that kept its index in a folder."""
+    address, folder = address_for(tmp_path), tmp_path / "index"
+    store = await FalkorBackend.open(address, index_folder=folder)
+    await store.upsert_many([note(n) for n in range(count)])
+    await store.aclose()
+    return address, folder
+
+
 async def test_a_reopen_reads_only_the_changes_made_meanwhile(
     tmp_path: Path, queries: list[str]
 ) -> None:
-    address, folder = address_for(tmp_path), tmp_path / "index"
-    store = await FalkorBackend.open(address, index_folder=folder)
-    await store.upsert_many([note(n) for n in range(12)])
-    await store.aclose()
+    address, folder = await kept(tmp_path, 12)
     other = await FalkorBackend.open(address)  # another process, while this one is closed
     await other.upsert_many([note(20), note(3, "rewritten by another process")])
     await other.delete(note(5).id)
@@ -97,10 +103,7 @@ async def test_a_second_process_on_the_same_folder_indexes_in_memory(tmp_path: P
 
 
 async def test_a_copy_of_an_emptied_graph_is_not_used(tmp_path: Path, queries: list[str]) -> None:
-    address, folder = address_for(tmp_path), tmp_path / "index"
-    store = await FalkorBackend.open(address, index_folder=folder)
-    await store.upsert_many([note(n) for n in range(4)])
-    await store.aclose()
+    address, folder = await kept(tmp_path, 4)
     assert address.socket is not None
     client = falkordb.FalkorDB(unix_socket_path=address.socket)
     client.select_graph(address.graph).delete()
@@ -153,10 +156,7 @@ def killed_while_holding(address: ServerAddress, folder: Path) -> None:
 async def test_a_copy_left_by_a_killed_process_is_built_again(
     tmp_path: Path, queries: list[str]
 ) -> None:
-    address, folder = address_for(tmp_path), tmp_path / "index"
-    store = await FalkorBackend.open(address, index_folder=folder)
-    await store.upsert_many([note(n) for n in range(4)])
-    await store.aclose()
+    address, folder = await kept(tmp_path, 4)
     await asyncio.to_thread(killed_while_holding, address, folder)
 
     queries.clear()
