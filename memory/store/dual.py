@@ -39,12 +39,12 @@ from backends.errors import (
 from backends.graph import owner_pid
 from backends.graph.embedder import AnyEmbedder
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import MemoryBackend, Position, upsert_all
+from backends.protocol import Enriched, Enriches, MemoryBackend, Position, upsert_all
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
-from memory.store.providers import embedder_for
+from memory.store.providers import embedder_for, llm_for
 from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
@@ -427,6 +427,17 @@ class DualBackend:
                 await self._catch_up()
                 await self._record()
 
+    async def enrich(self, *, group_ids: Sequence[str] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> Enriched:
+        """``Enriches.enrich`` on the graph, brought up to the journal first (holder only)."""
+        await self.catch_up()
+        graph = self._graph
+        if graph is None:
+            raise BackendUnavailable("graph", self._why)
+        if not isinstance(graph, Enriches):  # a server's graph (not enriched yet)
+            raise BackendUnavailable("graph", "no enrichment", "a graph on a server")
+        return await graph.enrich(group_ids=group_ids, progress=progress)
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -536,9 +547,10 @@ async def open_dual(config: Config, *, one_shot: bool = False,
                                    watch=False)
 
     chosen = embedder or (None if one_shot else embedder_for(config))
+    llm = None if one_shot else llm_for(config)  # the holder enriches in the background
 
     async def open_graph() -> graphs.Graph:
-        return await graphs.open_graph(config, embedder=chosen)
+        return await graphs.open_graph(config, embedder=chosen, llm=llm)
 
     try:
         return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,

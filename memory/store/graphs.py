@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
 from backends.graph.embedder import AnyEmbedder
@@ -36,10 +36,11 @@ class Graph(MemoryBackend, Protocol):
 
 
 async def open_graph(config: Config, *, read_only: bool = False,
-                     embedder: AnyEmbedder | None = None) -> Graph:
+                     embedder: AnyEmbedder | None = None, llm: Any = None) -> Graph:
     """Open the configured graph; ``BackendUnavailable`` says why it cannot be (a server that
     does not answer: ``ServerUnreachable``). A server's graph has no read-only mode: the server
-    decides what a client may do."""
+    decides what a client may do. ``llm`` (graphiti's ``LLMClient``) enriches an embedded
+    graph's free-text memories in the background; a server's graph is not enriched (yet)."""
     if config.graph_url is not None:
         from backends.graph.falkor import FalkorBackend
 
@@ -49,7 +50,7 @@ async def open_graph(config: Config, *, read_only: bool = False,
 
     return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
                                    read_only=read_only, engine=config.graph_engine,
-                                   embedder=embedder)
+                                   embedder=embedder, llm=llm)
 
 
 def index_folder(config: Config) -> Path | None:

@@ -49,11 +49,11 @@ async def open_backend(
         return dual, Selection(dual.layer_in_use, dual.reason)
     from backends.graph import NO_ROOM, READ_ONLY
     from memory.store.graphs import open_graph
-    from memory.store.providers import embedder_for
+    from memory.store.providers import embedder_for, llm_for
 
     embedder = embedder or embedder_for(config)
     try:
-        graph = await open_graph(config, embedder=embedder)
+        graph = await open_graph(config, embedder=embedder, llm=llm_for(config))
     except BackendUnavailable as exc:
         if exc.reason not in (READ_ONLY, NO_ROOM):
             raise
