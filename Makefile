@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck bench faults clean
+.PHONY: demo test lint typecheck bench faults server-writers clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +37,8 @@ clean:
 FAULT_ITERATIONS ?= 200
 faults: $(STAMP)
 	DUALMEM_FAULT_ITERATIONS=$(FAULT_ITERATIONS) $(BIN)/python -m pytest -q tests/faults
+
+# Issue 14's acceptance figure: 4 processes x 500 writes straight to a FalkorDB server
+# (`make test` runs 4 x 100).
+server-writers: $(STAMP)
+	DUALMEM_SERVER_WRITES=500 $(BIN)/python -m pytest -q tests/falkor/test_many_writers.py
