@@ -5,6 +5,7 @@ while another process held it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ from contract.episodes import make
 
 from backends.errors import WriteFailed
 from fallback import FileBackend, disk
+from fallback import store as store_module
 from fallback.layout import Layout
 from fallback.lock import FolderLock
 from file.helpers import eventually
@@ -94,3 +96,25 @@ async def test_an_edit_made_while_another_process_writes_is_taken_in_after(
     found = await eventually(lambda: files.get("ep-0001"), lambda e: e is not None
                              and e.body.startswith("edited"))
     assert found is not None and found.body == document["body"]
+
+
+async def test_an_open_kept_waiting_by_another_writer_still_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy writer elsewhere is no full disk: the open's catch-up waits for the lock, and
+    should the wait run out it is put off, never the process made read-only (every write it
+    then tried was refused: found with 8 writers through auto on a loaded machine)."""
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    await files.upsert(make(1))
+    await files.aclose()
+    folder = Layout(root).group_folder("project_a")
+    os.utime(folder, ns=(1, 1))  # a change no process saw: the next open takes it in
+    monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.2)
+    with held_elsewhere(Layout(root).lock):
+        files = await FileBackend.open(root, watch=False)
+    try:
+        await files.upsert(make(2))
+        assert [e.id async for e in files.scan()] == ["ep-0001", "ep-0002"]
+    finally:
+        await files.aclose()
