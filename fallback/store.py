@@ -362,6 +362,8 @@ class FileBackend:
                     return False
                 with self._writing():
                     change()
+        except disk.LockBusy:
+            return False  # busy past the wait: nothing wrong with the files; the next batch
         except (DualmemError, OSError, sqlite3.Error) as exc:
             if not self._closed:
                 for path in paths:
