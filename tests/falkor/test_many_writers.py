@@ -50,7 +50,8 @@ async def holds_every_write(home: Path, address: ServerAddress) -> None:
         assert await graph.count() == WRITERS * EACH
         names = {episode.name async for episode in graph.scan()}
         assert names == {f"w{n} {i}" for n in range(WRITERS) for i in range(EACH)}
-        hits = await graph.search(f"w3 wrote note {EACH - 1}")  # another process's write, searchable
+        # another process's write, searchable
+        hits = await graph.search(f"w3 wrote note {EACH - 1}")
         assert hits and hits[0].episode.name == f"w3 {EACH - 1}"
     finally:
         await graph.aclose()
