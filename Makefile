@@ -17,7 +17,7 @@ demo: $(STAMP)
 
 # Kùzu and LadybugDB cannot share a process (backends/graph/engines.py): the graph suites run
 # once more, on LadybugDB, in a pytest of their own.
-# The second line runs the contract and graph suites again on the other embedded engine
+# The last line runs the contract and graph suites again on the other embedded engine
 # (LadybugDB), less the slow 12k-episode runs whose code is the same on both engines.
 test: $(STAMP)
 	$(BIN)/ruff check .
