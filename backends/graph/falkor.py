@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.entities import Extraction, extract
+from backends.entities import Entity, Extraction, extract
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
@@ -50,6 +50,7 @@ from backends.errors import (
 from backends.graph import server, shared
 from backends.graph.address import ServerAddress
 from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed, structure_vectors
+from backends.graph.history import RetiredFact
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.graph.local_copy import LocalCopy, Note
@@ -121,6 +122,30 @@ _DELETE = (
 _DELETE_ORPHANS = (
     "MATCH (n:Entity) WHERE n.uuid IN $uuids"
     " AND NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-() DELETE n"
+)
+_RETIRED = (
+    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL"
+    " RETURN r.uuid AS uuid, r.episodes[0] AS episode, r.group_id AS group_id, r.name AS name,"
+    " r.fact AS fact, r.created_at AS created_at, coalesce(r.valid_at, r.created_at) AS valid_at,"
+    " r.invalid_at AS invalid_at, r.expired_at AS expired_at,"
+    " a.uuid AS a, [l IN labels(a) WHERE l <> 'Entity'][0] AS a_label, a.name AS a_name,"
+    " b.uuid AS b, [l IN labels(b) WHERE l <> 'Entity'][0] AS b_label, b.name AS b_name"
+)
+_END = (
+    "MERGE ({end}:Entity {{uuid: ${end}.uuid}}) ON CREATE SET {end}:{label},"
+    " {end}.name = ${end}.name, {end}.group_id = $group_id, {end}.created_at = $created_at,"
+    " {end}.summary = '', {end}.attributes = '{{}}', {end}.name_embedding = vecf32(${end}.vector)"
+)
+# A retired fact its episode does not know yet, written as it was, beside it (one query each:
+# a move carries few). No row: the episode is not here, or knows the fact already.
+_KEEP = (
+    "MATCH (e:Episodic {{uuid: $uuid}}) WHERE NOT $fact_id IN coalesce(e.entity_edges, [])"
+    " {ends} MERGE (a)-[r:RELATES_TO {{uuid: $fact_id}}]->(b)"
+    " SET r.group_id = $group_id, r.created_at = $created_at, r.name = $name, r.fact = $fact,"
+    " r.fact_embedding = vecf32($vector), r.episodes = [$uuid], r.attributes = '{{}}',"
+    " r.valid_at = $valid_at, r.invalid_at = $invalid_at, r.expired_at = $expired_at,"
+    " r.reference_time = $valid_at SET e.entity_edges = coalesce(e.entity_edges, []) + $fact_id"
+    " WITH e {stamp} RETURN e.uuid AS uuid"
 )
 _PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
 _PUT_POSITION = ("MATCH (i:DualmemMeta {key: 'instance'}) WHERE i.value = $instance"
@@ -296,6 +321,49 @@ class FalkorBackend:
         if not found:
             await self._sync()  # raises GraphEmptied
             raise WriteFailed("graph layer: the graph changed while its position was recorded")
+
+    async def retired_facts(self) -> list[RetiredFact]:
+        """The facts rewrites retired and this graph keeps as history."""
+        def end(row: dict[str, Any], side: str) -> Entity:
+            return Entity(row[side], row[f"{side}_label"] or "Entity", row[f"{side}_name"])
+
+        return [RetiredFact(
+            uuid=row["uuid"], episode=row["episode"], group_id=row["group_id"],
+            name=row["name"], fact=row["fact"] or "", created_at=_time(row["created_at"]),
+            valid_at=_time(row["valid_at"]),
+            invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
+            expired_at=_time(row["expired_at"]), source=end(row, "a"), target=end(row, "b"),
+        ) for row in await self._run(_RETIRED)]
+
+    async def keep_history(self, facts: Sequence[RetiredFact]) -> int:
+        """Write the retired facts (of another graph) this one lacks beside their episodes;
+        those of episodes it does not hold are left. Returns how many were written."""
+        await self._sync()
+        vectors = await shared.history_vectors(self._embedder, facts)
+        written = []
+        for fact in facts:
+            labels = {}
+            for side, entity in (("a", fact.source), ("b", fact.target)):
+                if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
+                    raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a "
+                                      "plain word")
+                labels[side] = entity.label
+            query = _KEEP.format(stamp=_STAMP.format(carry="e"), ends=" ".join(
+                _END.format(end=side, label=label) for side, label in labels.items()))
+            found = await self._run(
+                query, writing=True, uuid=fact.episode, fact_id=fact.uuid,
+                group_id=fact.group_id, created_at=_text(fact.created_at), name=fact.name,
+                fact=fact.fact, vector=vectors[fact.uuid], valid_at=_text(fact.valid_at),
+                invalid_at=_text(fact.invalid_at) if fact.invalid_at else None,
+                expired_at=_text(fact.expired_at),
+                a={"uuid": fact.source.uuid, "name": fact.source.name,
+                   "vector": vectors[fact.source.uuid]},
+                b={"uuid": fact.target.uuid, "name": fact.target.name,
+                   "vector": vectors[fact.target.uuid]})
+            if found:
+                written.append(fact)
+        shared.learn_history(self._links, written)
+        return len(written)
 
     async def build_graphiti_indexes(self) -> None:
         """Make sure graphiti's own indexes exist, for a graphiti user's ``Graphiti.search``

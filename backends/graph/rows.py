@@ -26,9 +26,10 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from backends.entities import Extraction
+from backends.entities import Entity, Extraction
 from backends.graph.database import COPY_FILE_PREFIX, Session
 from backends.graph.embedder import Vectors
+from backends.graph.history import RetiredFact
 from backends.model import Episode
 
 _COLUMNS = (
@@ -57,8 +58,8 @@ CREATE_FACT = (
     "MATCH (a:Entity {uuid: $source}), (b:Entity {uuid: $target})"
     " CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {uuid: $uuid, group_id: $group_id,"
     " created_at: $created_at, name: $name, fact: $fact, fact_embedding: $embedding,"
-    " episodes: [$episode], expired_at: NULL, valid_at: $valid_at, invalid_at: $invalid_at,"
-    " reference_time: $valid_at, attributes: '{}'})-[:RELATES_TO]->(b)"
+    " episodes: [$episode], expired_at: $expired_at, valid_at: $valid_at,"
+    " invalid_at: $invalid_at, reference_time: $valid_at, attributes: '{}'})-[:RELATES_TO]->(b)"
 )
 RESTATE_FACT = (
     "MATCH (f:RelatesToNode_ {uuid: $uuid}) SET f.fact = $fact, f.valid_at = $valid_at,"
@@ -80,10 +81,18 @@ FACT_COLUMNS = (
     " RETURN f.uuid, a.uuid, b.uuid, f.episodes[1], coalesce(f.valid_at, f.created_at),"
     " f.invalid_at"
 )
+_LABEL = "coalesce(list_filter({0}.labels, x -> x <> 'Entity')[1], 'Entity')"
+# The history a rewrite kept (write_episodes): what a move to another graph carries over.
+RETIRED_FACTS = (
+    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+    " WHERE f.expired_at IS NOT NULL"
+    " RETURN f.uuid, f.episodes[1], f.group_id, f.name, f.fact, f.created_at,"
+    f" coalesce(f.valid_at, f.created_at), f.invalid_at, f.expired_at,"
+    f" a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
+)
 MENTION_COLUMNS = (
     "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE e.kind IS NOT NULL"
-    " RETURN e.uuid, n.uuid, coalesce(list_filter(n.labels, x -> x <> 'Entity')[1], 'Entity'),"
-    " n.name"
+    f" RETURN e.uuid, n.uuid, {_LABEL.format('n')}, n.name"
 )
 CREATE_MENTION = (
     "MATCH (e:Episodic {uuid: $episode}), (n:Entity {uuid: $entity})"
@@ -291,7 +300,46 @@ def _link(session: Session, write: EpisodeWrite, existing: Collection[str] = ())
             session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source, target=fact.target,
                          group_id=episode.group_id, created_at=created_at, name=fact.name,
                          fact=fact.fact, embedding=write.name_vectors.get(fact.uuid),
-                         episode=episode.id, **times)
+                         episode=episode.id, expired_at=None, **times)
+
+
+def retired_facts(session: Session) -> list[RetiredFact]:
+    return [RetiredFact(uuid=f, episode=e, group_id=group, name=name, fact=text or "",
+                        created_at=aware(created), valid_at=aware(valid),
+                        invalid_at=aware(invalid) if invalid is not None else None,
+                        expired_at=aware(expired), source=Entity(a, a_label, a_name),
+                        target=Entity(b, b_label, b_name))
+            for (f, e, group, name, text, created, valid, invalid, expired,
+                 a, a_label, a_name, b, b_label, b_name) in session.rows(RETIRED_FACTS)]
+
+
+def keep_history(session: Session, facts: Sequence[RetiredFact],
+                 vectors: dict[str, list[float]]) -> list[RetiredFact]:
+    """Write each retired fact its episode does not know yet (``entity_edges``) as it was,
+    with its ends, in one transaction; a fact whose episode is not here is left. ``vectors``:
+    fact and entity uuid -> the vector of its text. Returns the facts written."""
+    written = []
+    with session.transaction():
+        for fact in facts:
+            found = session.rows(EDGES_OF, uuid=fact.episode)
+            if not found or fact.uuid in (edges := list(found[0][0] or [])):
+                continue
+            for entity in (fact.source, fact.target):
+                labels = list(dict.fromkeys(["Entity", entity.label]))
+                session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name,
+                             group_id=fact.group_id, labels=labels,
+                             created_at=_naive(fact.created_at), summary="",
+                             embedding=vectors.get(entity.uuid))
+            session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source.uuid,
+                         target=fact.target.uuid, group_id=fact.group_id,
+                         created_at=_naive(fact.created_at), name=fact.name, fact=fact.fact,
+                         embedding=vectors.get(fact.uuid), episode=fact.episode,
+                         valid_at=_naive(fact.valid_at),
+                         invalid_at=_naive(fact.invalid_at) if fact.invalid_at else None,
+                         expired_at=_naive(fact.expired_at))
+            session.rows(SET_EDGES, uuid=fact.episode, edges=[*edges, fact.uuid])
+            written.append(fact)
+    return written
 
 
 def count_after(session: Session, after: str) -> int:

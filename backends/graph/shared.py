@@ -14,6 +14,7 @@ from backends.entities import Entity
 from backends.errors import ProviderFailed
 from backends.expansion import fuse, linked
 from backends.graph.embedder import AnyEmbedder, embed
+from backends.graph.history import RetiredFact
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode, Hit, now
@@ -38,6 +39,25 @@ def add_links(links: GraphLinks, groups: Mapping[str, str], mentions: Iterable[M
     for fact, source, target, episode, valid_at, invalid_at in facts:
         if episode in groups:
             links.add_fact(fact, source, target, episode, valid_at, invalid_at)
+
+
+async def history_vectors(embedder: AnyEmbedder,
+                          facts: Sequence[RetiredFact]) -> dict[str, list[float]]:
+    """graphiti's ``fact_embedding`` and ``name_embedding`` of retired facts and their ends,
+    made by the target's embedder (as ``structure_vectors`` for a write)."""
+    texts = {fact.uuid: fact.fact for fact in facts} | {
+        entity.uuid: entity.name for fact in facts for entity in (fact.source, fact.target)}
+    if not texts:
+        return {}
+    vectors = await embed(embedder, list(texts.values()))
+    return {key: vector.tolist() for key, vector in zip(texts, vectors, strict=True)}
+
+
+def learn_history(links: GraphLinks, facts: Iterable[RetiredFact]) -> None:
+    """The links of retired facts just written: followed for a search in their valid time."""
+    for fact in facts:
+        links.add_fact(fact.uuid, fact.source.uuid, fact.target.uuid, fact.episode,
+                       fact.valid_at, fact.invalid_at)
 
 
 async def search(

@@ -48,6 +48,7 @@ from backends.graph.embedder import (
     embed,
     structure_vectors,
 )
+from backends.graph.history import RetiredFact
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import (
@@ -515,6 +516,23 @@ class GraphBackend:
 
         await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
+
+    async def retired_facts(self) -> list[RetiredFact]:
+        """The facts rewrites retired and this graph keeps as history."""
+        return await self._open_core().read(rows.retired_facts)
+
+    async def keep_history(self, facts: Sequence[RetiredFact]) -> int:
+        """Write the retired facts (of another graph) this one lacks beside their episodes;
+        those of episodes it does not hold are left. Returns how many were written."""
+        core = self._open_core()
+        vectors = await shared.history_vectors(core.embedder, facts)
+        async with core.write_lock:
+            await core.unindex()
+            size = len(facts) * (ROW_BYTES + 12 * core.embedder.dimension)  # 3 vectors each
+            written = await core.write(partial(rows.keep_history, facts=facts, vectors=vectors),
+                                       payload=size)
+            shared.learn_history(core.links, written)
+        return len(written)
 
     async def enrich(self, *, group_ids: Sequence[str] | None = None,
                      progress: Callable[[int, int], None] | None = None) -> Enriched:

@@ -7,6 +7,8 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import orjson
 
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph import GraphBackend, engines
+from backends.graph.history import RetiredFact, dump_history, load_history
 from backends.model import check_group_id
 from backends.protocol import Enriches
 from memory.agent.seeding import seed_home
@@ -32,7 +35,7 @@ from memory.store import graphs
 from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.layers import Layered
-from memory.store.migration import import_auto_claude, migrate_home, take_in_graph
+from memory.store.migration import Departure, import_auto_claude, migrate_home, take_in_graph
 from memory.store.project import ensure_project_id, read_project_id
 from memory.store.providers import embedder_for
 from memory.store.status import collect_status
@@ -97,6 +100,9 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
                         "(the home's folder for that engine) or a FalkorDB server URL "
                         "(falkor://host:port/graph, redis+unix:///path.sock?graph=NAME); "
                         "resumable, verified, idempotent; then point the home at it")
+    # A move to the other embedded engine runs in a process of its own (_migrate_in_own_process):
+    # the source graph's retired facts reach it in this file.
+    parser.add_argument("--history", type=Path, help=argparse.SUPPRESS)
 
 
 async def migrate(args: argparse.Namespace, config: Config) -> Output:
@@ -106,6 +112,9 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
         raise UsageError("--spec and --strict go with --from-auto-claude")
     if args.to is not None and (args.prune or args.from_auto_claude):
         raise UsageError("--to goes with --dry-run only")
+    if args.history is not None and (args.to is not None or args.from_auto_claude
+                                     or args.prune):
+        raise UsageError("--history goes with a plain migrate only")
     if not args.from_auto_claude:
         require_home(config.home)
     if args.to is not None:
@@ -121,7 +130,7 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
             return Output(report.to_json(), report.summary(),
                           PARTIAL_EXIT if report.partial else 0)
         result = await migrate_home(config, preview=args.dry_run, prune_files=args.prune,
-                                    progress=bar.update)
+                                    progress=bar.update, history=_history(args.history))
     finally:
         bar.close()
     return Output(result.to_json(), result.summary())
@@ -133,19 +142,26 @@ async def _migrate_to(config: Config, target: str, *, preview: bool) -> Output:
     destination = graphs.retarget(config, target)
     if graphs.describe(destination) == graphs.describe(config):
         raise UsageError(f"the home's graph is {graphs.describe(config)} already")
-    note = "nothing changed (a dry run)" if preview else await take_in_graph(config)
+    departure = (Departure("nothing changed (a dry run)", None) if preview
+                 else await take_in_graph(config))
+    note, history = departure.note, departure.history
     where = graphs.describe(destination)
     if destination.graph_url is None and engines.loaded() not in (None,
                                                                  destination.graph_engine):
         # This process loaded the other embedded engine: the two cannot share a process.
-        data = _migrate_in_own_process(config, destination.graph_engine, preview=preview)
+        data = _migrate_in_own_process(config, destination.graph_engine, preview=preview,
+                                       history=history)
         summary = (f"{'would write' if preview else 'wrote'} {data['written']} of "
                    f"{data['scanned']} episodes ({data['unchanged']} unchanged), in a process "
                    f"of its own ({destination.graph_engine})")
+        if data.get("history"):
+            summary += (f"; history: {data['history']['retired']} retired facts, "
+                        f"{data['history']['written']} written")
     else:
         bar = _LazyProgress("migrate")
         try:
-            result = await migrate_home(destination, preview=preview, progress=bar.update)
+            result = await migrate_home(destination, preview=preview, progress=bar.update,
+                                        history=history)
         finally:
             bar.close()
         data, summary = result.to_json(), result.summary()
@@ -160,12 +176,27 @@ def _setting(config: Config) -> str:
     return f"DUALMEM_GRAPH_ENGINE={config.graph_engine} or --graph-engine"
 
 
-def _migrate_in_own_process(config: Config, engine: str, *, preview: bool) -> dict[str, Any]:
+def _history(path: Path | None) -> list[RetiredFact] | None:
+    if path is None:
+        return None
+    try:
+        return load_history(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _migrate_in_own_process(config: Config, engine: str, *, preview: bool,
+                            history: Sequence[RetiredFact] | None) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("DUALMEM_GRAPH_URL", "DUALMEM_GRAPH_ENGINE")}
-    command = [sys.executable, "-m", "memory", "--home", str(config.home), "--graph-engine",
-               engine, "--json", "migrate", *(["--dry-run"] if preview else [])]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    with tempfile.TemporaryDirectory(prefix="dualmem-move-") as folder:
+        carried = []
+        if history is not None:
+            (file := Path(folder) / "history.json").write_bytes(dump_history(history))
+            carried = ["--history", str(file)]
+        command = [sys.executable, "-m", "memory", "--home", str(config.home), "--graph-engine",
+                   engine, "--json", "migrate", *(["--dry-run"] if preview else []), *carried]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     try:
         data: dict[str, Any] = orjson.loads(done.stdout)
     except orjson.JSONDecodeError:

@@ -47,6 +47,7 @@ from memory.store.providers import embedder_for, llm_for
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
     from backends.graph.embedder import AnyEmbedder
+    from backends.graph.history import RetiredFact
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,11 @@ class DualBackend:
     @property
     def holds_graph(self) -> bool:
         return self._graph is not None
+
+    async def retired_facts(self) -> list[RetiredFact] | None:
+        """The history the graph keeps (``Graph.retired_facts``); None when it is held
+        elsewhere."""
+        return None if self._graph is None else await self._graph.retired_facts()
 
     @property
     def _holding(self) -> str:

@@ -14,7 +14,10 @@ from memory.store.config import Config
 from migrate import FILES_TO_GRAPH
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
+    from collections.abc import Sequence
+
     from backends.graph.embedder import AnyEmbedder
+    from backends.graph.history import RetiredFact
 
 
 class Graph(MemoryBackend, Protocol):
@@ -29,6 +32,12 @@ class Graph(MemoryBackend, Protocol):
         """the position of journal ``epoch`` it was last brought up to, or None"""
 
     async def record_applied(self, position: Position) -> None: ...
+
+    async def retired_facts(self) -> list[RetiredFact]:
+        """the facts rewrites retired, kept as history (the journal does not hold them)"""
+
+    async def keep_history(self, facts: Sequence[RetiredFact]) -> int:
+        """write another graph's retired facts this one lacks; returns how many it wrote"""
 
     async def build_graphiti_indexes(self) -> None:
         """build graphiti's own full-text indexes and keep them from then on"""

@@ -7,12 +7,13 @@ the process that can open the graph read-write can replay into it; a dry run nee
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from backends.errors import BackendUnavailable, MigrationError
+from backends.graph.history import HistoryReport, RetiredFact, compare
 from fallback import FileBackend
 from memory.store.config import Config
 from memory.store.graphs import Graph, open_graph, stream
@@ -35,12 +36,18 @@ class MigrateResult:
     report: MigrationReport
     pruned: int | None = None
     """file episodes deleted after a clean verification (``--prune``), None when not asked"""
+    history: HistoryReport | None = None
+    """the source graph's retired facts carried by a move (``--to``), None when not asked"""
 
     def to_json(self) -> dict[str, Any]:
-        return self.report.to_json() | {"pruned": self.pruned}
+        return self.report.to_json() | {
+            "pruned": self.pruned,
+            "history": None if self.history is None else self.history.to_json()}
 
     def summary(self) -> str:
         line = self.report.summary()
+        if self.history is not None:
+            line += f"; {self.history.summary()}"
         return line if self.pruned is None else f"{line}; pruned {self.pruned} file episodes"
 
 
@@ -50,9 +57,11 @@ async def migrate_home(
     preview: bool = False,
     prune_files: bool = False,
     progress: Progress | None = None,
+    history: Sequence[RetiredFact] | None = None,
 ) -> MigrateResult:
-    """Replay ``config.home``'s file memory into its graph and verify. Raises
-    ``MigrationError`` when the graph is held elsewhere or the verification fails."""
+    """Replay ``config.home``'s file memory into its graph and verify, then write ``history``
+    (another graph's retired facts, on a move) beside the episodes and verify it too. Raises
+    ``MigrationError`` when the graph is held elsewhere or a verification fails."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
     ledger = Ledger.open(config.ledger_file)
     try:
@@ -65,28 +74,52 @@ async def migrate_home(
             if not report.ok:
                 refusal = "not pruning: " if prune_files else ""
                 raise MigrationError(f"{refusal}{report.summary()}")
+            carried = None if history is None else await carry_history(graph, history)
+            if carried is not None and not carried.ok:
+                raise MigrationError(f"{report.summary()}; {carried.summary()}")
             # prune compares every group by content before it deletes anything.
             pruned = await prune(files, graph, ledger) if prune_files else None
         finally:
             await graph.aclose()
-        return MigrateResult(report, pruned)
+        return MigrateResult(report, pruned, carried)
     finally:
         ledger.close()
         await files.aclose()
 
 
-async def take_in_graph(config: Config) -> str:
+async def carry_history(graph: Graph, facts: Sequence[RetiredFact]) -> HistoryReport:
+    """Write ``facts`` (retired, of the graph a home moves from) on ``graph``, where the
+    journal's replay has written their episodes, and compare what it then holds with them.
+    Idempotent: a fact its episode knows already is not written again."""
+    written = await graph.keep_history(facts)
+    episodes = {fact.episode for fact in facts}
+    held = [key for key in episodes if await graph.get(key) is not None]
+    return compare(facts, held, await graph.retired_facts(), written)
+
+
+@dataclass(frozen=True)
+class Departure:
+    note: str
+    """what was done with the journal"""
+    history: list[RetiredFact] | None
+    """the graph's retired facts, None when it is held elsewhere (they stay there)"""
+
+
+async def take_in_graph(config: Config) -> Departure:
     """Before the home's memory moves to another graph: bring memories only its graph holds
-    (written with ``--backend graph``) into the journal, which the move replays. Says what it
-    did; a graph another process holds is left to it (its holder keeps the journal whole)."""
+    (written with ``--backend graph``) into the journal, which the move replays, and read the
+    history the journal lacks (retired facts). A graph another process holds is left to it
+    (its holder keeps the journal whole), its history with it."""
     from memory.store.dual import open_dual
 
     store = await open_dual(config)
     try:
         if not store.holds_graph:
-            return f"the journal moves as it is ({store.reason})"
+            return Departure(f"the journal moves as it is, the graph's history stays "
+                             f"({store.reason})", None)
         await store.catch_up()
-        return "the journal took in the graph's memories first"
+        return Departure("the journal took in the graph's memories first",
+                         await store.retired_facts())
     finally:
         await store.aclose()
 

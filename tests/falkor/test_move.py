@@ -1,6 +1,7 @@
 """Moving a laptop's memory: ``dualmem migrate --to`` replays a Kùzu home into a FalkorDB server
 and into LadybugDB, losing nothing (episodes with their times and validity, entities,
-mentions), resumable and idempotent through the ledger."""
+mentions, facts, and the facts a rewrite retired, which the journal does not hold), resumable
+and idempotent through the ledger."""
 
 from __future__ import annotations
 
@@ -52,6 +53,11 @@ async def fill(home: Path) -> list[Episode]:
     async with open_memory(home, "auto") as store:
         await store.upsert_many(episodes)  # type: ignore[attr-defined]
         await store.delete(episodes[3].id)
+        # A rewrite that changes a fact: the old one stays in the graph as history.
+        await store.upsert(Episode.create(
+            group_id="proj", kind="codebase_discovery", name="discovery 5", key="d5",
+            body={"files": ["src/m5.py", "src/moved.py"], "patterns": ["pattern 2"]},
+            created_at=T0.replace(day=6)))
         # Facts with validity: a decision and the one that supersedes it.
         await record_adr(store, "proj", Adr(adr_id="ADR-1", title="Sessions in cookies",
                                             decision="Keep `SessionStore` in cookies"))
@@ -84,11 +90,17 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
     assert len(source) == len(memories()) + 2  # one deleted, one graph-only, two decisions
     address = address_for(home)
 
+    retired = kuzu_retired(Config(home=home).graph_dir)
+    assert retired and {fact[1] for fact in retired} == {source_id(source, "d5")}
+
     first = migrate(home, str(address), capsys)
     assert first["ok"] and first["written"] == len(source)
     assert first["journal"] == "the journal took in the graph's memories first"
+    assert first["history"] == {"retired": len(retired), "written": len(retired),
+                                "orphaned": 0, "missing": 0, "ok": True}
     again = migrate(home, str(address), capsys)
     assert again["ok"] and again["written"] == 0 and again["unchanged"] == len(source)
+    assert again["history"]["written"] == 0 and again["history"]["ok"]
 
     async def on_the_server() -> tuple[list[Episode], set[tuple[str, ...]], set[Fact]]:
         server = await FalkorBackend.open(address)
@@ -100,17 +112,26 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
             facts = await server._run(
                 "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) RETURN r.uuid AS f, a.uuid AS a,"
                 " b.uuid AS b, r.fact AS fact, r.valid_at AS valid, r.invalid_at AS invalid")
+            history = await server._run(
+                "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL"
+                " MATCH (e:Episodic {uuid: r.episodes[0]}) WHERE r.uuid IN e.entity_edges"
+                " RETURN r.uuid AS f, e.uuid AS e, a.uuid AS a, b.uuid AS b, r.fact AS fact,"
+                " r.valid_at AS valid, r.invalid_at AS invalid, r.expired_at AS expired")
             return found, {(row["e"], row["n"], row["name"]) for row in rows}, {
                 (r["f"], r["a"], r["b"], r["fact"], datetime.fromisoformat(r["valid"]),
-                 r["invalid"] is not None) for r in facts}
+                 r["invalid"] is not None) for r in facts}, {
+                (r["f"], r["e"], r["a"], r["b"], r["fact"], *(
+                    datetime.fromisoformat(r[t]) for t in ("valid", "invalid", "expired")))
+                for r in history}
         finally:
             await server.aclose()
 
-    moved, mentions, facts = asyncio.run(on_the_server())
+    moved, mentions, facts, history = asyncio.run(on_the_server())
     assert moved == source  # every field: ids, bodies, times, validity
     assert mentions == kuzu_mentions(Config(home=home).graph_dir)
     assert facts == kuzu_facts(Config(home=home).graph_dir)
     assert any(invalid for *_, invalid in facts)  # the superseded decision's facts
+    assert history == retired  # with their times, kept by their episode
 
     # The home now points at the server: every memory is there, through auto.
     code = main(["--home", str(home), "--graph-url", str(address), "--json", "status"])
@@ -120,6 +141,23 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
 
 Fact = tuple[str, str, str, str, datetime, bool]
 """uuid, source, target, text, valid_at, invalidated"""
+Retired = tuple[Any, ...]
+"""uuid, episode, source, target, text, valid_at, invalid_at, expired_at"""
+RETIRED = (
+    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+    " WHERE f.expired_at IS NOT NULL MATCH (e:Episodic) WHERE e.uuid = f.episodes[1]"
+    " AND list_contains(e.entity_edges, f.uuid)"
+    " RETURN f.uuid, e.uuid, a.uuid, b.uuid, f.fact, f.valid_at, f.invalid_at, f.expired_at"
+)
+
+
+def source_id(episodes: list[Episode], key: str) -> str:
+    return next(episode.id for episode in episodes if episode.name == f"discovery {key[1:]}")
+
+
+def kuzu_retired(folder: Path) -> set[Retired]:
+    return {(*row[:5], *(t.replace(tzinfo=UTC) for t in row[5:]))
+            for row in kuzu_rows(folder, RETIRED)}
 
 
 def kuzu_mentions(folder: Path) -> set[tuple[str, ...]]:
@@ -156,9 +194,12 @@ def test_a_kuzu_home_moves_to_ladybug_in_a_process_of_its_own(
 ) -> None:
     home = tmp_path / "home"
     source = asyncio.run(fill(home))
+    retired = kuzu_retired(Config(home=home).graph_dir)
     moved = migrate(home, "ladybug", capsys)
     assert moved["ok"] and moved["written"] == len(source)
-    assert migrate(home, "ladybug", capsys)["written"] == 0
+    assert moved["history"]["written"] == len(retired) == 1 and moved["history"]["ok"]
+    again = migrate(home, "ladybug", capsys)
+    assert again["written"] == 0 and again["history"]["written"] == 0
 
     # Read back by LadybugDB itself, in a process that loads only it.
     child = subprocess.run(
@@ -169,6 +210,22 @@ def test_a_kuzu_home_moves_to_ladybug_in_a_process_of_its_own(
     read = orjson.loads(child.stdout)
     assert [Episode.model_validate(e) for e in read["episodes"]] == source
     assert {tuple(row) for row in read["mentions"]} == kuzu_mentions(Config(home=home).graph_dir)
+    assert {(*row[:5], *(datetime.fromisoformat(t).replace(tzinfo=UTC) for t in row[5:]))
+            for row in read["retired"]} == retired
+
+
+def test_retired_facts_that_are_not_ours_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, path = tmp_path / "home", tmp_path / "history.json"
+    assert main(["--home", str(home), "init"]) == 0
+    for text in (b"{", b"{}", b'[{"uuid": "x"}]', b'[{"uuid": "x", "source": 1}]'):
+        path.write_bytes(text)
+        capsys.readouterr()
+        assert main(["--home", str(home), "migrate", "--history", str(path)]) != 0
+        assert "retired fact" in capsys.readouterr().err
+    assert main(["--home", str(home), "migrate", "--history", str(tmp_path / "none")]) != 0
+    assert "cannot read" in capsys.readouterr().err
 
 
 LADYBUG_READER = """
@@ -180,7 +237,10 @@ async def main(folder):
     episodes = [e.model_dump(mode="json") async for e in graph.scan()]
     rows = await graph._core.read(lambda s: s.rows(
         "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, n.uuid, n.name"))
+    retired = await graph._core.read(lambda s: s.rows(RETIRED))
     await graph.aclose()
-    print(orjson.dumps({"episodes": episodes, "mentions": rows}).decode())
+    print(orjson.dumps({"episodes": episodes, "mentions": rows, "retired": retired},
+                       default=str).decode())
+RETIRED = %r
 asyncio.run(main(sys.argv[1]))
-"""
+""" % RETIRED

@@ -1,0 +1,123 @@
+"""A graph's history: the facts a rewrite of their memory retired (``expired_at`` set), which
+the graph keeps and the journal does not (it holds each memory's latest version). Moving a
+home to another graph carries them over (``dualmem migrate --to``), the same on every
+database: read as ``RetiredFact`` from one, written to the other beside their episode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from backends.entities import Entity
+from backends.errors import MigrationError
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredFact:
+    uuid: str
+    episode: str
+    """the memory that stated it, whose ``entity_edges`` keep it"""
+    group_id: str
+    name: str
+    fact: str
+    created_at: datetime
+    valid_at: datetime
+    invalid_at: datetime | None
+    expired_at: datetime
+    source: Entity = field(compare=False)
+    target: Entity = field(compare=False)
+    source_id: str = ""
+    target_id: str = ""
+
+    def __post_init__(self) -> None:
+        # The ends are compared by id: a target may hold the entity under another spelling.
+        object.__setattr__(self, "source_id", self.source.uuid)
+        object.__setattr__(self, "target_id", self.target.uuid)
+
+    def to_json(self) -> dict[str, Any]:
+        times = {key: None if value is None else value.isoformat()
+                 for key, value in (("created_at", self.created_at), ("valid_at", self.valid_at),
+                                    ("invalid_at", self.invalid_at),
+                                    ("expired_at", self.expired_at))}
+        return {"uuid": self.uuid, "episode": self.episode, "group_id": self.group_id,
+                "name": self.name, "fact": self.fact, **times,
+                "source": _entity_json(self.source), "target": _entity_json(self.target)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RetiredFact:
+        """``MigrationError`` for anything that is no fact ``to_json`` wrote."""
+        try:
+            invalid = data["invalid_at"]
+            return cls(
+                uuid=str(data["uuid"]), episode=str(data["episode"]),
+                group_id=str(data["group_id"]), name=str(data["name"]), fact=str(data["fact"]),
+                created_at=datetime.fromisoformat(data["created_at"]),
+                valid_at=datetime.fromisoformat(data["valid_at"]),
+                invalid_at=None if invalid is None else datetime.fromisoformat(invalid),
+                expired_at=datetime.fromisoformat(data["expired_at"]),
+                source=Entity(**data["source"]), target=Entity(**data["target"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MigrationError(f"not a retired fact: {exc!r}") from exc
+
+
+def dump_history(facts: Sequence[RetiredFact]) -> bytes:
+    return orjson.dumps([fact.to_json() for fact in facts])
+
+
+def load_history(data: bytes) -> list[RetiredFact]:
+    """``MigrationError`` for anything ``dump_history`` did not write."""
+    try:
+        found = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise MigrationError(f"not a list of retired facts: {exc}") from exc
+    if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+        raise MigrationError("not a list of retired facts")
+    return [RetiredFact.from_json(item) for item in found]
+
+
+def _entity_json(entity: Entity) -> dict[str, str]:
+    return {"uuid": entity.uuid, "label": entity.label, "name": entity.name}
+
+
+@dataclass(frozen=True)
+class HistoryReport:
+    """What a move did with the source graph's retired facts."""
+
+    retired: int
+    """retired facts the source graph holds"""
+    written: int
+    """of them, written on the target by this run (the rest were there, or their memory is not)"""
+    orphaned: int
+    """of them, of a memory the target does not hold (deleted since): not carried"""
+    missing: int
+    """of the others, not found on the target as they are on the source after the write"""
+
+    @property
+    def ok(self) -> bool:
+        return self.missing == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"retired": self.retired, "written": self.written, "orphaned": self.orphaned,
+                "missing": self.missing, "ok": self.ok}
+
+    def summary(self) -> str:
+        line = f"history: {self.retired} retired facts, {self.written} written"
+        if self.orphaned:
+            line += f", {self.orphaned} of memories gone"
+        return line + ("" if self.ok else f", {self.missing} MISSING on the target")
+
+
+def compare(source: Sequence[RetiredFact], held: Iterable[str],
+            target: Iterable[RetiredFact], written: int) -> HistoryReport:
+    """The report of a carry: ``source``'s facts against ``target``'s after the write, those of
+    memories not ``held`` by the target left out."""
+    episodes = set(held)
+    found = set(target)
+    carried = [fact for fact in source if fact.episode in episodes]
+    return HistoryReport(retired=len(source), written=written,
+                         orphaned=len(source) - len(carried),
+                         missing=sum(fact not in found for fact in carried))
