@@ -203,7 +203,8 @@ def test_a_kuzu_home_moves_to_ladybug_in_a_process_of_its_own(
 
     # Read back by LadybugDB itself, in a process that loads only it.
     child = subprocess.run(
-        [sys.executable, "-c", LADYBUG_READER, str(Config(home=home).engine_dir("ladybug"))],
+        [sys.executable, "-c", LADYBUG_READER, str(Config(home=home).engine_dir("ladybug")),
+         RETIRED],
         capture_output=True, text=True, cwd=REPO, check=False,
         env={k: v for k, v in os.environ.items() if not k.startswith("DUALMEM_")})
     assert child.returncode == 0, child.stderr
@@ -237,10 +238,9 @@ async def main(folder):
     episodes = [e.model_dump(mode="json") async for e in graph.scan()]
     rows = await graph._core.read(lambda s: s.rows(
         "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) RETURN e.uuid, n.uuid, n.name"))
-    retired = await graph._core.read(lambda s: s.rows(RETIRED))
+    retired = await graph._core.read(lambda s: s.rows(sys.argv[2]))
     await graph.aclose()
     print(orjson.dumps({"episodes": episodes, "mentions": rows, "retired": retired},
                        default=str).decode())
-RETIRED = %r
 asyncio.run(main(sys.argv[1]))
-""" % RETIRED
+"""

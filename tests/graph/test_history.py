@@ -1,0 +1,85 @@
+"""A graph's history (retired facts) read from one embedded graph and written on another, as
+``dualmem migrate --to`` carries it: as it was, beside its episode, once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from backends.entities import Entity
+from backends.graph import GraphBackend
+from backends.graph.history import RetiredFact, compare, dump_history, load_history
+from backends.model import Episode
+
+T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+
+
+def discovery(files: list[str]) -> Episode:
+    return Episode.create(group_id="proj", kind="codebase_discovery", name="discovery",
+                          key="d", body={"files": files}, created_at=T0)
+
+
+async def test_a_rewrites_history_moves_to_another_graph_once(graph: GraphBackend,
+                                                              tmp_path: Path) -> None:
+    await graph.upsert(discovery(["src/a.py", "src/b.py"]))
+    latest = discovery(["src/a.py", "src/c.py"])
+    await graph.upsert(latest)
+    retired = await graph.retired_facts()
+    assert len(retired) == 1 and "src/b.py" in (retired[0].source.name, retired[0].target.name)
+    assert retired[0].invalid_at is not None and retired[0].episode == latest.id
+
+    target = await GraphBackend.open(tmp_path / "target")
+    try:
+        await target.upsert(latest)  # what the journal's replay writes
+        assert await target.retired_facts() == []
+        assert await target.keep_history(retired) == 1
+        assert await target.keep_history(retired) == 0  # idempotent
+        assert await target.retired_facts() == retired
+        assert compare(retired, [latest.id], await target.retired_facts(), 0).ok
+        # The episode keeps it: a later rewrite keeps it retired, a delete takes it.
+        await target.upsert(discovery(["src/d.py"]))
+        assert {fact.uuid for fact in await target.retired_facts()} >= {retired[0].uuid}
+        await target.delete(latest.id)
+        assert await target.retired_facts() == []
+    finally:
+        await target.aclose()
+
+
+async def test_facts_of_a_memory_the_target_lacks_are_left_and_reported(
+    graph: GraphBackend, tmp_path: Path
+) -> None:
+    await graph.upsert(discovery(["src/a.py", "src/b.py"]))
+    await graph.upsert(discovery(["src/a.py"]))
+    retired = await graph.retired_facts()
+    target = await GraphBackend.open(tmp_path / "target")
+    try:
+        assert await target.keep_history(retired) == 0
+        report = compare(retired, [], await target.retired_facts(), 0)
+        assert report.ok and report.orphaned == len(retired) == 1
+    finally:
+        await target.aclose()
+
+
+def test_a_fact_missing_on_the_target_fails_the_report() -> None:
+    fact = retired_fact("f", T0)
+    report = compare([fact], [fact.episode], [], 0)
+    assert not report.ok and "1 MISSING" in report.summary()
+
+
+def retired_fact(key: str, at: datetime, invalid: datetime | None = None) -> RetiredFact:
+    return RetiredFact(uuid=key, episode="e", group_id="g", name="MENTIONS", fact=f"fact {key}",
+                       created_at=at, valid_at=at, invalid_at=invalid, expired_at=at,
+                       source=Entity("a", "File", "src/a.py"), target=Entity("b", "Pattern", "b"))
+
+
+times = st.datetimes(timezones=st.just(UTC))
+
+
+@given(st.lists(st.builds(retired_fact, st.text(), times, st.none() | times), max_size=5))
+def test_retired_facts_cross_a_process_as_they_are(facts: list[RetiredFact]) -> None:
+    back = load_history(dump_history(facts))
+    assert back == facts
+    assert [(f.source, f.target) for f in back] == [(f.source, f.target) for f in facts]
