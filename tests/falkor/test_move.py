@@ -227,6 +227,8 @@ def test_retired_facts_that_are_not_ours_are_refused(
         assert "retired fact" in capsys.readouterr().err
     assert main(["--home", str(home), "migrate", "--history", str(tmp_path / "none")]) != 0
     assert "cannot read" in capsys.readouterr().err
+    assert main(["--home", str(home), "migrate", "--to", "ladybug", "--history", str(path)]) != 0
+    assert "--history goes with a plain migrate only" in capsys.readouterr().err
 
 
 LADYBUG_READER = """
