@@ -91,7 +91,10 @@ async def search_categories(
     known = await known_words(memo, analysis, subject, groups, expanders)
     asked = {c: queries(c, analysis, known) for c in wanted}
     knowns = await _passes(memo, groups, {c: q.known for c, q in asked.items()}, allocations)
-    return {c: Found(subjects[c], knowns[c], concern_hits([*subjects[c], *knowns[c]], q.concern))
+    concerns = await _passes(memo, groups, {c: q.concern for c, q in asked.items()},
+                             allocations)
+    return {c: Found(subjects[c], knowns[c],
+                     concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern))
             for c, q in asked.items()}
 
 
