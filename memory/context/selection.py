@@ -132,7 +132,8 @@ def spec_of(episode: Episode) -> str | None:
 def task_specs(candidates: Sequence[Candidate], top: int) -> dict[str, float]:
     """The specs of the ``top`` best candidates, each with its share of their relevance."""
     weights: dict[str, float] = {}
-    for candidate in sorted(candidates, key=lambda c: -c.relevance)[:top]:
+    for candidate in sorted((c for c in candidates if c.relevance > 0),
+                            key=lambda c: -c.relevance)[:top]:
         spec = spec_of(candidate.episode)
         if spec is not None:
             weights[spec] = weights.get(spec, 0.0) + candidate.relevance
@@ -186,7 +187,7 @@ class Entities:
                  top: int) -> None:
         self._named: dict[str, frozenset[str]] = {}
         self._specs = specs
-        best = sorted(candidates, key=lambda c: -c.relevance)[:top]
+        best = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:top]
         self.task = frozenset().union(*(self.named(c.episode) for c in best))
 
     def named(self, episode: Episode) -> frozenset[str]:
