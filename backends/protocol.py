@@ -3,8 +3,8 @@ assembly are written once against it and never ask which layer they are talking 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
@@ -148,6 +148,32 @@ class ReportsProblems(Protocol):
     @property
     def problems(self) -> list[tuple[Path, str]]:
         """Each unreadable item's place and why it cannot be read."""
+        ...
+
+
+@dataclass
+class Enriched:
+    """What one pass of LLM enrichment did."""
+
+    enriched: list[str] = field(default_factory=list)
+    """ids of the episodes enriched now"""
+    skipped: int = 0
+    """free-text episodes already enriched at their current content"""
+    entities: int = 0
+    """entities graphiti linked to them (ours it resolved onto, and new ones)"""
+    facts: int = 0
+
+
+@runtime_checkable
+class Enriches(Protocol):
+    """Optional: a layer that can add an LLM's extraction to its free-text memories."""
+
+    async def enrich(self, *, group_ids: Sequence[str] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> Enriched:
+        """Run graphiti's extraction over every free-text memory (of ``group_ids``) not yet
+        enriched at its current content, telling ``progress`` (done, total); records each one
+        done, so a second run does nothing new. Raises ``ProviderFailed`` when the LLM fails
+        or none is configured; what was done stays recorded, and no memory is touched."""
         ...
 
 

@@ -76,6 +76,17 @@ class Session:
         finally:
             result.close()  # a live result at db.close() segfaults
 
+    def dicts(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """A query not worth preparing (graphiti's own, built per call), rows as dicts."""
+        results = self._connection.execute(query, params)
+        found: list[dict[str, Any]] = []
+        for result in results if isinstance(results, list) else [results]:
+            try:
+                found += result.rows_as_dict().get_all()
+            finally:
+                result.close()
+        return found
+
     def script(self, queries: str) -> None:
         results = self._connection.execute(queries)
         for result in results if isinstance(results, list) else [results]:

@@ -73,13 +73,17 @@ DELETE_FACTS = (
     "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
     " WHERE f.uuid IN $uuids DETACH DELETE f RETURN a.uuid, b.uuid"
 )
+# graphiti's own extraction (enrich.py) may leave a fact's valid_at unset, and saves an entity's
+# labels in any order (or "Entity" alone).
 FACT_COLUMNS = (
     "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " RETURN f.uuid, a.uuid, b.uuid, f.episodes[1], f.valid_at, f.invalid_at"
+    " RETURN f.uuid, a.uuid, b.uuid, f.episodes[1], coalesce(f.valid_at, f.created_at),"
+    " f.invalid_at"
 )
 MENTION_COLUMNS = (
     "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE e.kind IS NOT NULL"
-    " RETURN e.uuid, n.uuid, n.labels[2], n.name"
+    " RETURN e.uuid, n.uuid, coalesce(list_filter(n.labels, x -> x <> 'Entity')[1], 'Entity'),"
+    " n.name"
 )
 CREATE_MENTION = (
     "MATCH (e:Episodic {uuid: $episode}), (n:Entity {uuid: $entity})"

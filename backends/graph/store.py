@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -61,8 +61,11 @@ from backends.model import (
     ensure_body_fits,
     now,
 )
-from backends.protocol import Position
+from backends.protocol import Enriched, Position
 from backends.ranking import search_text
+
+if TYPE_CHECKING:
+    from backends.graph.enrich import Enricher
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +86,13 @@ INDEX_TOKEN = "index_token"
 class _Core:
     """What every handle on one database shares."""
 
-    def __init__(self, directory: Path, embedder: AnyEmbedder, read_only: bool = False) -> None:
+    def __init__(self, directory: Path, embedder: AnyEmbedder, read_only: bool = False,
+                 llm: Any = None) -> None:
         self.directory = directory
         self.embedder = embedder
+        self.llm = llm
+        """graphiti's ``LLMClient`` for enrichment (enrich.py), or None"""
+        self._enricher: Enricher | None = None
         self.read_only = read_only
         self.links = GraphLinks()
         self._index: EpisodeIndex | None = None
@@ -126,7 +133,20 @@ class _Core:
             await self.close()
             raise
 
+    @property
+    def enricher(self) -> Enricher:
+        if self.llm is None:
+            raise ProviderFailed("no LLM is configured (DUALMEM_LLM, --llm or "
+                                 "open_memory(llm=...))")
+        if self._enricher is None:
+            from backends.graph.enrich import Enricher
+
+            self._enricher = Enricher(self, self.llm)
+        return self._enricher
+
     async def close(self) -> None:
+        if self._enricher is not None:
+            await self._enricher.stop()
         if self._db is not None:
             # A graph this process leaves is one graphiti can search.
             with contextlib.suppress(DualmemError):
@@ -340,15 +360,17 @@ class GraphBackend:
         embedder: AnyEmbedder | None = None,
         read_only: bool = False,
         progress: upgrade.Progress | None = None,
+        llm: Any = None,
     ) -> GraphBackend:
         """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
         reason: "not installed", "locked by another process", "corrupt", "unreadable",
         "read-only" (this process may read it but not write it: open it with ``read_only``,
         and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``).
         A graph written by an older dualmem is upgraded first (upgrade.py), telling
-        ``progress`` how far it got."""
+        ``progress`` how far it got. With ``llm`` (graphiti's ``LLMClient``), free-text
+        memories are enriched by graphiti's extraction in the background (``enrich``)."""
         core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only,
-                              progress=progress)
+                              progress=progress, llm=llm)
         return cls(core, max_body_bytes)
 
     @classmethod
@@ -410,6 +432,8 @@ class GraphBackend:
                 for write in part:
                     core.links.put(write.episode, write.structure,
                                    retired.get(write.episode.id, ()), at)
+        if core.llm is not None:  # after the write is stored: it never waits for the LLM
+            core.enricher.later(latest)
         location = str(core.db.file)
         # model_construct: the fields are known good, and validation was 5% of a batch write.
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
@@ -508,6 +532,13 @@ class GraphBackend:
         await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
 
+    async def enrich(self, *, group_ids: Sequence[str] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> Enriched:
+        """``Enriches.enrich``: graphiti's LLM extraction (enrich.py)."""
+        enricher = self._open_core().enricher
+        todo, skipped = await enricher.due([e async for e in self.scan(group_ids=group_ids)])
+        return await enricher.run(todo, progress, Enriched(skipped=skipped))
+
     async def build_graphiti_indexes(self) -> None:
         """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
         over this graph (ours needs none), and keep them from then on: a write drops them
@@ -562,7 +593,7 @@ def _valid_at(episode: Episode, at: datetime) -> bool:
 
 async def _acquire(
     path: Path, embedder: AnyEmbedder | None, *, reembed: bool, read_only: bool = False,
-    progress: upgrade.Progress | None = None,
+    progress: upgrade.Progress | None = None, llm: Any = None,
 ) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
@@ -579,7 +610,7 @@ async def _acquire(
             core = None
         creator = core is None
         if core is None:
-            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only)
+            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only, llm)
         core.users += 1
     try:
         if creator:

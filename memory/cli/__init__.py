@@ -60,6 +60,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "aside and rebuilt; memories only the graph holds join the journal)"),
     "reembed": ("home", "recompute every vector of the graph with the configured embedder "
                 "(after an embedder change is reported)"),
+    "enrich": ("home", "add graphiti's LLM extraction (--llm) to free-text memories not yet "
+               "enriched; resumable"),
     "mcp": ("serve", "serve this memory to an agent over MCP (stdio) until stdin closes"),
     "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
              "JSON; never fail the session"),
@@ -98,7 +100,8 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "nomic-embed-text@http://localhost:11434/v1) makes the graph's vectors "
                         "(default: $DUALMEM_EMBEDDER, else the built-in offline one)")
     parser.add_argument("--llm", metavar="MODEL[@URL]",
-                        help="graphiti's LLM extraction at an OpenAI-compatible endpoint, for "
+                        help="graphiti's LLM extraction at an OpenAI-compatible endpoint adds "
+                        "entities and facts to free-text memories, in the background and on "
                         "`enrich` (default: $DUALMEM_LLM, else none)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -1,5 +1,5 @@
 """Commands about the home as a whole: ``init``, ``status``, ``seed``, ``migrate``, ``repair``,
-``reembed``."""
+``reembed``, ``enrich``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,17 @@ from pathlib import Path
 from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend
 from backends.model import check_group_id
+from backends.protocol import Enriches
 from memory.agent.seeding import seed_home
 from memory.agent.turns import retention_status
-from memory.cli.base import Command, UsageError, no_arguments, opened
+from memory.cli.base import (
+    Command,
+    UsageError,
+    chosen_groups,
+    group_options,
+    no_arguments,
+    opened,
+)
 from memory.cli.progress import Progress
 from memory.output import PARTIAL_EXIT, Output
 from memory.store.config import Config
@@ -150,6 +158,30 @@ async def reembed(args: argparse.Namespace, config: Config) -> Output:
                   f"re-embedded {count} episodes in {config.graph_dir}")
 
 
+def _enrich_arguments(parser: argparse.ArgumentParser) -> None:
+    group_options(parser)
+
+
+async def enrich(args: argparse.Namespace, config: Config) -> Output:
+    if config.llm is None:
+        raise UsageError("enrich needs an LLM: set DUALMEM_LLM or pass --llm MODEL[@URL]")
+    bar = _LazyProgress("enrich")
+    try:
+        async with opened(config, create=False) as (backend, _):
+            if not isinstance(backend, Enriches):
+                raise UsageError("enrich works on the graph: use --backend auto or graph")
+            done = await backend.enrich(group_ids=chosen_groups(args, config.home),
+                                        progress=bar.update)
+    finally:
+        bar.close()
+    return Output(
+        {"enriched": len(done.enriched), "already": done.skipped, "entities": done.entities,
+         "facts": done.facts},
+        f"enriched {len(done.enriched)} free-text memories ({done.skipped} already were): "
+        f"{done.entities} entities and {done.facts} facts linked",
+    )
+
+
 COMMANDS = {
     "init": Command(no_arguments, init),
     "status": Command(no_arguments, status),
@@ -157,4 +189,5 @@ COMMANDS = {
     "migrate": Command(_migrate_arguments, migrate),
     "repair": Command(_repair_arguments, repair),
     "reembed": Command(no_arguments, reembed),
+    "enrich": Command(_enrich_arguments, enrich),
 }

@@ -65,7 +65,8 @@ class Config:
     offline one); changing it asks for ``dualmem reembed``"""
     llm: Provider | None = None
     """graphiti's LLM extraction at this endpoint adds entities and facts to free-text
-    memories, on ``dualmem enrich`` (default: none; the deterministic extraction always runs)"""
+    memories, in the background and on ``dualmem enrich`` (default: none; the deterministic
+    extraction always runs)"""
 
     @property
     def files_dir(self) -> Path:

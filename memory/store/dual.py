@@ -33,11 +33,11 @@ from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, Mi
 from backends.graph import GraphBackend, owner_pid
 from backends.graph.embedder import AnyEmbedder
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import MemoryBackend, Position, upsert_all
+from backends.protocol import Enriched, MemoryBackend, Position, upsert_all
 from fallback import FileBackend
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
-from memory.store.providers import embedder_for
+from memory.store.providers import embedder_for, llm_for
 from migrate import FILES_TO_GRAPH, Ledger
 
 log = logging.getLogger(__name__)
@@ -403,6 +403,15 @@ class DualBackend:
                 await self._catch_up()
                 await self._record()
 
+    async def enrich(self, *, group_ids: Sequence[str] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> Enriched:
+        """``Enriches.enrich`` on the graph, brought up to the journal first (holder only)."""
+        await self.catch_up()
+        graph = self._graph
+        if graph is None:
+            raise BackendUnavailable("graph", self._why)
+        return await graph.enrich(group_ids=group_ids, progress=progress)
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -512,10 +521,11 @@ async def open_dual(config: Config, *, one_shot: bool = False,
                                    watch=False)
 
     chosen = embedder or (None if one_shot else embedder_for(config))
+    llm = None if one_shot else llm_for(config)  # the holder enriches in the background
 
     async def open_graph() -> GraphBackend:
         return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                       embedder=chosen)
+                                       embedder=chosen, llm=llm)
 
     try:
         return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,

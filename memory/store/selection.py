@@ -48,12 +48,12 @@ async def open_backend(
         dual = await open_dual(config, one_shot=one_shot, embedder=embedder)
         return dual, Selection(dual.layer_in_use, dual.reason)
     from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
-    from memory.store.providers import embedder_for
+    from memory.store.providers import embedder_for, llm_for
 
     embedder = embedder or embedder_for(config)
     try:
         graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                        embedder=embedder)
+                                        embedder=embedder, llm=llm_for(config))
     except BackendUnavailable as exc:
         if exc.reason not in (READ_ONLY, NO_ROOM):
             raise

@@ -66,3 +66,4 @@ class ScriptedEndpoint:
                      for n, v in enumerate(vectors)],
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         })
+

@@ -1,0 +1,324 @@
+"""graphiti's LLM extraction (``Graphiti.add_episode``) over free-text memories the graph already
+holds, when a user has an LLM: more entities and facts beside the deterministic ones, never
+needed for correctness. Importing this module imports graphiti.
+
+- graphiti runs on the database this process holds: its queries go to the graph's one worker
+  thread (``SharedKuzuDriver``), between ours; a second ``kuzu.Database`` on the path would drop
+  the process's lock.
+- Which episode was enriched, at which content, is recorded in the graph
+  (``DualmemEnriched``): a run does only what is new or rewritten since, and a graph rebuilt
+  from the journal is enriched again.
+- One entity per thing: graphiti resolves what it extracts onto the entities already there (its
+  exact-name candidates match our names; its vector candidates compare our name embeddings). An
+  entity that stays new gets the id our own extractor would give the same name (``_our_id``),
+  so a later memory naming it links to the same node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic.warnings import PydanticDeprecatedSince20
+
+from backends.entities import Entity, entity_uuid, text_entities
+from backends.errors import DualmemError, ProviderFailed
+from backends.graph import rows
+from backends.graph.database import Session
+from backends.graph.graphiti_clients import GraphitiEmbedder
+from backends.model import Episode
+from backends.protocol import Enriched
+
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)
+    warnings.filterwarnings("ignore", "The Kuzu backend is deprecated", DeprecationWarning)
+    from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
+    from graphiti_core.driver.driver import GraphDriver
+    from graphiti_core.driver.kuzu.operations.community_edge_ops import (
+        KuzuCommunityEdgeOperations,
+    )
+    from graphiti_core.driver.kuzu.operations.community_node_ops import (
+        KuzuCommunityNodeOperations,
+    )
+    from graphiti_core.driver.kuzu.operations.entity_edge_ops import KuzuEntityEdgeOperations
+    from graphiti_core.driver.kuzu.operations.entity_node_ops import KuzuEntityNodeOperations
+    from graphiti_core.driver.kuzu.operations.episode_node_ops import KuzuEpisodeNodeOperations
+    from graphiti_core.driver.kuzu.operations.episodic_edge_ops import (
+        KuzuEpisodicEdgeOperations,
+    )
+    from graphiti_core.driver.kuzu.operations.graph_ops import KuzuGraphMaintenanceOperations
+    from graphiti_core.driver.kuzu.operations.has_episode_edge_ops import (
+        KuzuHasEpisodeEdgeOperations,
+    )
+    from graphiti_core.driver.kuzu.operations.next_episode_edge_ops import (
+        KuzuNextEpisodeEdgeOperations,
+    )
+    from graphiti_core.driver.kuzu.operations.saga_node_ops import KuzuSagaNodeOperations
+    from graphiti_core.driver.kuzu.operations.search_ops import KuzuSearchOperations
+    from graphiti_core.driver.kuzu_driver import KuzuDriver, KuzuDriverSession
+    from graphiti_core.edges import EntityEdge
+    from graphiti_core.graphiti import Graphiti
+    from graphiti_core.llm_client.client import LLMClient
+    from graphiti_core.nodes import EntityNode, EpisodicNode
+
+if TYPE_CHECKING:
+    from backends.graph.store import _Core
+
+log = logging.getLogger(__name__)
+
+_WRITES = ("CREATE", "MERGE", "SET ", "DELETE")
+_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemEnriched(uuid STRING PRIMARY KEY, digest STRING)"
+_RECORDED = "MATCH (d:DualmemEnriched) RETURN d.uuid, d.digest"
+_RECORD = "MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
+_EXISTING = "MATCH (n:Entity) WHERE n.uuid IN $uuids RETURN n.uuid"
+_EDGES = "MATCH (e:Episodic {uuid: $uuid}) RETURN e.entity_edges"
+# graphiti mentions what our extraction already links the episode to (or what an interrupted
+# run linked): one MENTIONS edge per entity is enough.
+_MENTION_PAIRS = (
+    "MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity) RETURN n.uuid, collect(r.uuid)"
+)
+_DROP_MENTIONS = "MATCH (:Episodic)-[r:MENTIONS]->(:Entity) WHERE r.uuid IN $uuids DELETE r"
+ROW_BYTES = 512
+
+
+def free_text(episode: Episode) -> bool:
+    """What the LLM adds to: memories without a structured (JSON) body, whose entities and facts
+    the deterministic extraction can only guess at."""
+    return episode.data is None
+
+
+def digest(episode: Episode) -> str:
+    return hashlib.sha256(f"{episode.name}\x1f{episode.body}".encode()).hexdigest()[:32]
+
+
+class SharedKuzuDriver(KuzuDriver):
+    """graphiti's Kùzu driver on the database a ``_Core`` holds. Full-text queries find nothing:
+    graphiti's full-text indexes are dropped while anything writes (database.py), and enriching
+    writes; candidates still come from exact names and vectors."""
+
+    def __init__(self, core: _Core) -> None:
+        GraphDriver.__init__(self)  # not KuzuDriver's: it opens a second kuzu.Database
+        self._core = core
+        self._database = ""  # one database: every group lives in it
+        self._entity_node_ops = KuzuEntityNodeOperations()
+        self._episode_node_ops = KuzuEpisodeNodeOperations()
+        self._community_node_ops = KuzuCommunityNodeOperations()
+        self._saga_node_ops = KuzuSagaNodeOperations()
+        self._entity_edge_ops = KuzuEntityEdgeOperations()
+        self._episodic_edge_ops = KuzuEpisodicEdgeOperations()
+        self._community_edge_ops = KuzuCommunityEdgeOperations()
+        self._has_episode_edge_ops = KuzuHasEpisodeEdgeOperations()
+        self._next_episode_edge_ops = KuzuNextEpisodeEdgeOperations()
+        self._search_ops = KuzuSearchOperations()
+        self._graph_ops = KuzuGraphMaintenanceOperations()
+
+    async def execute_query(
+        self, cypher_query_: str, **kwargs: Any
+    ) -> tuple[list[dict[str, Any]], None, None]:
+        if "QUERY_FTS_INDEX" in cypher_query_:
+            return [], None, None
+        params = {k: v for k, v in kwargs.items() if v is not None
+                  and k not in ("database_", "routing_")}
+
+        def work(session: Session) -> list[dict[str, Any]]:
+            return session.dicts(cypher_query_, params)
+
+        if any(word in cypher_query_ for word in _WRITES):
+            return await self._core.write(work, payload=ROW_BYTES), None, None
+        return await self._core.read(work), None, None
+
+    def session(self, _database: str | None = None) -> KuzuDriverSession:
+        return KuzuDriverSession(self)
+
+    async def close(self) -> None:
+        """The database is the graph layer's to close."""
+
+    def setup_schema(self) -> None:
+        """The graph layer made graphiti's schema when it created the database."""
+
+
+class _Graphiti(Graphiti):
+    async def _process_episode_data(
+        self, episode: EpisodicNode | list[EpisodicNode], nodes: list[EntityNode],
+        entity_edges: list[EntityEdge], *args: Any, **kwargs: Any,
+    ) -> Any:
+        """Before graphiti saves: the entities it made new take the ids ours would have."""
+        driver = self.clients.driver
+        found, _, _ = await driver.execute_query(_EXISTING, uuids=[n.uuid for n in nodes])
+        existing = {row["n.uuid"] for row in found}
+        renamed: dict[str, str] = {}
+        for node in nodes:
+            if node.uuid in existing:
+                continue
+            ours = _our_id(node.group_id, node.name)
+            if ours is not None:
+                renamed[node.uuid] = ours[0]
+                node.uuid = ours[0]
+                node.labels = ["Entity", ours[1]]
+        for edge in entity_edges:
+            edge.source_node_uuid = renamed.get(edge.source_node_uuid, edge.source_node_uuid)
+            edge.target_node_uuid = renamed.get(edge.target_node_uuid, edge.target_node_uuid)
+        return await super()._process_episode_data(episode, nodes, entity_edges, *args, **kwargs)
+
+
+def _our_id(group_id: str, name: str) -> tuple[str, str] | None:
+    """(id, label) our extractor gives ``name`` written in backticks in a memory, if it takes
+    it whole: the same node, whichever extraction met it first."""
+    for label, found in text_entities(f"`{name}`"):
+        if found == name.removeprefix("./"):
+            return entity_uuid(group_id, label, found), label
+    return None
+
+
+Progress = Callable[[int, int], None]
+"""told (done, total) after each episode"""
+
+
+class Enricher:
+    """graphiti's ``add_episode`` over a ``_Core``'s episodes, one at a time: on demand
+    (``run``) or in the background after a write (``later``)."""
+
+    def __init__(self, core: _Core, llm: LLMClient) -> None:
+        self.core = core
+        client = getattr(llm, "client", None)
+        self.graphiti = _Graphiti(
+            graph_driver=SharedKuzuDriver(core), llm_client=llm,
+            embedder=GraphitiEmbedder(core.embedder),
+            # Only search recipes that rerank call it; add_episode does not.
+            cross_encoder=OpenAIRerankerClient(config=llm.config, client=client),
+        )
+        self._recorded: dict[str, str] | None = None
+        self._one_at_a_time = asyncio.Lock()
+        self._queue: dict[str, Episode] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def later(self, episodes: Iterable[Episode]) -> None:
+        """Enrich the free-text ones among ``episodes`` in the background. A failure is logged
+        and ends the round; what is left is due for the next write or ``run``."""
+        self._queue.update((e.id, e) for e in episodes if free_text(e))
+        if self._queue and (self._task is None or self._task.done()):
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._queue:
+            episode = self._queue.pop(next(iter(self._queue)))
+            try:
+                await self.one(episode)
+            except DualmemError as exc:
+                log.warning("LLM enrichment paused (`dualmem enrich` resumes it): %s", exc)
+                self._queue.clear()
+
+    async def stop(self) -> None:
+        """Cancel the background round: what it had not recorded stays due."""
+        task, self._task = self._task, None
+        self._queue.clear()
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def recorded(self) -> dict[str, str]:
+        """episode id -> the digest of the content it was enriched at"""
+        if self._recorded is None:
+            def read(session: Session) -> list[list[Any]]:
+                session.script(_TABLE)
+                return session.rows(_RECORDED)
+
+            self._recorded = dict(await self.core.write(read, payload=ROW_BYTES))
+        return self._recorded
+
+    async def due(self, episodes: Iterable[Episode]) -> tuple[list[Episode], int]:
+        """The free-text episodes not enriched at their current content, and how many are."""
+        done = await self.recorded()
+        todo, skipped = [], 0
+        for episode in episodes:
+            if not free_text(episode):
+                continue
+            if done.get(episode.id) == digest(episode):
+                skipped += 1
+            else:
+                todo.append(episode)
+        return todo, skipped
+
+    async def run(self, episodes: Sequence[Episode], progress: Progress | None = None,
+                  report: Enriched | None = None) -> Enriched:
+        """Enrich ``episodes`` in order, recording each as it is done: a failure leaves what
+        was done recorded and raises ``ProviderFailed`` (the endpoint) or ``WriteFailed``."""
+        report = report or Enriched()
+        for n, episode in enumerate(episodes, 1):
+            found = await self.one(episode)
+            if found is None:
+                report.skipped += 1
+            else:
+                report.enriched.append(episode.id)
+                report.entities += found[0]
+                report.facts += found[1]
+            if progress is not None:
+                progress(n, len(episodes))
+        return report
+
+    async def one(self, episode: Episode) -> tuple[int, int] | None:
+        """Enrich one free-text episode unless it is enriched at this content (None); returns
+        how many entities and facts graphiti linked to it."""
+        async with self._one_at_a_time:  # the background and a run never do one twice
+            if not free_text(episode) or (await self.recorded()).get(episode.id) == digest(
+                    episode):
+                return None
+            return await self._one(episode)
+
+    async def _one(self, episode: Episode) -> tuple[int, int]:
+        core = self.core
+        async with core.write_lock:
+            await core.unindex()  # graphiti's MERGE/SET would leave its full-text indexes short
+        before = await core.read(lambda session: session.rows(_EDGES, uuid=episode.id))
+        if not before:
+            return 0, 0  # deleted since it was listed
+        try:
+            result = await self.graphiti.add_episode(
+                name=episode.name, episode_body=episode.body,
+                source_description=episode.source, group_id=episode.group_id,
+                reference_time=episode.valid_at or episode.created_at, uuid=episode.id)
+        except DualmemError:
+            raise
+        except Exception as exc:  # graphiti's and the SDK's errors alike: the endpoint failed
+            raise ProviderFailed(f"LLM extraction of {episode.id}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        theirs = [edge.uuid for edge in result.edges]
+        kept = [*(before[0][0] or []), *(u for u in theirs if u not in (before[0][0] or []))]
+        new = {edge.uuid for edge in result.episodic_edges}
+
+        def settle(session: Session) -> None:
+            with session.transaction():
+                session.rows(rows.SET_EDGES, uuid=episode.id, edges=kept)
+                doubles = [uuid for _, edges in session.rows(_MENTION_PAIRS, uuid=episode.id)
+                           for uuid in sorted(edges, key=lambda uuid: uuid in new)[1:]]
+                if doubles:
+                    session.rows(_DROP_MENTIONS, uuids=doubles)
+                session.rows(_RECORD, uuid=episode.id, digest=digest(episode))
+
+        await core.write(settle, payload=ROW_BYTES * (1 + len(kept)))
+        (await self.recorded())[episode.id] = digest(episode)
+        _learn(core, episode, result.nodes, result.edges)
+        return len(result.nodes), len(result.edges)
+
+
+def _learn(core: _Core, episode: Episode, nodes: Sequence[EntityNode],
+           edges: Sequence[EntityEdge]) -> None:
+    """What search follows (``links``): graphiti's mentions and facts, as the rows now hold."""
+    if core.index.episode(episode.id) is None:
+        return
+    core.links.add_mentions(
+        episode.id,
+        [Entity(node.uuid, next((x for x in node.labels if x != "Entity"), "Entity"), node.name)
+         for node in nodes], episode.group_id)
+    for edge in edges:
+        valid_at: datetime = edge.valid_at or edge.created_at
+        core.links.add_fact(edge.uuid, edge.source_node_uuid, edge.target_node_uuid,
+                            episode.id, valid_at, edge.invalid_at)
+
