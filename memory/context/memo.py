@@ -12,21 +12,21 @@ hit scores the same in either answer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
+from memory.context.front import Front
 
 _Key = tuple[str, tuple[str, ...] | None]
 
 
-class SearchMemo:
+class SearchMemo(Front):
     """A ``MemoryBackend`` in front of another for one context: searches are remembered and
     narrower ones answered from them; writes go through and forget everything."""
 
     def __init__(self, inner: MemoryBackend) -> None:
-        self.inner = inner
-        self.layer = inner.layer
+        super().__init__(inner)
         self.searched = 0
         """searches that reached the store"""
         self._passes: dict[_Key, list[tuple[frozenset[str] | None, int, list[Hit]]]] = {}
@@ -59,19 +59,6 @@ class SearchMemo:
     async def delete(self, episode_id: str) -> bool:
         self._passes.clear()
         return await self.inner.delete(episode_id)
-
-    async def get(self, episode_id: str) -> Episode | None:
-        return await self.inner.get(episode_id)
-
-    def scan(
-        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
-    ) -> AsyncIterator[Episode]:
-        return self.inner.scan(group_ids=group_ids, kinds=kinds)
-
-    async def count(
-        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
-    ) -> int:
-        return await self.inner.count(group_ids=group_ids, kinds=kinds)
 
     async def aclose(self) -> None:
         """The memo lives for one context; the store it fronts is its owner's to close."""
