@@ -2,8 +2,11 @@
 
     DualmemError
     ├── InvalidEpisode        a field breaks the model's rules (group id, kind, name, body, time)
+    ├── InvalidGraphAddress   a graph URL or engine name dualmem cannot use
     ├── BackendUnavailable    a layer cannot be opened; ``reason`` says why
-    │                         ("not installed", "locked by another process", "corrupt", ...)
+    │   │                     ("not installed", "locked by another process", "corrupt", ...)
+    │   ├── ServerUnreachable the graph server does not answer (reason "unreachable")
+    │   └── GraphEmptied      the server's graph lost what it held since it was opened
     ├── StoreCorrupt          data on disk cannot be read; ``path`` names it
     ├── WriteFailed           no layer could make a write durable
     ├── MigrationError        a replay between layers could not complete or verify
@@ -32,6 +35,33 @@ class BackendUnavailable(DualmemError):
         self.detail = detail
         suffix = f" ({detail})" if detail else ""
         super().__init__(f"{layer} layer unavailable: {reason}{suffix}")
+
+
+class InvalidGraphAddress(DualmemError, ValueError):
+    """A graph URL (``DUALMEM_GRAPH_URL``, ``--graph-url``, ``migrate --to``) or embedded engine
+    name that dualmem cannot use; nothing was opened."""
+
+
+class ServerUnreachable(BackendUnavailable):
+    """The graph server at an address does not answer (refused, timed out, wrong password)."""
+
+    REASON = "unreachable"
+
+    def __init__(self, address: str, detail: str) -> None:
+        super().__init__("graph", self.REASON, f"{address}: {detail}")
+        self.address = address
+
+
+class GraphEmptied(BackendUnavailable):
+    """The graph on a server was emptied (the server restarted without its data, or the graph
+    was dropped) since this process opened it: raised once, by the call that found it; the
+    graph is then usable again, empty, and a journal can be replayed into it."""
+
+    REASON = "emptied"
+
+    def __init__(self, address: str, detail: str) -> None:
+        super().__init__("graph", self.REASON, f"{address}: {detail}")
+        self.address = address
 
 
 class StoreCorrupt(DualmemError):

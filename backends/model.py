@@ -10,13 +10,17 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from backends.errors import InvalidEpisode
+from backends.values import REQUIRED, Value, check_text, instant
+
+if TYPE_CHECKING:  # pydantic is no import of ours at run time: see backends.values
+    from pydantic import ValidationError
 
 GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # graphiti's own rule
 EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -89,73 +93,81 @@ def problems(exc: ValidationError) -> str:
     )
 
 
-class Episode(BaseModel):
+class Episode(Value):
     """One memory. Structured memories carry JSON text in ``body``; ``data`` parses it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __slots__ = (
+        "body",
+        "created_at",
+        "group_id",
+        "id",
+        "invalid_at",
+        "kind",
+        "name",
+        "source",
+        "valid_at",
+    )
+    model_fields: ClassVar[dict[str, object]] = {
+        "id": REQUIRED, "group_id": REQUIRED, "kind": REQUIRED, "name": REQUIRED,
+        "body": REQUIRED, "source": "api", "created_at": REQUIRED, "valid_at": None,
+        "invalid_at": None,
+    }
+    _factories: ClassVar[dict[str, Callable[[], object]]] = {"created_at": now}
 
     id: str
     group_id: str
     kind: str
     name: str
     body: str
-    source: str = "api"
-    created_at: datetime = Field(default_factory=now)
-    valid_at: datetime | None = None
-    invalid_at: datetime | None = None
+    source: str
+    created_at: datetime
+    valid_at: datetime | None
+    invalid_at: datetime | None
 
-    @field_validator("id")
-    @classmethod
-    def _id(cls, value: str) -> str:
-        if not EPISODE_ID.fullmatch(value):
-            raise ValueError("use 1-128 characters of A-Z a-z 0-9 _ . : -, the first alphanumeric")
-        return value
+    if TYPE_CHECKING:  # the fields, for the type checker (``Value`` takes them as keywords)
+        def __init__(self, *, id: str, group_id: str, kind: str, name: str, body: str,
+                     source: str = "api", created_at: datetime | None = None,
+                     valid_at: datetime | None = None,
+                     invalid_at: datetime | None = None) -> None: ...
 
-    @field_validator("group_id")
-    @classmethod
-    def _group(cls, value: str) -> str:
-        if not GROUP_ID.fullmatch(value):
-            raise ValueError("use 1-128 characters of A-Z a-z 0-9 _ -")
-        return value
-
-    @field_validator("kind", "source")
-    @classmethod
-    def _kind(cls, value: str) -> str:
-        if not KIND.fullmatch(value):
-            raise ValueError("use 1-64 characters of a-z 0-9 _ . - starting with a letter or digit")
-        return value
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        # A name is one Markdown line and one JSON field: control characters would break both.
-        if not value.strip() or len(value) > MAX_NAME_CHARS or _CONTROL.search(value):
-            raise ValueError(f"must be one line of 1-{MAX_NAME_CHARS} characters")
-        if not is_utf8(value):
-            raise ValueError(NOT_UTF8)
-        return value
-
-    @field_validator("body")
-    @classmethod
-    def _body(cls, value: str) -> str:
-        if not is_utf8(value):
-            raise ValueError(NOT_UTF8)
-        if "\x00" in value:
-            raise ValueError("contains a NUL character")
-        return value
-
-    @field_validator("created_at", "valid_at", "invalid_at")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else utc(value)
+    def _checked(self, values: dict[str, Any], errors: list[str]) -> dict[str, Any]:
+        rules = (("id", EPISODE_ID, "use 1-128 characters of A-Z a-z 0-9 _ . : -, the first "
+                  "alphanumeric"),
+                 ("group_id", GROUP_ID, "use 1-128 characters of A-Z a-z 0-9 _ -"),
+                 ("kind", KIND, "use 1-64 characters of a-z 0-9 _ . - starting with a letter "
+                  "or digit"),
+                 ("source", KIND, "use 1-64 characters of a-z 0-9 _ . - starting with a letter "
+                  "or digit"))
+        for name, pattern, rule in rules:
+            if check_text(values, name, errors) and not pattern.fullmatch(values[name]):
+                errors.append(f"{name}: {rule}")
+        if check_text(values, "name", errors):
+            value = values["name"]
+            # A name is one Markdown line and one JSON field: control characters would break
+            # both.
+            if not value.strip() or len(value) > MAX_NAME_CHARS or _CONTROL.search(value):
+                errors.append(f"name: must be one line of 1-{MAX_NAME_CHARS} characters")
+            elif not is_utf8(value):
+                errors.append(f"name: {NOT_UTF8}")
+        if check_text(values, "body", errors):
+            if not is_utf8(values["body"]):
+                errors.append(f"body: {NOT_UTF8}")
+            elif "\x00" in values["body"]:
+                errors.append("body: contains a NUL character")
+        for name in ("created_at", "valid_at", "invalid_at"):
+            value = values.get(name)
+            if value is None and name != "created_at":
+                continue
+            try:
+                values[name] = utc(instant(value))
+            except ValueError as exc:  # InvalidEpisode is one too
+                errors.append(f"{name}: {exc}")
+        return values
 
     @classmethod
     def parse(cls, **fields: Any) -> Episode:
         """Build an episode, turning pydantic's error into ``InvalidEpisode``."""
-        try:
-            return cls(**fields)
-        except ValidationError as exc:
-            raise InvalidEpisode(problems(exc)) from None
+        return cls(**fields)
 
     @classmethod
     def create(
@@ -211,22 +223,56 @@ def ensure_body_fits(episode: Episode, max_body_bytes: int) -> None:
         raise InvalidEpisode(f"body of {size} bytes is over the limit of {max_body_bytes} bytes")
 
 
-class Hit(BaseModel):
+class Hit(Value):
     """A search result: the episode, its relevance ``score`` in [0, 1], the layer that answered."""
 
-    model_config = ConfigDict(frozen=True)
+    __slots__ = ("episode", "layer", "score")
+    model_fields: ClassVar[dict[str, object]] = {
+        "episode": REQUIRED, "score": REQUIRED, "layer": REQUIRED}
 
     episode: Episode
-    score: float = Field(ge=0.0, le=1.0)
+    score: float
     layer: str
 
+    if TYPE_CHECKING:
+        def __init__(self, *, episode: Episode, score: float, layer: str) -> None: ...
 
-class Receipt(BaseModel):
+    def _checked(self, values: dict[str, Any], errors: list[str]) -> dict[str, Any]:
+        episode = values.get("episode")
+        if isinstance(episode, Mapping):
+            values["episode"] = Episode.model_validate(episode)
+        elif "episode" in values and not isinstance(episode, Episode):
+            errors.append("episode: Input should be an Episode")
+        score = values.get("score")
+        if isinstance(score, int | float) and not isinstance(score, bool):
+            values["score"] = float(score)
+            if not 0.0 <= score <= 1.0:
+                errors.append("score: Input should be between 0 and 1")
+        elif "score" in values:
+            errors.append("score: Input should be a valid number")
+        check_text(values, "layer", errors)
+        return values
+
+
+class Receipt(Value):
     """Proof that a write is durable: which layer took it, and where it lies."""
 
-    model_config = ConfigDict(frozen=True)
+    __slots__ = ("id", "layer", "location", "pending")
+    model_fields: ClassVar[dict[str, object]] = {
+        "id": REQUIRED, "layer": REQUIRED, "location": REQUIRED, "pending": False}
 
     id: str
     layer: str
     location: str
-    pending: bool = False
+    pending: bool
+
+    if TYPE_CHECKING:
+        def __init__(self, *, id: str, layer: str, location: str,
+                     pending: bool = False) -> None: ...
+
+    def _checked(self, values: dict[str, Any], errors: list[str]) -> dict[str, Any]:
+        for name in ("id", "layer", "location"):
+            check_text(values, name, errors)
+        if not isinstance(values.get("pending"), bool):
+            errors.append("pending: Input should be a valid boolean")
+        return values

@@ -20,6 +20,11 @@ _TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
 
 
+class LockBusy(WriteFailed):
+    """Another writer held the lock past the wait: busy, not broken (a full disk, a read-only
+    home); the same change may well succeed a moment later."""
+
+
 @dataclass(frozen=True)
 class Staged:
     """A file's new content written and synced beside it, not yet in its place."""
@@ -192,7 +197,7 @@ def held(lock: FolderLock, *, wait: bool = True) -> Iterator[bool]:
         ) from exc
     if not got:
         if wait:
-            raise WriteFailed(f"the lock {lock.path} was held too long")
+            raise LockBusy(f"the lock {lock.path} was held too long")
         yield False
         return
     try:

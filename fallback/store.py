@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sqlite3
 import time
@@ -48,6 +49,8 @@ from fallback.tombstones import TombstoneFolder
 
 if TYPE_CHECKING:
     from fallback.watch import Watcher
+
+log = logging.getLogger(__name__)
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
 
@@ -264,7 +267,15 @@ class FileBackend:
             from fallback.watch import Watcher  # watchdog: only a process that watches
 
             self._watcher = Watcher(self._layout.root, self._on_changes)
-        self._catch_up(everything=fresh)
+        try:
+            self._catch_up(everything=fresh)
+        except disk.LockBusy:
+            if fresh:  # an empty index: reads need what the files hold (open makes one in memory)
+                raise
+            # Other writers kept the lock the whole wait: they keep the shared index current,
+            # and what changed unseen is taken in by the next catch-up. Refusing every write of
+            # this process for a busy moment at its start would be far worse.
+            log.info("the lock was busy; taking in unseen changes is put off")
 
     def _catch_up(self, *, everything: bool = False) -> None:
         """Bring the index up to date with the disk: re-read the group folders whose mtime
@@ -354,6 +365,8 @@ class FileBackend:
                     return False
                 with self._writing():
                     change()
+        except disk.LockBusy:
+            return False  # busy past the wait: nothing wrong with the files; the next batch
         except (DualmemError, OSError, sqlite3.Error) as exc:
             if not self._closed:
                 for path in paths:

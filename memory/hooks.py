@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from backends.errors import DualmemError
-from backends.model import Episode, natural_key, problems
+from backends.model import Episode, natural_key
 from backends.protocol import MemoryBackend
 from memory.agent.markdown import bounded_markdown, describe
 from memory.agent.records import json_object
@@ -45,9 +44,9 @@ from memory.agent.scopes import (
     PROJECT_OVERVIEW,
     SESSION_INSIGHT,
 )
-from memory.context.task import topic
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens
+from memory.context.topic import topic
 
 if TYPE_CHECKING:
     from seeds import Overrides
@@ -86,10 +85,9 @@ class HookInputError(DualmemError):
     """What Claude Code sent a hook is not a hook's JSON document."""
 
 
-class HookInput(BaseModel):
-    """The fields of Claude Code's hook input that dualmem reads; the others are kept."""
-
-    model_config = ConfigDict(frozen=True, extra="allow")
+@dataclass(frozen=True)
+class HookInput:
+    """The fields of Claude Code's hook input that dualmem reads (the others are ignored)."""
 
     hook_event_name: str = ""
     session_id: str = ""
@@ -106,12 +104,31 @@ class HookInput(BaseModel):
 
     @classmethod
     def from_json(cls, raw: bytes) -> HookInput:
+        # Read by hand, not by a pydantic model: a hook runs on every prompt, and pydantic's
+        # import would be a third of its start-up.
         try:
-            return cls.model_validate(json_object(raw, "hook input"))
+            document = json_object(raw, "hook input")
         except DualmemError as exc:
             raise HookInputError(str(exc)) from None
-        except ValidationError as exc:
-            raise HookInputError(f"hook input: {problems(exc)}") from None
+        wrong = [f"{name}: Input should be {_HOOK_TYPES[kind]}"
+                 for name, kind in _HOOK_FIELDS.items()
+                 if name in document and not _is(document[name], kind)]
+        if wrong:
+            raise HookInputError(f"hook input: {'; '.join(wrong)}")
+        return cls(**{name: document[name] for name in _HOOK_FIELDS if name in document})
+
+
+_HOOK_FIELDS = {"hook_event_name": "str", "session_id": "str", "cwd": "str?",
+                "transcript_path": "str?", "source": "str?", "prompt": "str",
+                "stop_hook_active": "bool", "last_assistant_message": "str?"}
+_HOOK_TYPES = {"str": "a valid string", "str?": "a valid string or null",
+               "bool": "a valid boolean"}
+
+
+def _is(value: object, kind: str) -> bool:
+    if kind == "bool":
+        return isinstance(value, bool)
+    return isinstance(value, str) or (kind == "str?" and value is None)
 
 
 def hook_output(event: str, context: str = "") -> dict[str, Any]:

@@ -1,5 +1,8 @@
-"""Test-wide settings: hypothesis profiles (``HYPOTHESIS_PROFILE=fast|ci``), no telemetry, and
-the random seed of randomized tests (``DUALMEM_TEST_SEED``, printed when such a test fails)."""
+"""Test-wide settings: hypothesis profiles (``HYPOTHESIS_PROFILE=fast|ci``), no telemetry, the
+random seed of randomized tests (``DUALMEM_TEST_SEED``, printed when such a test fails), and the
+embedded engine of the run (``DUALMEM_TEST_GRAPH_ENGINE=ladybug``: every graph the suites open
+by path is LadybugDB; Kùzu and LadybugDB cannot share a process, see backends/graph/engines.py,
+so ``make test`` runs the graph suites on LadybugDB in a pytest of their own)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,16 @@ from collections.abc import Generator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from backends.graph import engines
+from backends.graph.address import check_engine
+
 # graphiti reads this at import; the tests must never phone home.
 os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
+
+ENGINE_VARIABLE = "DUALMEM_TEST_GRAPH_ENGINE"
+engines.default = check_engine(os.environ.get(ENGINE_VARIABLE) or engines.default)
+# Loaded now, before any test module's `import kuzu`, so that on LadybugDB it finds the bridge.
+engines.load(engines.default)
 
 # No deadline and no too-slow check anywhere: embedded databases and fsync make single examples
 # slow at random on a loaded machine, which says nothing about the property under test.

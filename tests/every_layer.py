@@ -8,8 +8,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from falkor_server import address_for
 
-from backends.graph import GraphBackend
+from backends.graph import GraphBackend, engines
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.store.config import Config
@@ -23,21 +24,44 @@ async def open_file_layer(folder: Path) -> MemoryBackend:
 
 
 async def open_graph_layer(folder: Path) -> MemoryBackend:
-    return await GraphBackend.open(folder)
+    return await GraphBackend.open(folder, engine=engines.default)
 
 
 async def open_dual_store(folder: Path) -> MemoryBackend:
     """``auto``: the file journal with the graph, caught up before the test begins."""
-    store = await open_dual(Config(home=folder))
+    store = await open_dual(Config(home=folder, graph_engine=engines.default))
+    await store.catch_up()
+    return store
+
+
+async def open_falkor_layer(folder: Path) -> MemoryBackend:
+    """The graph layer on the run's FalkorDB server (falkor_server.py), a graph per folder."""
+    from backends.graph.falkor import FalkorBackend
+
+    return await FalkorBackend.open(address_for(folder))
+
+
+async def open_dual_on_falkor(folder: Path) -> MemoryBackend:
+    """``auto`` with its graph on the FalkorDB server: the journal, and every process writing
+    the server's graph directly."""
+    store = await open_dual(Config(home=folder, graph_url=address_for(folder)))
     await store.catch_up()
     return store
 
 
 FACTORIES: dict[str, Factory] = {
     "file": open_file_layer, "graph": open_graph_layer, "dual": open_dual_store,
+    "falkor": open_falkor_layer, "dual-falkor": open_dual_on_falkor,
 }
 LAYERS = sorted(FACTORIES)
-BACKEND_OPTION = {"file": "file", "graph": "graph", "dual": "auto"}
+
+
+def command_line(layer: str, home: Path) -> list[str]:
+    """The global options that open ``layer`` at ``home`` from the command line."""
+    backend = {"file": "file", "graph": "graph", "dual": "auto", "falkor": "graph",
+               "dual-falkor": "auto"}[layer]
+    server = (["--graph-url", str(address_for(home))] if "falkor" in layer else [])
+    return ["--home", str(home), "--backend", backend, *server]
 """the ``--backend`` value that opens each layer from the command line"""
 
 

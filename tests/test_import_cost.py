@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "graphiti_core", "kuzu", "yaml", "mcp")
+HEAVY = ("numpy", "graphiti_core", "kuzu", "yaml", "mcp", "pydantic")
 
 
 def heavy_modules_after(script: str) -> list[str]:
@@ -50,3 +50,32 @@ def test_the_file_layer_loads_nothing_heavy_nor_what_only_some_calls_need() -> N
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=REPO, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_dual_store_loads_nothing_heavy_until_it_holds_the_graph() -> None:
+    # A one-shot read through ``auto`` (every hook, every search) never opens the graph.
+    assert heavy_modules_after("import memory.store.dual") == []
+
+
+@pytest.mark.parametrize("backend", ["auto", "file"])
+def test_a_search_and_a_prompt_hook_load_nothing_heavy(tmp_path: Path, backend: str) -> None:
+    # The whole of what a hook or a search runs, in one process: a memory stored first through
+    # the file layer (an auto write would take the graph), then read back through ``backend``.
+    home = str(tmp_path / ".dualmem")
+    prompt = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
+              "prompt": "how do we handle stale caches?"}
+    script = f"""
+        import io, sys, orjson
+        from contextlib import redirect_stdout
+        from memory.cli import main
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
+                         "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
+            assert main(["--home", {home!r}, "--backend", {backend!r}, "search",
+                         "stale caches"]) == 0
+            sys.stdin = io.TextIOWrapper(io.BytesIO(orjson.dumps({prompt!r})))
+            assert main(["--home", {home!r}, "--backend", {backend!r}, "hook", "prompt"]) == 0
+        assert out.getvalue().count("stale caches hide writes") == 2, out.getvalue()
+    """
+    assert heavy_modules_after(script) == []

@@ -1,5 +1,5 @@
-"""A Kùzu database folder: open (driver errors translated into ours), graphiti's schema plus our
-columns, the meta table, and a close that cannot segfault.
+"""A Kùzu (or LadybugDB: ``engines.py``) database folder: open (driver errors translated into
+ours), graphiti's schema plus our columns, the meta table, and a close that cannot segfault.
 
 Kùzu allows one read-write process per database, and within a process a second
 ``kuzu.Database`` on the same path takes no lock of its own and drops the process's lock when it
@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backends.errors import BackendUnavailable, WriteFailed
-from backends.graph import space
+from backends.graph import engines, space
+from backends.graph.address import DEFAULT_ENGINE, Engine
+from backends.graph.graphiti_import import import_graphiti
 
 LAYER = "graph"
 NO_ROOM = "no room"
@@ -32,14 +34,17 @@ because its disk is full (opening writes); it can still be read (``read_only``).
 READ_ONLY = "read-only"
 """The reason of a ``BackendUnavailable`` for a database this process may read but not write
 (a read-only volume or checkout); ``GraphBackend.open(..., read_only=True)`` then reads it."""
-DB_FILE = "memory.kuzu"
+ANOTHER_ENGINE = "another engine's database"
+"""The reason of a ``BackendUnavailable`` for a database file written by the other embedded
+engine (``engines.py``)."""
+DB_FILE = engines.FILES[DEFAULT_ENGINE]
 OWNER_FILE = "owner.json"
 COPY_FILE_PREFIX = ".bulk-"
 """temporary files of ``rows.copy_episodes``, beside the database"""
 SCHEMA_VERSION = 2
 """1: episodes, entities from JSON keys; 2: entities under folded names, from text too, and
 facts (upgrade.py brings a version-1 graph up to date)"""
-INSTALL_HINT = "pip install 'kuzu==0.11.3' 'graphiti-core==0.31.1'"
+INSTALL_HINT = engines.INSTALL_HINTS[DEFAULT_ENGINE]
 
 # Ours, added to graphiti's Episodic table. graphiti's `source` holds its EpisodeType and its
 # `valid_at` must be set, so our source goes to `source_description` and `valid_at_set` tells
@@ -110,8 +115,10 @@ class GraphDatabase:
     """One open Kùzu database under ``directory`` (``<home>/graph``)."""
 
     def __init__(self, directory: Path, executor: ThreadPoolExecutor, session: Session,
-                 database: Any, meta: dict[str, str], read_only: str | None = None) -> None:
+                 database: Any, meta: dict[str, str], read_only: str | None = None,
+                 engine: Engine = DEFAULT_ENGINE) -> None:
         self.directory = directory
+        self.engine = engine
         self.meta = meta
         self.read_only = read_only
         """None when writable; else why it was opened for reading only"""
@@ -121,23 +128,26 @@ class GraphDatabase:
 
     @property
     def file(self) -> Path:
-        return self.directory / DB_FILE
+        return self.directory / engines.FILES[self.engine]
 
     @classmethod
-    async def connect(cls, directory: Path, *, read_only: bool = False) -> GraphDatabase:
-        """Open or create the database (``read_only``: open an existing one for reading only);
-        raises ``BackendUnavailable`` with the reason."""
+    async def connect(cls, directory: Path, *, read_only: bool = False,
+                      engine: Engine | None = None) -> GraphDatabase:
+        """Open or create the database (``read_only``: open an existing one for reading only)
+        with ``engine`` (default: ``engines.default``); raises ``BackendUnavailable`` with the
+        reason."""
+        engine = engine or engines.default
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dualmem-kuzu")
         loop = asyncio.get_running_loop()
         try:
             database, session, meta = await loop.run_in_executor(
-                executor, partial(_connect, directory, read_only=read_only)
+                executor, partial(_connect, directory, read_only=read_only, engine=engine)
             )
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        why = _why_not_writable(directory) if read_only else None
-        return cls(directory, executor, session, database, meta, why)
+        why = _why_not_writable(directory / engines.FILES[engine]) if read_only else None
+        return cls(directory, executor, session, database, meta, why, engine)
 
     async def run(self, work: Callable[[Session], T]) -> T:
         """Run ``work`` on the worker thread; the caller translates driver errors."""
@@ -171,25 +181,24 @@ class GraphDatabase:
         return None if self.read_only is not None else self.directory / OWNER_FILE
 
 
-def _connect(directory: Path, *, read_only: bool) -> tuple[Any, Session, dict[str, str]]:
-    try:
-        import kuzu
-    except ImportError as exc:
-        raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
-    if read_only and not (directory / DB_FILE).is_file():
+def _connect(directory: Path, *, read_only: bool,
+             engine: Engine) -> tuple[Any, Session, dict[str, str]]:
+    kuzu = engines.load(engine)
+    file = directory / engines.FILES[engine]
+    if read_only and not file.is_file():
         raise BackendUnavailable(LAYER, READ_ONLY,
-                                 f"{directory / DB_FILE} does not exist and cannot be made here")
+                                 f"{file} does not exist and cannot be made here")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         reason = READ_ONLY if exc.errno in _NOT_WRITABLE else "unreadable"
         raise BackendUnavailable(LAYER, reason, f"{directory}: {exc.strerror}") from exc
     if not read_only:
-        _ensure_room_to_open(directory)
+        _ensure_room_to_open(file)
     try:
-        database = kuzu.Database(str(directory / DB_FILE), read_only=read_only)
+        database = kuzu.Database(str(file), read_only=read_only)
     except RuntimeError as exc:
-        raise _open_error(directory, exc) from exc
+        raise _open_error(file, exc, engine) from exc
     session = Session(kuzu.Connection(database))
     owner_file = None if read_only else directory / OWNER_FILE  # a reader holds nothing
     try:
@@ -214,14 +223,14 @@ def _remove_dead_copy_files(directory: Path) -> None:
             leftover.unlink()
 
 
-def _ensure_room_to_open(directory: Path) -> None:
+def _ensure_room_to_open(file: Path) -> None:
     """Opening writes: a new database its schema, an old one its WAL into the database file
     (space.py: Kùzu must never meet a full disk)."""
     try:
-        if (directory / DB_FILE).is_file():
-            space.ensure_room(directory, payload=0)
+        if file.is_file():
+            space.ensure_room(file.parent, payload=0)
         else:
-            space.ensure_room_to_create(directory)
+            space.ensure_room_to_create(file.parent)
     except WriteFailed as exc:
         raise BackendUnavailable(LAYER, NO_ROOM, str(exc)) from exc
 
@@ -235,15 +244,20 @@ def _disconnect(session: Session, database: Any, owner_file: Path | None) -> Non
             owner_file.unlink()
 
 
-def _open_error(directory: Path, exc: RuntimeError) -> BackendUnavailable:
+def _open_error(file: Path, exc: RuntimeError, engine: Engine) -> BackendUnavailable:
     message = _first_line(exc)
     if "Could not set lock" in message:
-        owner = owner_pid(directory)
+        owner = owner_pid(file.parent)
         return BackendUnavailable(
-            LAYER, "locked by another process", f"pid {owner}" if owner else str(directory)
+            LAYER, "locked by another process", f"pid {owner}" if owner else str(file.parent)
         )
+    other = engines.written_by_another(file, engine)
+    if other is not None:
+        # Kùzu's file opened with LadybugDB or the reverse: not damage, never to be rebuilt.
+        return BackendUnavailable(LAYER, ANOTHER_ENGINE,
+                                  f"{file} is a {other} database; open it with {other}")
     if "Read-only file system" in message or (
-        "Permission denied" in message and os.access(directory / DB_FILE, os.R_OK)
+        "Permission denied" in message and os.access(file, os.R_OK)
     ):
         return BackendUnavailable(LAYER, READ_ONLY, message)
     if "Permission denied" in message:
@@ -251,13 +265,13 @@ def _open_error(directory: Path, exc: RuntimeError) -> BackendUnavailable:
     return BackendUnavailable(LAYER, "corrupt", message)
 
 
-def _why_not_writable(directory: Path) -> str:
+def _why_not_writable(file: Path) -> str:
     try:
-        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+        if os.statvfs(file.parent).f_flag & os.ST_RDONLY:
             return os.strerror(errno.EROFS)
     except OSError as exc:
         return exc.strerror or str(exc)
-    if not os.access(directory / DB_FILE, os.W_OK) or not os.access(directory, os.W_OK):
+    if not os.access(file, os.W_OK) or not os.access(file.parent, os.W_OK):
         return os.strerror(errno.EACCES)
     return "opened read-only"
 
@@ -344,16 +358,5 @@ def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
 
 
 def _graphiti_schema() -> str:
-    # Nothing may phone home; graphiti reads this when it is imported.
-    os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
-    try:
-        # graphiti 0.31.1's models still use pydantic v1-style class Config, which pydantic
-        # warns about at import: that one warning is graphiti's, not ours, so it alone is muted.
-        from pydantic.warnings import PydanticDeprecatedSince20
-
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)
-            from graphiti_core.driver.kuzu_driver import SCHEMA_QUERIES
-    except ImportError as exc:
-        raise BackendUnavailable(LAYER, "not installed", INSTALL_HINT) from exc
-    return str(SCHEMA_QUERIES)
+    kuzu_driver = import_graphiti("graphiti_core.driver.kuzu_driver", INSTALL_HINT)
+    return str(kuzu_driver.SCHEMA_QUERIES)

@@ -333,7 +333,7 @@ def fetch(session: Session, keys: Sequence[str]) -> dict[str, Episode]:
 def ordered_keys(
     session: Session, groups: Sequence[str] | None, kinds: Sequence[str] | None
 ) -> list[str]:
-    where, params = _filters(groups, kinds)
+    where, params = filters(groups, kinds)
     if where is None:
         return []
     query = f"MATCH (e:Episodic) WHERE {where} RETURN e.uuid ORDER BY e.created_at, e.uuid"
@@ -341,7 +341,7 @@ def ordered_keys(
 
 
 def count(session: Session, groups: Sequence[str] | None, kinds: Sequence[str] | None) -> int:
-    where, params = _filters(groups, kinds)
+    where, params = filters(groups, kinds)
     if where is None:
         return 0
     return int(session.rows(f"MATCH (e:Episodic) WHERE {where} RETURN count(e)", **params)[0][0])
@@ -352,7 +352,7 @@ def every_row(session: Session) -> list[StoredRow]:
     return [StoredRow(_episode(row[:-1]), row[-1]) for row in found]
 
 
-def _filters(
+def filters(
     groups: Sequence[str] | None, kinds: Sequence[str] | None
 ) -> tuple[str | None, dict[str, Any]]:
     """The WHERE clause, or None when a filter is an empty list (nothing can match)."""

@@ -20,9 +20,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
-from backends.entities import Entity, extract
+from backends.entities import extract
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
@@ -30,8 +28,8 @@ from backends.errors import (
     StoreCorrupt,
     WriteFailed,
 )
-from backends.expansion import fuse, linked
-from backends.graph import rows, space, upgrade
+from backends.graph import engines, rows, shared, space, upgrade
+from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.database import (
     FRESH,
     GRAPHITI_INDEXES,
@@ -76,7 +74,6 @@ OPEN_WAIT = 120.0
 # How Kùzu begins the message of a failed file write (a full disk, a file-size limit).
 _IO_FAILURE = "IO exception"
 DELETE_BYTES = 4096
-SUPERSEDED_WEIGHT = 0.5
 ROW_BYTES = 512
 INDEX_TOKEN = "index_token"
 """meta key: the token of the index file built for this graph (``index.EpisodeIndex``)"""
@@ -87,8 +84,9 @@ class _Core:
     """What every handle on one database shares."""
 
     def __init__(self, directory: Path, embedder: AnyEmbedder, read_only: bool = False,
-                 llm: Any = None) -> None:
+                 engine: Engine = DEFAULT_ENGINE, llm: Any = None) -> None:
         self.directory = directory
+        self.engine = engine
         self.embedder = embedder
         self.llm = llm
         """graphiti's ``LLMClient`` for enrichment (enrich.py), or None"""
@@ -118,7 +116,8 @@ class _Core:
         return self._db
 
     async def start(self, *, reembed: bool, progress: upgrade.Progress | None = None) -> None:
-        self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only)
+        self._db = await GraphDatabase.connect(self.directory, read_only=self.read_only,
+                                               engine=self.engine)
         try:
             await self._check_embedder(reembed=reembed)
             if upgrade.outdated(self.db.meta) and not self.read_only:
@@ -291,14 +290,11 @@ class _Core:
         for key, group, kind in places:
             self.links.add_place(key, group, kind)
             group_of[key] = group
-        for episode, entity, label, name in await self.read(
-                lambda session: session.rows(rows.MENTION_COLUMNS)):
-            self.links.add_mentions(episode, [Entity(entity, label, name)], group_of[episode])
-        for fact, source, target, episode, valid_at, invalid_at in await self.read(
-                lambda session: session.rows(rows.FACT_COLUMNS)):
-            if episode in group_of:
-                self.links.add_fact(fact, source, target, episode, rows.aware(valid_at),
-                                    rows.aware(invalid_at) if invalid_at else None)
+        mentions = await self.read(lambda session: session.rows(rows.MENTION_COLUMNS))
+        facts = await self.read(lambda session: session.rows(rows.FACT_COLUMNS))
+        shared.add_links(self.links, group_of, [tuple(row) for row in mentions],
+                         [(f, a, b, e, rows.aware(valid), rows.aware(invalid) if invalid else None)
+                          for f, a, b, e, valid, invalid in facts])
 
     def _open_index(self) -> EpisodeIndex:
         """The index file beside the database; in memory for a graph opened read-only or a
@@ -346,6 +342,8 @@ class GraphBackend:
     """The graph layer. Open with ``await GraphBackend.open(home / "graph")``."""
 
     layer = LAYER
+    shared = False
+    """one process writes it, fed by one journal (a server's graph is ``shared``)"""
 
     def __init__(self, core: _Core, max_body_bytes: int) -> None:
         self._core: _Core | None = core
@@ -360,24 +358,29 @@ class GraphBackend:
         embedder: AnyEmbedder | None = None,
         read_only: bool = False,
         progress: upgrade.Progress | None = None,
+        engine: Engine | None = None,
         llm: Any = None,
     ) -> GraphBackend:
-        """Open (or create) the graph under ``path``. Raises ``BackendUnavailable`` with the
-        reason: "not installed", "locked by another process", "corrupt", "unreadable",
-        "read-only" (this process may read it but not write it: open it with ``read_only``,
-        and every write raises ``WriteFailed``), "embedder mismatch" (see ``reembed``).
-        A graph written by an older dualmem is upgraded first (upgrade.py), telling
-        ``progress`` how far it got. With ``llm`` (graphiti's ``LLMClient``), free-text
-        memories are enriched by graphiti's extraction in the background (``enrich``)."""
+        """Open (or create) the graph under ``path`` with the embedded ``engine`` (default:
+        ``engines.default``, Kùzu). Raises ``BackendUnavailable`` with the reason: "not
+        installed", "locked by another process", "corrupt", "unreadable", "read-only" (this
+        process may read it but not write it: open it with ``read_only``, and every write raises
+        ``WriteFailed``), "embedder mismatch" (see ``reembed``), "engine conflict" (the other
+        embedded engine is loaded in this process), "another engine's database". A graph
+        written by an older dualmem is upgraded first (upgrade.py), telling ``progress`` how
+        far it got. With ``llm`` (graphiti's ``LLMClient``), free-text memories are enriched
+        by graphiti's extraction in the background (``enrich``)."""
         core = await _acquire(Path(path), embedder, reembed=False, read_only=read_only,
-                              progress=progress, llm=llm)
+                              progress=progress, engine=engine or engines.default, llm=llm)
         return cls(core, max_body_bytes)
 
     @classmethod
-    async def reembed(cls, path: str | PathLike[str], embedder: AnyEmbedder | None = None) -> int:
+    async def reembed(cls, path: str | PathLike[str], embedder: AnyEmbedder | None = None,
+                      engine: Engine | None = None) -> int:
         """Recompute every stored vector with ``embedder`` (default: the built-in one) and
         record it; returns how many episodes were re-embedded."""
-        core = await _acquire(Path(path), embedder, reembed=True)
+        core = await _acquire(Path(path), embedder, reembed=True,
+                              engine=engine or engines.default)
         try:
             return len(core.index)
         finally:
@@ -466,32 +469,11 @@ class GraphBackend:
         limit: int = 10,
         as_of: datetime | None = None,
     ) -> list[Hit]:
-        """The protocol's search, through the graph: memories that mention an entity the query
-        names, or one fact away from it, join the lexical ranking. Facts are followed while
-        valid: now, or at ``as_of``, which also leaves out memories not valid then."""
+        """The protocol's search (``shared.search``): through entities and valid facts,
+        now or at ``as_of``."""
         core = self._open_core()
-        if limit <= 0 or not query.strip():
-            return []
-        try:
-            vector = (await embed(core.embedder, [query]))[0]
-        except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
-            log.warning("searching without vectors: %s", exc)
-            vector = np.zeros(core.embedder.dimension, dtype=np.float32)
-        wanted = limit if as_of is None else 4 * limit
-        lexical = core.index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
-        links = linked(core.links, query, group_ids, kinds, at=as_of)
-        ranked = fuse(lexical, links, wanted)
-        hits = [Hit(episode=episode, score=score, layer=LAYER)
-                for key, score in ranked if (episode := core.index.episode(key)) is not None]
-        if as_of is not None:
-            hits = [hit for hit in hits if _valid_at(hit.episode, as_of)]
-        elif any(hit.episode.invalid_at is not None for hit in hits):
-            # What is no longer true ranks below what is: history, not current advice.
-            moment = now()
-            hits = sorted((hit if _valid_at(hit.episode, moment) else
-                           hit.model_copy(update={"score": hit.score * SUPERSEDED_WEIGHT})
-                           for hit in hits), key=lambda hit: -hit.score)
-        return hits[:limit]
+        return await shared.search(core.index, core.links, core.embedder, query,
+                                   group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -511,9 +493,11 @@ class GraphBackend:
         core = self._open_core()
         return await core.read(lambda session: rows.count(session, group_ids, kinds))
 
-    async def applied(self) -> Position | None:
+    async def applied(self, epoch: str | None = None) -> Position | None:
         """The position of the journal this graph was last brought up to (``record_applied``),
-        or None when it never was: a new graph, or one written before the journal existed."""
+        or None when it never was: a new graph, or one written before the journal existed.
+        One journal feeds an embedded graph, so ``epoch`` need not be named (the caller
+        compares the position's own)."""
         meta = self._open_core().db.meta
         if "journal_epoch" not in meta:
             return None
@@ -543,8 +527,13 @@ class GraphBackend:
         """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
         over this graph (ours needs none), and keep them from then on: a write drops them
         (Kùzu's full-text index loses rows under rewrites), and ``refresh_graphiti_indexes``
-        or closing the graph builds them again."""
+        or closing the graph builds them again. ``BackendUnavailable`` ("no full-text
+        extension") on an engine without one."""
         core = self._open_core()
+        if not engines.FULL_TEXT[core.engine]:
+            raise BackendUnavailable(LAYER, "no full-text extension",
+                                     f"{core.engine} does not bundle it (INSTALL FTS downloads "
+                                     "it); graphiti's Graphiti.search needs it, ours does not")
         async with core.write_lock:
             await core.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(core.index)))
             core.db.meta[GRAPHITI_INDEXES] = FRESH
@@ -586,14 +575,9 @@ def _size(writes: Sequence[rows.EpisodeWrite]) -> int:
                + sum(8 * len(v) for v in w.name_vectors.values()) for w in writes)
 
 
-def _valid_at(episode: Episode, at: datetime) -> bool:
-    starts = episode.valid_at or episode.created_at
-    return starts <= at and (episode.invalid_at is None or episode.invalid_at > at)
-
-
 async def _acquire(
     path: Path, embedder: AnyEmbedder | None, *, reembed: bool, read_only: bool = False,
-    progress: upgrade.Progress | None = None, llm: Any = None,
+    progress: upgrade.Progress | None = None, engine: Engine, llm: Any = None,
 ) -> _Core:
     key = _key(path)
     loop = asyncio.get_running_loop()
@@ -610,7 +594,8 @@ async def _acquire(
             core = None
         creator = core is None
         if core is None:
-            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only, llm)
+            core = _cores[key] = _Core(key, embedder or HashingEmbedder(), read_only, engine,
+                                       llm)
         core.users += 1
     try:
         if creator:
@@ -629,6 +614,9 @@ async def _acquire(
                 raise BackendUnavailable(LAYER, "busy", f"still being opened after "
                                                         f"{OPEN_WAIT:.0f} s") from None
             _ensure_same_embedder(core, embedder)
+            if core.engine != engine:
+                raise BackendUnavailable(LAYER, "engine conflict",
+                                         f"open with {core.engine} in this process")
             if core.read_only and not read_only:
                 raise BackendUnavailable(LAYER, READ_ONLY, "open read-only in this process")
     except BaseException:

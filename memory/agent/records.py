@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-from pydantic import BaseModel, ValidationError
 
 from backends.errors import InvalidEpisode
 from backends.model import Episode, stable_id
 from backends.protocol import MemoryBackend
 
-Record = TypeVar("Record", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic loads with the first record parsed: a prompt hook parses none
+    from pydantic import BaseModel
+
+Record = TypeVar("Record", bound="BaseModel")
 
 
 def json_object(text: str | bytes, where: str) -> dict[str, Any]:
@@ -50,6 +52,8 @@ def parse(episode: Episode, model: type[Record]) -> Record | None:
     data = episode.data
     if not isinstance(data, dict):
         return None
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data)
     except ValidationError:

@@ -27,6 +27,7 @@ from typing import NoReturn
 import orjson
 
 from backends.errors import DualmemError
+from backends.graph.address import ENGINES
 from memory.cli.base import Command, UsageError
 from memory.output import Output, one_line
 from memory.store.config import BACKEND_CHOICES, Config
@@ -95,6 +96,14 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "in this folder or its parents, else ./.dualmem)")
     parser.add_argument("--backend", choices=BACKEND_CHOICES,
                         help="layer to use: %(choices)s (default: $DUALMEM_BACKEND or auto)")
+    graph = parser.add_mutually_exclusive_group()
+    graph.add_argument("--graph-url", metavar="URL",
+                       help="the graph on a FalkorDB server, shared by every process: "
+                       "falkor://host:port/graph or redis+unix:///path.sock?graph=NAME "
+                       "(default: $DUALMEM_GRAPH_URL, else embedded in the home)")
+    graph.add_argument("--graph-engine", choices=ENGINES,
+                       help="the home's embedded graph engine: %(choices)s (default: "
+                       "$DUALMEM_GRAPH_ENGINE or kuzu)")
     parser.add_argument("--embedder", metavar="MODEL[@URL]",
                         help="graphiti's embedder at an OpenAI-compatible endpoint (e.g. "
                         "nomic-embed-text@http://localhost:11434/v1) makes the graph's vectors "
@@ -116,6 +125,20 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
 
 
 def _command_in(argv: Sequence[str]) -> str:
+    # Every command's parser costs a short command ~10 ms of CPU: the global options alone
+    # find the command of a usual line; any other (--help, a typo) goes to the whole parser.
+    quick = _Parser(add_help=False)
+    for option in ("--home", "--backend", "--embedder", "--llm"):
+        quick.add_argument(option)
+    quick.add_argument("--json", action="store_true")
+    quick.add_argument("command", nargs="?")
+    quick.add_argument("rest", nargs=argparse.REMAINDER)
+    try:
+        seen, _ = quick.parse_known_args(argv)
+    except UsageError:
+        seen = None
+    if seen is not None and seen.command in COMMANDS:
+        return str(seen.command)
     found, _ = build_parser().parse_known_args(argv)
     name: str = found.command
     return name
@@ -128,7 +151,8 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 
 async def execute(args: argparse.Namespace) -> Output:
     config = Config.from_env(home=args.home, backend=args.backend, embedder=args.embedder,
-                             llm=args.llm)
+                             llm=args.llm, graph_url=args.graph_url,
+                             graph_engine=args.graph_engine)
     return await _command(args.command).run(args, config)
 
 

@@ -4,10 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
-from backends.errors import BackendUnavailable
-from backends.graph import GraphBackend
+import orjson
+
+from backends.errors import BackendUnavailable, MigrationError
+from backends.graph import GraphBackend, engines
 from backends.model import check_group_id
 from backends.protocol import Enriches
 from memory.agent.seeding import seed_home
@@ -22,10 +28,11 @@ from memory.cli.base import (
 )
 from memory.cli.progress import Progress
 from memory.output import PARTIAL_EXIT, Output
+from memory.store import graphs
 from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.layers import Layered
-from memory.store.migration import import_auto_claude, migrate_home
+from memory.store.migration import import_auto_claude, migrate_home, take_in_graph
 from memory.store.project import ensure_project_id, read_project_id
 from memory.store.providers import embedder_for
 from memory.store.status import collect_status
@@ -85,6 +92,11 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
                         help="group of the imported memories (default: the project's group)")
     parser.add_argument("--prune", action="store_true",
                         help="then delete the migrated file memory (only after a clean check)")
+    parser.add_argument("--to", metavar="GRAPH",
+                        help="move the home's memory to another graph instead: kuzu or ladybug "
+                        "(the home's folder for that engine) or a FalkorDB server URL "
+                        "(falkor://host:port/graph, redis+unix:///path.sock?graph=NAME); "
+                        "resumable, verified, idempotent; then point the home at it")
 
 
 async def migrate(args: argparse.Namespace, config: Config) -> Output:
@@ -92,8 +104,12 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
         raise UsageError("--prune goes with a plain migrate only")
     if (args.specs or args.strict) and not args.from_auto_claude:
         raise UsageError("--spec and --strict go with --from-auto-claude")
+    if args.to is not None and (args.prune or args.from_auto_claude):
+        raise UsageError("--to goes with --dry-run only")
     if not args.from_auto_claude:
         require_home(config.home)
+    if args.to is not None:
+        return await _migrate_to(config, args.to, preview=args.dry_run)
     bar = _LazyProgress("migrate")
     try:
         if args.from_auto_claude:
@@ -109,6 +125,55 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
     finally:
         bar.close()
     return Output(result.to_json(), result.summary())
+
+
+async def _migrate_to(config: Config, target: str, *, preview: bool) -> Output:
+    """Replay the home's memory (the journal, having taken in what only the graph held) into
+    the graph ``target`` names, with the ledger: resumable, verified, idempotent."""
+    destination = graphs.retarget(config, target)
+    if graphs.describe(destination) == graphs.describe(config):
+        raise UsageError(f"the home's graph is {graphs.describe(config)} already")
+    note = "nothing changed (a dry run)" if preview else await take_in_graph(config)
+    where = graphs.describe(destination)
+    if destination.graph_url is None and engines.loaded() not in (None,
+                                                                 destination.graph_engine):
+        # This process loaded the other embedded engine: the two cannot share a process.
+        data = _migrate_in_own_process(config, destination.graph_engine, preview=preview)
+        summary = (f"{'would write' if preview else 'wrote'} {data['written']} of "
+                   f"{data['scanned']} episodes ({data['unchanged']} unchanged), in a process "
+                   f"of its own ({destination.graph_engine})")
+    else:
+        bar = _LazyProgress("migrate")
+        try:
+            result = await migrate_home(destination, preview=preview, progress=bar.update)
+        finally:
+            bar.close()
+        data, summary = result.to_json(), result.summary()
+    return Output(data | {"to": where, "journal": note},
+                  f"{note}\nto {where}: {summary}\nnext: point the home at it "
+                  f"({_setting(destination)})")
+
+
+def _setting(config: Config) -> str:
+    if config.graph_url is not None:
+        return f"DUALMEM_GRAPH_URL={config.graph_url} or --graph-url"
+    return f"DUALMEM_GRAPH_ENGINE={config.graph_engine} or --graph-engine"
+
+
+def _migrate_in_own_process(config: Config, engine: str, *, preview: bool) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DUALMEM_GRAPH_URL", "DUALMEM_GRAPH_ENGINE")}
+    command = [sys.executable, "-m", "memory", "--home", str(config.home), "--graph-engine",
+               engine, "--json", "migrate", *(["--dry-run"] if preview else [])]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    try:
+        data: dict[str, Any] = orjson.loads(done.stdout)
+    except orjson.JSONDecodeError:
+        raise MigrationError(f"the migration to {engine} failed: "
+                             f"{done.stderr.strip() or done.returncode}") from None
+    if "error" in data:
+        raise MigrationError(f"the migration to {engine} failed: {data['error']['message']}")
+    return data
 
 
 class _LazyProgress:
@@ -153,7 +218,8 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
 
 async def reembed(args: argparse.Namespace, config: Config) -> Output:
     require_home(config.home)
-    count = await GraphBackend.reembed(config.graph_dir, embedder_for(config))
+    count = await GraphBackend.reembed(config.graph_dir, embedder_for(config),
+                                       engine=config.graph_engine)
     return Output({"reembedded": count, "location": str(config.graph_dir)},
                   f"re-embedded {count} episodes in {config.graph_dir}")
 

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from backends.errors import DualmemError
+from backends.graph import engines
+from backends.graph.address import (
+    DEFAULT_ENGINE,
+    Engine,
+    ServerAddress,
+    check_engine,
+    parse_server_url,
+)
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, discover_home
 
@@ -60,6 +68,11 @@ class Config:
     home: Path
     backend: BackendChoice = "auto"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    graph_engine: Engine = field(default_factory=lambda: engines.default)
+    """the embedded engine of the home's graph (when there is no ``graph_url``); by default
+    ``engines.default``, Kùzu (a test run on LadybugDB sets it)"""
+    graph_url: ServerAddress | None = None
+    """a FalkorDB server's graph instead of an embedded one: every process writes it directly"""
     embedder: Provider | None = None
     """graphiti's embedder at this endpoint makes the graph's vectors (default: the built-in,
     offline one); changing it asks for ``dualmem reembed``"""
@@ -74,7 +87,12 @@ class Config:
 
     @property
     def graph_dir(self) -> Path:
-        return self.home / "graph"
+        """the embedded graph's folder; each engine has its own (their files differ), so a home
+        can be moved from one to the other and keep the old one until it is proven"""
+        return self.engine_dir(self.graph_engine)
+
+    def engine_dir(self, engine: Engine) -> Path:
+        return self.home / ("graph" if engine == DEFAULT_ENGINE else f"graph-{engine}")
 
     @property
     def project_file(self) -> Path:
@@ -93,15 +111,18 @@ class Config:
         home: str | os.PathLike[str] | None = None,
         backend: str | None = None,
         cwd: Path | None = None,
+        graph_url: str | None = None,
+        graph_engine: str | None = None,
         embedder: str | None = None,
         llm: str | None = None,
     ) -> Config:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
-        ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each
-        ``MODEL[@URL]``; keys in ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else
-        ``OPENAI_API_KEY``; ``DUALMEM_EMBEDDER_DIMENSION``). Without either, the home is the
-        nearest ``.dualmem/`` in ``cwd`` (default: the working folder) or its parents, else
-        ``cwd/.dualmem``."""
+        ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE`` /
+        ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``MODEL[@URL]``; keys in
+        ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else ``OPENAI_API_KEY``;
+        ``DUALMEM_EMBEDDER_DIMENSION``). Without either, the home is the nearest ``.dualmem/``
+        in ``cwd`` (default: the working folder) or its parents, else ``cwd/.dualmem``. A bad
+        graph URL or engine raises ``InvalidGraphAddress``."""
         env = os.environ if environ is None else environ
         here = (Path.cwd() if cwd is None else cwd).absolute()
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
@@ -118,6 +139,12 @@ class Config:
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
         root = Path(home or env.get("DUALMEM_HOME") or discover_home(here) or here / HOME_DIR)
+        url = graph_url or env.get("DUALMEM_GRAPH_URL") or None
+        engine = graph_engine or env.get("DUALMEM_GRAPH_ENGINE") or None
+        if url is not None and engine is not None:
+            raise ConfigError("a graph URL and an embedded graph engine exclude each other: "
+                              "set DUALMEM_GRAPH_URL (--graph-url) or DUALMEM_GRAPH_ENGINE "
+                              "(--graph-engine), not both")
         providers = {}
         for what, given in (("DUALMEM_EMBEDDER", embedder), ("DUALMEM_LLM", llm)):
             spec = given or env.get(what)
@@ -128,6 +155,8 @@ class Config:
             home=root.expanduser().absolute(),
             backend=chosen,
             max_body_bytes=limit,
+            graph_engine=check_engine(engine) if engine is not None else engines.default,
+            graph_url=parse_server_url(url) if url is not None else None,
             embedder=providers["DUALMEM_EMBEDDER"],
             llm=providers["DUALMEM_LLM"],
         )

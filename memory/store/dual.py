@@ -25,24 +25,32 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from backends.errors import BackendUnavailable, DualmemError, InvalidEpisode, MigrationError
-from backends.graph import GraphBackend, owner_pid
-from backends.graph.embedder import AnyEmbedder
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    GraphEmptied,
+    InvalidEpisode,
+    MigrationError,
+)
+from backends.graph import owner_pid
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import Enriched, MemoryBackend, Position, upsert_all
+from backends.protocol import Enriched, Enriches, MemoryBackend, Position, upsert_all
 from fallback import FileBackend
+from memory.store import graphs
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
 from memory.store.providers import embedder_for, llm_for
-from migrate import FILES_TO_GRAPH, Ledger
+
+if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
+    from backends.graph.embedder import AnyEmbedder
 
 log = logging.getLogger(__name__)
 
-GraphOpener = Callable[[], Awaitable[GraphBackend]]
+GraphOpener = Callable[[], Awaitable[graphs.Graph]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
 
 RETRY_FIRST = 0.2
@@ -57,10 +65,11 @@ INLINE_GAP = 2000
 """a reader in the holder catches the graph up itself when fewer changes than this wait;
 a larger gap (another process's big import) is left to the background, and the read served
 from the files meanwhile"""
-NEVER_RETRY = frozenset({"not installed"})
+NEVER_RETRY = frozenset({"not installed", "engine conflict", "another engine's database"})
 LOCKED = "locked by another process"
 DAMAGED = frozenset({"corrupt"})
 HOLDING = "this process holds the graph"
+SHARING = "this process writes the graph server directly"
 CLOSE_WAIT = 30.0
 """seconds ``aclose`` waits for a supervisor in the middle of a graph write to stop"""
 APPLIED_FILE = "journal.json"
@@ -77,7 +86,7 @@ class DualBackend:
         self._open_graph = open_graph
         self._graph_dir = graph_dir
         self._ledger_path = ledger_path
-        self._graph: GraphBackend | None = None
+        self._graph: graphs.Graph | None = None
         self._applied: Position | None = None
         """the journal position the graph holds; None until it has caught up since take-over"""
         self._recorded: Position | None = None
@@ -118,6 +127,10 @@ class DualBackend:
     @property
     def holds_graph(self) -> bool:
         return self._graph is not None
+
+    @property
+    def _holding(self) -> str:
+        return SHARING if self._graph is not None and self._graph.shared else HOLDING
 
     @property
     def layer_in_use(self) -> str:
@@ -264,23 +277,26 @@ class DualBackend:
         allows, and check it against the journal's count."""
         graph = self._graph
         assert graph is not None
-        self._applied = await graph.applied()
+        self._applied = await graph.applied(self._files.position().epoch)
         if self._applied is None:
             await self._make_equal()
         else:
             await self._catch_up()
-            if await graph.count() + len(self._skipped) != await self._files.count():
+            # A shared graph holds other homes' memories too: its count says nothing.
+            if not graph.shared and (await graph.count() + len(self._skipped)
+                                     != await self._files.count()):
                 await self._make_equal()
         await self._record()
-        self._why = HOLDING if self._rebuilt is None else f"{HOLDING}; {self._rebuilt}"
+        self._why = (self._holding if self._rebuilt is None
+                     else f"{self._holding}; {self._rebuilt}")
 
     async def _quick_to_take_over(self) -> bool:
         """Taking the graph over now costs little: few changes since its position, or a small
         journal. Otherwise it happens in the background while the files answer."""
         if self._graph is None:
             return False
-        applied = await self._graph.applied()
         position = self._files.position()
+        applied = await self._graph.applied(position.epoch)
         if applied is not None and applied.epoch == position.epoch:
             return 0 <= position.seq - applied.seq <= INLINE_GAP
         return await self._files.count() <= INLINE_GAP
@@ -289,15 +305,16 @@ class DualBackend:
         """Make the graph hold exactly the journal: write what it lacks or holds otherwise,
         delete what the journal records as deleted. A memory only the graph holds (written
         before the journal existed, or by ``--backend graph``) is never lost: it joins the
-        journal first, unless the journal records its deletion."""
+        journal first, unless the journal records its deletion. A shared graph (a server) holds
+        other homes' memories: they neither join this journal nor leave the graph."""
         graph = self._graph
         assert graph is not None
         position = self._files.position()
         journal = self._files.content_hashes()
         deleted = self._files.deleted_ids()
         stored = {episode.id: episode async for episode in graph.scan()}
-        joining = [episode for key, episode in stored.items()
-                   if key not in journal and key not in deleted]
+        joining = [] if graph.shared else [episode for key, episode in stored.items()
+                                           if key not in journal and key not in deleted]
         for start in range(0, len(joining), BATCH):
             await self._files.upsert_many(joining[start : start + BATCH])
         journal.update((episode.id, episode.content_hash()) for episode in joining)
@@ -307,7 +324,8 @@ class DualBackend:
         for start in range(0, len(writes), BATCH):
             batch = [await self._files.get(key) for key in writes[start : start + BATCH]]
             await self._write_graph([episode for episode in batch if episode is not None])
-        removed = sorted(hashes.keys() - journal.keys())
+        removed = sorted(hashes.keys() & deleted if graph.shared
+                         else hashes.keys() - journal.keys())
         for key in removed:
             await graph.delete(key)
         self._applied = position
@@ -336,8 +354,14 @@ class DualBackend:
 
     def _fail(self, exc: DualmemError) -> None:
         """A graph failure is a reason to answer from the journal, not to lose a write: the
-        journal already holds it, and the background catch-up tries again."""
-        self._why = f"{HOLDING}, but indexing failed (retrying): {exc}"
+        journal already holds it, and the background catch-up tries again (the whole journal,
+        into a server's graph that was emptied)."""
+        if isinstance(exc, GraphEmptied):
+            self._applied = None
+            with contextlib.suppress(OSError):
+                (self._graph_dir / APPLIED_FILE).unlink(missing_ok=True)
+            self._rebuilt = f"the graph was emptied ({exc.detail}); the journal replayed into it"
+        self._why = f"{self._holding}, but indexing failed (retrying): {exc}"
         log.warning("graph indexing failed, will retry: %s", exc)
         self._wake.set()
 
@@ -375,7 +399,7 @@ class DualBackend:
             else:
                 await self._graph.refresh_graphiti_indexes()
             await self._record()
-            self._why = HOLDING
+            self._why = self._holding
             return verdict
 
     async def differences(self) -> Verdict:
@@ -388,7 +412,8 @@ class DualBackend:
             stored = {e.id: e.content_hash() async for e in self._graph.scan()}
             return Verdict(
                 written=sum(stored.get(key) != digest for key, digest in journal.items()),
-                deleted=len(stored.keys() - journal.keys()),
+                deleted=len(stored.keys() & self._files.deleted_ids() if self._graph.shared
+                            else stored.keys() - journal.keys()),
                 joined=0,
             )
 
@@ -410,6 +435,8 @@ class DualBackend:
         graph = self._graph
         if graph is None:
             raise BackendUnavailable("graph", self._why)
+        if not isinstance(graph, Enriches):  # a server's graph (not enriched yet)
+            raise BackendUnavailable("graph", "no enrichment", "a graph on a server")
         return await graph.enrich(group_ids=group_ids, progress=progress)
 
     async def aclose(self) -> None:
@@ -458,7 +485,7 @@ class DualBackend:
                 return
         self._graph = graph
         self._applied = None
-        self._why = f"{HOLDING}; catching up with the journal"
+        self._why = f"{self._holding}; catching up with the journal"
         self._watch()
         await self._files.watch()
         self._wake.set()
@@ -523,9 +550,8 @@ async def open_dual(config: Config, *, one_shot: bool = False,
     chosen = embedder or (None if one_shot else embedder_for(config))
     llm = None if one_shot else llm_for(config)  # the holder enriches in the background
 
-    async def open_graph() -> GraphBackend:
-        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                       embedder=chosen, llm=llm)
+    async def open_graph() -> graphs.Graph:
+        return await graphs.open_graph(config, embedder=chosen, llm=llm)
 
     try:
         return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,
@@ -555,6 +581,8 @@ def _recorded_position(graph_dir: Path) -> Position | None:
 def _last_migration(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
+    from migrate import FILES_TO_GRAPH, Ledger  # status only: the migrator is no read's cost
+
     try:
         ledger = Ledger.open(path)
     except MigrationError:

@@ -12,7 +12,7 @@ from pathlib import Path
 from backends.errors import DualmemError
 
 HOME_DIR = ".dualmem"
-_MARKS = ("project.json", "files", "graph")
+_MARKS = ("project.json", "files", "graph", "graph-ladybug")
 
 
 class HomeNotFound(DualmemError):

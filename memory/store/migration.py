@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import BackendUnavailable, MigrationError
-from backends.graph import GraphBackend
 from fallback import FileBackend
 from memory.store.config import Config
+from memory.store.graphs import Graph, open_graph, stream
 from memory.store.project import project_id
 from memory.store.selection import open_backend
 from migrate import (
@@ -57,10 +57,11 @@ async def migrate_home(
     ledger = Ledger.open(config.ledger_file)
     try:
         if preview:  # a dry run reads the files and the ledger only: no graph needed
-            return MigrateResult(await dry_run(files, ledger))
+            return MigrateResult(await dry_run(files, ledger, stream(config)))
         graph = await _open_graph(config)
         try:
-            report = await Migrator(files, graph, ledger).run(progress=progress)
+            report = await Migrator(files, graph, ledger, stream=stream(config)).run(
+                progress=progress)
             if not report.ok:
                 refusal = "not pruning: " if prune_files else ""
                 raise MigrationError(f"{refusal}{report.summary()}")
@@ -72,6 +73,22 @@ async def migrate_home(
     finally:
         ledger.close()
         await files.aclose()
+
+
+async def take_in_graph(config: Config) -> str:
+    """Before the home's memory moves to another graph: bring memories only its graph holds
+    (written with ``--backend graph``) into the journal, which the move replays. Says what it
+    did; a graph another process holds is left to it (its holder keeps the journal whole)."""
+    from memory.store.dual import open_dual
+
+    store = await open_dual(config)
+    try:
+        if not store.holds_graph:
+            return f"the journal moves as it is ({store.reason})"
+        await store.catch_up()
+        return "the journal took in the graph's memories first"
+    finally:
+        await store.aclose()
 
 
 async def import_auto_claude(
@@ -108,9 +125,9 @@ async def import_auto_claude(
     return report
 
 
-async def _open_graph(config: Config) -> GraphBackend:
+async def _open_graph(config: Config) -> Graph:
     try:
-        return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes)
+        return await open_graph(config)
     except BackendUnavailable as exc:
         detail = f" ({exc.detail})" if exc.detail else ""
         hint = (

@@ -47,20 +47,19 @@ async def open_backend(
 
         dual = await open_dual(config, one_shot=one_shot, embedder=embedder)
         return dual, Selection(dual.layer_in_use, dual.reason)
-    from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
+    from backends.graph import NO_ROOM, READ_ONLY
+    from memory.store.graphs import open_graph
     from memory.store.providers import embedder_for, llm_for
 
     embedder = embedder or embedder_for(config)
     try:
-        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                        embedder=embedder, llm=llm_for(config))
+        graph = await open_graph(config, embedder=embedder, llm=llm_for(config))
     except BackendUnavailable as exc:
         if exc.reason not in (READ_ONLY, NO_ROOM):
             raise
         # Reads still work on a read-only or full home; every write raises WriteFailed, saying
         # why.
-        graph = await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
-                                        read_only=True, embedder=embedder)
+        graph = await open_graph(config, read_only=True, embedder=embedder)
         return graph, Selection("graph", f"asked for; read-only: {exc.reason}: {exc.detail}")
     return graph, Selection("graph", "asked for")
 
@@ -73,13 +72,19 @@ async def open_memory(
     config: Config | None = None,
     embedder: str | AnyEmbedder | None = None,
     llm: str | None = None,
+    graph_url: str | None = None,
+    graph_engine: str | None = None,
 ) -> AsyncIterator[MemoryBackend]:
     """Open the memory store at ``home`` (default: ``$DUALMEM_HOME``, else the nearest
     ``.dualmem/`` in the working folder or its parents, else ``./.dualmem``). ``embedder`` and
     ``llm`` name a provider as ``MODEL[@URL]`` (see ``Config``); ``embedder`` may also be an
-    ``Embedder`` itself."""
+    ``Embedder`` itself. Its graph is on the FalkorDB server ``graph_url`` names
+    (``falkor://host:port/graph``, ``redis+unix:///path.sock?graph=NAME``; default
+    ``$DUALMEM_GRAPH_URL``), else embedded in the home with ``graph_engine`` (``kuzu``, the
+    default, or ``ladybug``)."""
     named = embedder if isinstance(embedder, str) else None
-    chosen = config or Config.from_env(home=home, backend=backend, embedder=named, llm=llm)
+    chosen = config or Config.from_env(home=home, backend=backend, embedder=named, llm=llm,
+                                       graph_url=graph_url, graph_engine=graph_engine)
     store, _ = await open_backend(chosen, embedder=None if isinstance(embedder, str) else embedder)
     try:
         yield store

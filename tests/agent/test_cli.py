@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from every_layer import BACKEND_OPTION
+from every_layer import command_line
 
 from memory.agent.turns import Retention, TurnState, record_turn
 from memory.cli import main
@@ -44,7 +44,7 @@ def project(tmp_path: Path) -> Path:
 
 def run(project: Path, layer: str, capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     home = project / ".dualmem"
-    code = main(["--home", str(home), "--backend", BACKEND_OPTION[layer], "--json", *argv])
+    code = main([*command_line(layer, home), "--json", *argv])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return orjson.loads(captured.out)

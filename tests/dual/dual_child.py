@@ -27,7 +27,7 @@ from memory.store.config import Config
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
 
-DEADLINE = 120.0  # a bound on waiting under load, not a timing claim
+DEADLINE = 300.0  # a bound on waiting under load, not a timing claim
 
 
 def episode(name: str, n: int) -> Episode:

@@ -31,7 +31,7 @@ def test_two_writers_land_in_files_and_the_holder_replays_them_once(tmp_path: Pa
             assert writer.returncode == 0, err
             # The graph is held elsewhere: every write went to the file layer, pending.
             assert orjson.loads(out) == {"layers": {"file": EACH}, "pending": EACH}
-        out, err = holder.communicate(f"{OWN + 2 * EACH}\n", timeout=120)
+        out, err = holder.communicate(f"{OWN + 2 * EACH}\n", timeout=600)
         assert holder.returncode == 0, err
     finally:
         holder.kill()

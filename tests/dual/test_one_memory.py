@@ -34,7 +34,7 @@ async def main():
         await asyncio.to_thread(sys.stdin.readline)
 asyncio.run(main())
 """
-DEADLINE = 60.0
+DEADLINE = 300.0  # a bound on waiting under load (each check starts a CLI process)
 TEXT = "Always pin kuzu before upgrading graphiti"
 HAND = stable_id(GROUP, "pattern", natural_key(TEXT))
 

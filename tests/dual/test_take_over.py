@@ -17,7 +17,7 @@ from fallback import FileBackend
 from memory.store.config import Config
 
 CHILD = str(Path(__file__).with_name("dual_child.py"))
-WAIT = 180  # a bound on waiting under load, not a timing claim
+WAIT = 600  # a bound on waiting under load, not a timing claim
 
 
 def test_a_writer_in_a_tight_loop_takes_over_when_the_holder_dies(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@ interpreter would find first)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -24,3 +27,13 @@ def child_env(**extra: str) -> dict[str, str]:
 def script(name: str, *args: str) -> list[str]:
     """The command line running ``tests/faults/<name>`` with ``args``."""
     return [sys.executable, str(HERE / name), *args]
+
+
+def sigkill(child: asyncio.subprocess.Process) -> None:
+    """SIGKILL ``child`` unless it has ended. Not ``child.send_signal``/``kill``: they poll the
+    child first, and on a loaded machine that poll can reap one that has just exited before
+    asyncio's watcher thread does, which then reports it as exit 255 (a crash) instead of how
+    it really ended."""
+    if child.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signal.SIGKILL)

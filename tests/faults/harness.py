@@ -18,7 +18,7 @@ import orjson
 
 from backends.errors import DualmemError
 from backends.model import Episode
-from faults.children import child_env, script
+from faults.children import child_env, script, sigkill
 from faults.workload import SHARED, Expectation, Operation, Tally
 from memory.store.selection import open_memory
 
@@ -126,7 +126,7 @@ async def run_writer(
                     len(outcome.acked) + len(outcome.refused) >= kill_after
                 ):
                     await asyncio.sleep(delay)
-                    child.send_signal(signal.SIGKILL)
+                    sigkill(child)
                     outcome.killed = True
             outcome.returncode = await child.wait()
     finally:

@@ -23,7 +23,7 @@ from dual.test_graph_faults import flip_bytes
 
 from backends.graph import GraphBackend
 from backends.protocol import upsert_all
-from faults.children import child_env, script
+from faults.children import child_env, script, sigkill
 from faults.harness import ITERATIONS, Outcome, record, stored
 from faults.workload import Expectation, Tally, operations
 from memory.store.config import Config
@@ -84,7 +84,7 @@ async def run(argv: list[str], delay: float) -> tuple[Outcome, float]:
     communicating = asyncio.ensure_future(child.communicate())
     done, _ = await asyncio.wait({communicating}, timeout=delay)
     if not done:
-        child.kill()
+        sigkill(child)
         outcome.killed = True
     _, err = await communicating
     outcome.returncode = child.returncode

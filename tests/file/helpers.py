@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 # A bound on waiting, not a timing claim (the watcher's "about a second" is no test's business):
 # a loaded machine may take many seconds, and only a failing test ever waits this long.
-WATCH_PATIENCE = 60.0
+WATCH_PATIENCE = 300.0
 
 
 async def eventually(

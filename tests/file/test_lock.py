@@ -4,7 +4,9 @@ while another process held it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -17,6 +19,7 @@ from contract.episodes import make
 
 from backends.errors import WriteFailed
 from fallback import FileBackend, disk
+from fallback import store as store_module
 from fallback.layout import Layout
 from fallback.lock import FolderLock
 from file.helpers import eventually
@@ -94,3 +97,50 @@ async def test_an_edit_made_while_another_process_writes_is_taken_in_after(
     found = await eventually(lambda: files.get("ep-0001"), lambda e: e is not None
                              and e.body.startswith("edited"))
     assert found is not None and found.body == document["body"]
+
+
+async def test_an_open_kept_waiting_by_another_writer_still_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy writer elsewhere is no full disk: the open's catch-up waits for the lock, and
+    should the wait run out it is put off, never the process made read-only (every write it
+    then tried was refused)."""
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    await files.upsert(make(1))
+    await files.aclose()
+    folder = Layout(root).group_folder("project_a")
+    os.utime(folder, ns=(1, 1))  # a change no process saw: the next open takes it in
+    monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.2)
+    with held_elsewhere(Layout(root).lock):
+        files = await FileBackend.open(root, watch=False)
+    try:
+        await files.upsert(make(2))
+        assert [e.id async for e in files.scan()] == ["ep-0001", "ep-0002"]
+    finally:
+        await files.aclose()
+
+
+async def test_a_watcher_kept_waiting_past_the_wait_tries_again_and_reports_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy lock is not a problem of the file the watcher meant to take in (it was reported
+    as one, shown by status, and the edit dropped): the watcher tries again later."""
+    monkeypatch.setattr(store_module, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr(store_module, "DEFER_LIMIT", 0.0)  # wait for the lock at once
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    try:
+        await files.upsert(make(1, body="original wording"))
+        path = Layout(root).episode_path("project_a", "ep-0001")
+        document = json.loads(path.read_text())
+        document["body"] = "edited by hand while a writer held the lock"
+        with held_elsewhere(Layout(root).lock):
+            path.write_text(json.dumps(document, indent=2))
+            await asyncio.sleep(1.0)  # the watcher's waits run out meanwhile
+        found = await eventually(lambda: files.get("ep-0001"), lambda e: e is not None
+                                 and e.body.startswith("edited"), patience=60.0)
+        assert files.problems == []
+        assert found is not None and found.body == document["body"]
+    finally:
+        await files.aclose()

@@ -14,11 +14,14 @@ from typing import Any
 import kuzu
 
 from backends.entities import LABELS, MAX_DEPTH, MAX_ENTITIES, MAX_NAME_CHARS
-from backends.graph.database import DB_FILE, GraphDatabase
+from backends.graph import engines
+from backends.graph.database import GraphDatabase
 from backends.graph.embedder import HashingEmbedder
 from backends.graph.rows import CREATE_EPISODE, CREATE_MENTION, PUT_META, encode
 from backends.model import Episode
 from backends.ranking import search_text
+
+DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
 _NAMESPACE = uuid.UUID("b7a4f1d2-3c59-4e8a-9d0b-6e2f5a1c7d43")
 _MERGE_ENTITY = (

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import kuzu
 
-from backends.graph import GraphBackend
-from backends.graph.database import DB_FILE
+from backends.graph import GraphBackend, engines
 from bench.coding import GROUP, Question, project
 from memory.context import Task, build_context
+
+DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
 DATA = project()
 TASKS = [Task(id="T-1", description=f"Make {q.text.split()[-1].rstrip('?')} faster")

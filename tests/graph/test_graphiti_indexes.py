@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backends.graph import GraphBackend
+import pytest
+
+from backends.graph import GraphBackend, engines
 from backends.graph.database import FRESH, GRAPHITI_INDEXES, STALE
 from backends.model import Episode
 from bench.coding import project
@@ -16,6 +18,11 @@ from bench.file_layer import synthetic
 from memory import open_memory
 from memory.store.layers import Layered
 from tests.graph.old_graph import reading
+
+pytestmark = pytest.mark.skipif(
+    not engines.FULL_TEXT[engines.default],
+    reason=f"graphiti's full-text indexes need a full-text extension, which {engines.default} "
+    "does not bundle")
 
 PLAIN = synthetic(12_000 - len(project().memories))
 STRUCTURED = project().memories

@@ -10,13 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from falkor_server import fresh_graph
 
-from backends.graph import GraphBackend, HashingEmbedder
-from backends.graph.database import DB_FILE
+from backends.errors import BackendUnavailable
+from backends.graph import GraphBackend, HashingEmbedder, engines
+from backends.graph.address import ServerAddress
+from backends.graph.falkor import FalkorBackend
 from backends.model import Episode
 from memory import Adr, record_adr, supersede_adr
 
 PROJECT = "shop"
+DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
 
 def outcome(task: str, success: bool, files: list[str], feature: str) -> Episode:
@@ -26,10 +30,19 @@ def outcome(task: str, success: bool, files: list[str], feature: str) -> Episode
               "metadata": {"feature_id": feature, "files_modified": files}}, key=task)
 
 
+@pytest.fixture(params=["embedded", "falkordb"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | ServerAddress:
+    """The graph under test: embedded (the run's engine) or on the run's FalkorDB server, in
+    the graph named after the group, where graphiti's FalkorDB model looks for a group
+    (``Graphiti.search`` routes each group to the graph of that name)."""
+    return tmp_path / "graph" if request.param == "embedded" else fresh_graph(PROJECT)
+
+
 @pytest.fixture
-async def written(tmp_path: Path) -> Path:
-    folder = tmp_path / "graph"
-    graph = await GraphBackend.open(folder)
+async def written(where: Path | ServerAddress) -> Path | ServerAddress:
+    graph: GraphBackend | FalkorBackend = (
+        await GraphBackend.open(where) if isinstance(where, Path)
+        else await FalkorBackend.open(where))
     await record_adr(graph, PROJECT, Adr(adr_id="ADR-001", title="Sessions in cookies",
                                          decision="Keep `SessionStore` in signed cookies"))
     await supersede_adr(graph, PROJECT, "ADR-001", Adr(
@@ -39,13 +52,30 @@ async def written(tmp_path: Path) -> Path:
         Episode.create(group_id=PROJECT, kind="gotcha", name="cookie size",
                        body="`SessionStore` cookies break past 4 KB in src/auth/session.py"),
     ])
-    await graph.build_graphiti_indexes()
+    if full_text(where):
+        await graph.build_graphiti_indexes()
     await graph.aclose()
-    return folder
+    return where
+
+
+def full_text(where: Path | ServerAddress) -> bool:
+    """Whether graphiti's full-text search can run on this graph (a capability of the engine)."""
+    return isinstance(where, ServerAddress) or engines.FULL_TEXT[engines.default]
 
 
 @pytest.fixture
-async def driver(written: Path) -> AsyncIterator[Any]:
+async def driver(written: Path | ServerAddress) -> AsyncIterator[Any]:
+    """graphiti's own driver on what dualmem wrote: its Kùzu driver (on LadybugDB through the
+    bridge in backends/graph/engines.py) or its FalkorDB driver."""
+    if isinstance(written, ServerAddress):
+        from falkordb.asyncio import FalkorDB
+        from graphiti_core.driver.falkordb_driver import FalkorDriver
+
+        server = FalkorDriver(falkor_db=FalkorDB(unix_socket_path=written.socket),
+                              database=written.graph)
+        yield server
+        await server.close()
+        return
     from graphiti_core.driver.kuzu_driver import KuzuDriver
 
     opened = KuzuDriver(db=str(written / DB_FILE))
@@ -100,7 +130,10 @@ async def test_retrieve_episodes_marks_the_superseded_decision(driver: Any) -> N
     assert new_facts and all(f.invalid_at is None for f in new_facts)
 
 
-async def test_graphiti_search_finds_our_facts(driver: Any) -> None:
+async def test_graphiti_search_finds_our_facts(driver: Any, where: Path | ServerAddress) -> None:
+    if not full_text(where):
+        pytest.skip(f"graphiti's Graphiti.search needs a full-text extension, which "
+                    f"{engines.default} does not bundle")
     from graphiti_core.graphiti import Graphiti
     from graphiti_core.search.search_config_recipes import NODE_HYBRID_SEARCH_RRF
     from graphiti_core.search.search_filters import SearchFilters
@@ -118,3 +151,15 @@ async def test_graphiti_search_finds_our_facts(driver: Any) -> None:
     nodes = await graphiti.search_("session", config=NODE_HYBRID_SEARCH_RRF,
                                    group_ids=[PROJECT])
     assert "src/auth/session.py" in {node.name for node in nodes.nodes}
+
+
+async def test_an_engine_without_full_text_says_so(where: Path | ServerAddress) -> None:
+    if full_text(where):
+        pytest.skip("this engine has a full-text extension")
+    assert isinstance(where, Path)
+    graph = await GraphBackend.open(where)
+    try:
+        with pytest.raises(BackendUnavailable, match="no full-text extension"):
+            await graph.build_graphiti_indexes()
+    finally:
+        await graph.aclose()

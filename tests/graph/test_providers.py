@@ -69,9 +69,9 @@ async def test_vectors_come_from_the_configured_embedder(tmp_path: Path) -> None
     assert "SessionStore" in endpoint.inputs  # and graphiti's entity name embeddings
     # Another embedder is refused until the vectors are made again with it.
     with pytest.raises(BackendUnavailable, match="embedder mismatch"):
-        await GraphBackend.open(tmp_path / "home" / "graph")
-    assert await GraphBackend.reembed(tmp_path / "home" / "graph") == 1
-    with reading(tmp_path / "home" / "graph") as rows:
+        await GraphBackend.open(Config(home=tmp_path / "home").graph_dir)
+    assert await GraphBackend.reembed(Config(home=tmp_path / "home").graph_dir) == 1
+    with reading(Config(home=tmp_path / "home").graph_dir) as rows:
         sizes = rows("MATCH (n:Entity) RETURN DISTINCT size(n.name_embedding)")
     assert sizes == [[128]]  # the built-in's size: entity names re-embedded too
 

@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from backends.entities import Entity, entity_uuid, extract
-from backends.graph import GraphBackend
-from backends.graph.database import DB_FILE
+from backends.graph import GraphBackend, engines
 from backends.model import Episode
 from tests.graph.old_graph import reading
+
+DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
 
 def discovery(key: str, body: dict[str, Any], group_id: str = "proj") -> Episode:

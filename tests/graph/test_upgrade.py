@@ -13,6 +13,7 @@ from backends.graph.database import SCHEMA_VERSION
 from backends.model import Episode
 from bench.coding import GROUP, project
 from memory import open_memory
+from memory.store.config import Config
 from tests.graph.old_graph import snapshot, write_version_1
 
 DATA = project()
@@ -99,14 +100,14 @@ async def test_a_home_made_the_old_way_is_upgraded(tmp_path: Path) -> None:
     home = tmp_path / "home"
     async with open_memory(home, "auto") as store:
         await store.upsert_many(DATA.memories)
-    journal = {key: value for key, value in snapshot(home / "graph")["meta"]
+    journal = {key: value for key, value in snapshot(Config(home=home).graph_dir)["meta"]
                if key.startswith("journal_")}
     # The same home as version 1 left it: its graph rewritten the old way, at the same position.
-    for path in (home / "graph").iterdir():
+    for path in (Config(home=home).graph_dir).iterdir():
         path.unlink()
-    await write_version_1(home / "graph", DATA.memories, journal)
+    await write_version_1(Config(home=home).graph_dir, DATA.memories, journal)
     component = next(q for q in DATA.questions if q.kind == "component")
     async with open_memory(home, "auto") as store:
         hits = await store.search(component.text, group_ids=[GROUP])
     assert component.relevant <= {hit.episode.id for hit in hits}
-    assert snapshot(home / "graph")["facts"]
+    assert snapshot(Config(home=home).graph_dir)["facts"]

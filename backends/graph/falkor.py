@@ -1,0 +1,589 @@
+"""``FalkorBackend``: the graph layer on a FalkorDB server, through graphiti's ``FalkorDriver``.
+What is specific to FalkorDB is here: its queries and the change feed. What an episode's
+entities and facts are (``backends.entities``), the vectors, the in-memory links and the search
+(``shared.py``) are the graph layer's own, the same as on Kùzu.
+
+The data model is graphiti's FalkorDB model, so graphiti's own APIs read it: an episode is an
+``Episodic`` node under our id (times as ISO-8601 UTC text, as graphiti writes them there; our
+properties as in the Kùzu layer: ``kind``, ``invalid_at``, ``valid_at_set``, ``embedding_f16``),
+entities are ``Entity`` nodes labelled ``:Entity:File`` (...) with a ``name_embedding``, linked
+by ``MENTIONS``, and facts are ``RELATES_TO`` edges between entities (where Kùzu's schema needs
+a node in the middle) with ``fact``, ``fact_embedding``, ``episodes`` and validity times. A fact
+a rewritten episode no longer states is retired (``invalid_at``, ``expired_at``), not erased.
+
+Many processes write one graph at once, with no lock of ours: FalkorDB runs each query whole
+before the next write, and each episode is written by one query. Every write also stamps
+``(:DualmemChange {uuid, seq})`` from a counter it advances in the same query, so every process
+learns what the others changed (``_sync``, one indexed query before a search or a write) and
+keeps its search index and links current. ``get``, ``scan`` and ``count`` read the server.
+
+A graph emptied under us (the server restarted without its data, or the graph dropped) is
+noticed by that same query: the graph's instance, recorded at first use, is gone. The call
+that finds it raises ``GraphEmptied`` once (a journal is replayed into it by the dual store);
+the graph is then prepared again. Given a folder, the index is kept there between opens
+(``local_copy``), valid for one instance up to a change counter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backends.entities import Extraction, extract
+from backends.errors import (
+    BackendUnavailable,
+    DualmemError,
+    GraphEmptied,
+    ProviderFailed,
+    StoreCorrupt,
+    WriteFailed,
+)
+from backends.graph import server, shared
+from backends.graph.address import ServerAddress
+from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed, structure_vectors
+from backends.graph.index import Entry, EpisodeIndex
+from backends.graph.links import GraphLinks
+from backends.graph.local_copy import LocalCopy, Note
+from backends.graph.rows import decode, encode, filters
+from backends.model import (
+    DEFAULT_MAX_BODY_BYTES,
+    EPISODE_ID,
+    Episode,
+    Hit,
+    Receipt,
+    ensure_body_fits,
+    now,
+)
+from backends.protocol import Position
+from backends.ranking import search_text
+
+log = logging.getLogger(__name__)
+LAYER = shared.LAYER
+FETCH_CHUNK = 256
+WRITE_BATCH = 50
+"""episodes a write query carries: one query per episode made filling 10k take ~10 times
+Kùzu's time; the query's text (parameters included) grows with it"""
+_LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
+_OURS = "e.kind IS NOT NULL"
+_COLUMNS = (
+    "e.uuid AS uuid, e.group_id AS group_id, e.kind AS kind, e.name AS name, "
+    "e.content AS content, e.source_description AS source, e.created_at AS created_at, "
+    "e.valid_at AS valid_at, e.valid_at_set AS valid_at_set, e.invalid_at AS invalid_at"
+)
+_INDEXES = (
+    "CREATE INDEX FOR (m:DualmemMeta) ON (m.key)",
+    "CREATE INDEX FOR (c:DualmemChange) ON (c.uuid, c.seq)",
+    "CREATE INDEX FOR (e:Episodic) ON (e.kind)",
+)
+_COUNTER = "MERGE (m:DualmemMeta {key: 'changes'}) ON CREATE SET m.seq = 0"
+_INSTANCE = ("MERGE (m:DualmemMeta {key: 'instance'}) ON CREATE SET m.value = $value"
+             " RETURN m.value AS value")
+# Always one row (the instance, None once emptied), then one per change.
+_CHANGES = ("OPTIONAL MATCH (i:DualmemMeta {key: 'instance'}) WITH i.value AS instance"
+            " OPTIONAL MATCH (c:DualmemChange) WHERE c.seq > $since"
+            " RETURN instance, c.uuid AS uuid, c.seq AS seq ORDER BY c.seq")
+# The change stamp every write ends with (one query: the counter and the stamp move together).
+_STAMP = (
+    " MATCH (m:DualmemMeta {{key: 'changes'}}) WITH m, m.seq + 1 AS next, {carry}"
+    " SET m.seq = next MERGE (c:DualmemChange {{uuid: $uuid}}) SET c.seq = next"
+)
+_MENTIONS = (
+    "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE {where}"
+    " RETURN e.uuid AS episode, n.uuid AS entity,"
+    " [l IN labels(n) WHERE l <> 'Entity'][0] AS label, n.name AS name"
+)
+_FACTS = (
+    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE {where}"
+    " RETURN r.uuid AS fact, a.uuid AS source, b.uuid AS target, r.episodes[0] AS episode,"
+    " r.valid_at AS valid_at, r.invalid_at AS invalid_at"
+)
+_DELETE = (
+    f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {_OURS}"
+    " WITH e, coalesce(e.entity_edges, []) AS facts"
+    " OPTIONAL MATCH (e)-[:MENTIONS]->(n:Entity)"
+    " WITH e, facts, collect(n.uuid) AS mentioned"
+    " OPTIONAL MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.uuid IN facts"
+    " WITH e, mentioned, collect(r) AS edges, collect(a.uuid) + collect(b.uuid) AS ends"
+    " FOREACH (r IN edges | DELETE r) DETACH DELETE e"
+    " WITH mentioned + ends AS dropped"
+    + _STAMP.format(carry="dropped") + " RETURN dropped"
+)
+# Entities nothing mentions or relates any more go with their last episode.
+_DELETE_ORPHANS = (
+    "MATCH (n:Entity) WHERE n.uuid IN $uuids"
+    " AND NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-() DELETE n"
+)
+_PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
+_PUT_POSITION = ("MATCH (i:DualmemMeta {key: 'instance'}) WHERE i.value = $instance"
+                 " MERGE (m:DualmemMeta {key: $key}) SET m.value = $value RETURN i.value")
+
+
+class FalkorBackend:
+    """The graph layer on a FalkorDB server. Open with ``await FalkorBackend.open(address)``."""
+
+    layer = LAYER
+    shared = True
+    """many processes (and homes) write this graph at once: it is not derived from one journal"""
+
+    def __init__(self, driver: Any, address: ServerAddress, embedder: AnyEmbedder,
+                 max_body_bytes: int, copy: LocalCopy | None) -> None:
+        self._driver: Any | None = driver
+        self.address = address
+        self._embedder = embedder
+        self._max_body_bytes = max_body_bytes
+        self._meta: dict[str, str] = {}
+        # Every process keeps its own, current with the change feed: kept in a folder
+        # (``copy``) or in memory.
+        self._copy = copy
+        self._index = copy.index if copy is not None else EpisodeIndex.open(
+            None, embedder.dimension, embedder.name)
+        self._token = ""
+        """the index's token (``EpisodeIndex.rebuilt``), recorded with a kept copy"""
+        self._links = GraphLinks()
+        self._instance: str | None = None
+        """the server graph's instance this process knows; another one means it was emptied"""
+        self._seen = 0
+        """the change counter up to which the index and links hold every process's writes"""
+        self._sync_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, address: ServerAddress, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                   embedder: AnyEmbedder | None = None,
+                   index_folder: Path | None = None) -> FalkorBackend:
+        """Connect to the graph at ``address`` (created on first use); its search index is
+        kept in ``index_folder`` between opens when given (else built in memory). Raises
+        ``ServerUnreachable`` when the server does not answer, ``BackendUnavailable`` when it
+        is no FalkorDB ("not a FalkorDB server") or stores vectors of another embedder
+        ("embedder mismatch")."""
+        embedder = embedder or HashingEmbedder()
+        driver = await server.connect(address)
+        copy = None if index_folder is None else LocalCopy.take(
+            index_folder, embedder.dimension, embedder.name)
+        store = cls(driver, address, embedder, max_body_bytes, copy)
+        try:
+            await store._prepare()
+            await store._load()
+        except BaseException:
+            await store.aclose()
+            raise
+        return store
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    async def upsert(self, episode: Episode) -> Receipt:
+        return (await self.upsert_many([episode]))[0]
+
+    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
+        """``upsert`` of each in order (the last of one id wins), ``WRITE_BATCH`` episodes a
+        query: if it raises, a part may be stored. An episode the graph holds already,
+        unchanged, is not written again (many processes catching up one journal write each
+        memory once)."""
+        for episode in episodes:
+            ensure_body_fits(episode, self._max_body_bytes)
+        await self._sync()
+        latest = [episode for episode in {e.id: e for e in episodes}.values()
+                  if self._index.episode(episode.id) != episode]
+        structures = [extract(episode) for episode in latest]
+        try:
+            vectors = await embed(self._embedder, [search_text(episode) for episode in latest])
+            named = await structure_vectors(self._embedder, structures)
+        except ProviderFailed as exc:  # nothing is written: the caller may try again
+            raise WriteFailed(f"graph layer: {exc}") from exc
+        for start in range(0, len(latest), WRITE_BATCH):
+            chunk = slice(start, start + WRITE_BATCH)
+            written = list(zip(latest[chunk], vectors[chunk], structures[chunk], named[chunk],
+                               strict=True))
+            at = now()
+            query, params = _write([(episode, encode(vector), structure, names)
+                                    for episode, vector, structure, names in written], at)
+            found = {row["uuid"]: row for row in await self._run(query, writing=True, **params)}
+            dropped = sorted({key for row in found.values() for key in row["dropped"]})
+            if dropped:
+                await self._run(_DELETE_ORPHANS, writing=True, uuids=dropped)
+            self._remember((episode, vector) for episode, vector, _, _ in written)
+            for episode, _, structure, _ in written:
+                retired = found[episode.id]["retired"] if episode.id in found else []
+                self._links.put(episode, structure, retired, at)
+        location = str(self.address)
+        return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
+                                        pending=False) for episode in episodes]
+
+    async def get(self, episode_id: str) -> Episode | None:
+        if not EPISODE_ID.fullmatch(episode_id):
+            return None
+        return (await self._fetch([episode_id])).get(episode_id)
+
+    async def delete(self, episode_id: str) -> bool:
+        """The episode, its facts (history included) and the entities nothing else holds."""
+        if not EPISODE_ID.fullmatch(episode_id):
+            return False
+        found = await self._run(_DELETE, writing=True, uuid=episode_id)
+        self._forget(episode_id)
+        if not found:
+            return False
+        if found[0]["dropped"]:
+            await self._run(_DELETE_ORPHANS, writing=True,
+                            uuids=sorted(set(found[0]["dropped"])))
+        return True
+
+    async def search(
+        self,
+        query: str,
+        *,
+        group_ids: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int = 10,
+        as_of: datetime | None = None,
+    ) -> list[Hit]:
+        """The protocol's search (``shared.search``), every process's writes included."""
+        self._open_driver()
+        if limit <= 0 or not query.strip():
+            return []
+        await self._sync()
+        return await shared.search(self._index, self._links, self._embedder, query,
+                                   group_ids=group_ids, kinds=kinds, limit=limit, as_of=as_of)
+
+    async def scan(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        where, params = filters(group_ids, kinds)
+        if where is None:
+            return
+        found = await self._run(
+            f"MATCH (e:Episodic) WHERE {where} RETURN e.uuid AS uuid, e.created_at AS at",
+            **params)
+        keys = [row["uuid"] for row in sorted(found, key=lambda r: (_time(r["at"]), r["uuid"]))]
+        for start in range(0, len(keys), FETCH_CHUNK):
+            chunk = keys[start : start + FETCH_CHUNK]
+            episodes = await self._fetch(chunk)
+            for key in chunk:
+                if key in episodes:  # deleted since the scan began
+                    yield episodes[key]
+
+    async def count(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> int:
+        where, params = filters(group_ids, kinds)
+        if where is None:
+            return 0
+        found = await self._run(f"MATCH (e:Episodic) WHERE {where} RETURN count(e) AS n",
+                                **params)
+        return int(found[0]["n"])
+
+    async def applied(self, epoch: str | None = None) -> Position | None:
+        """The position of journal ``epoch`` this graph was last brought up to: many journals
+        (homes) feed one server, each with its own position."""
+        if epoch is None:
+            return None
+        found = await self._run("MATCH (m:DualmemMeta {key: $key}) RETURN m.value AS seq",
+                                key=f"journal:{epoch}")
+        return Position(epoch, int(found[0]["seq"])) if found else None
+
+    async def record_applied(self, position: Position) -> None:
+        """Recorded only in the instance this process knows: a position recorded in a graph
+        emptied meanwhile would spare its journal the replay it needs."""
+        found = await self._run(_PUT_POSITION, writing=True, instance=self._instance,
+                                key=f"journal:{position.epoch}", value=str(position.seq))
+        if not found:
+            await self._sync()  # raises GraphEmptied
+            raise WriteFailed("graph layer: the graph changed while its position was recorded")
+
+    async def build_graphiti_indexes(self) -> None:
+        """Make sure graphiti's own indexes exist, for a graphiti user's ``Graphiti.search``
+        over this graph (ours needs none); FalkorDB keeps them current as we write."""
+        await self._open_driver().build_indices_and_constraints()
+
+    async def refresh_graphiti_indexes(self) -> None:
+        """Nothing to rebuild: FalkorDB's full-text indexes follow every write (Kùzu's do not,
+        which is why the embedded layer rebuilds them). Checks they still exist."""
+        await self.build_graphiti_indexes()
+
+    async def aclose(self) -> None:
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            if self._copy is None:
+                self._index.close()
+            else:
+                self._copy.close(None if self._instance is None else Note(
+                    self._instance, self._seen, self._token, len(self._index)))
+            await driver.close()
+
+    # -- keeping the index current --------------------------------------------------------------
+
+    async def _prepare(self) -> None:
+        """The graph's indexes, change counter and instance (made on first use), its meta."""
+        for query in _INDEXES:
+            await self._run(query)
+        await self._run(_COUNTER)
+        self._instance = (await self._run(_INSTANCE, value=uuid.uuid4().hex))[0]["value"]
+        self._meta = {row["key"]: row["value"] for row in await self._run(
+            "MATCH (m:DualmemMeta) WHERE m.value IS NOT NULL "
+            "RETURN m.key AS key, m.value AS value")}
+        await self._check_embedder()
+
+    async def _sync(self) -> None:
+        """Take in what every process changed since ``_seen``: the episodes, their links.
+        ``GraphEmptied`` when the graph lost what it held (it is prepared again, empty)."""
+        async with self._sync_lock:
+            rows = await self._run(_CHANGES, since=self._seen)
+            if rows[0]["instance"] != self._instance:
+                await self._renew()
+                raise GraphEmptied(str(self.address), "its instance is gone (the server "
+                                   "restarted without its data, or the graph was dropped)")
+            changes = [row for row in rows if row["uuid"] is not None]
+            if not changes:
+                return
+            keys = list(dict.fromkeys(row["uuid"] for row in changes))
+            found = await self._fetch(keys)
+            for key in keys:
+                self._forget(key)
+            fresh = [found[key] for key in keys if key in found]
+            vectors = await self._embed_stored(fresh)
+            self._remember(zip(fresh, vectors, strict=True))
+            await self._load_links({key: episode.group_id for key, episode in found.items()})
+            self._seen = max(self._seen, *(int(row["seq"]) for row in changes))
+
+    async def _renew(self) -> None:
+        """Start again on a graph that was emptied: prepared anew, nothing indexed."""
+        await self._prepare()
+        await self.build_graphiti_indexes()
+        self._token = self._index.rebuilt([])
+        self._links = GraphLinks()
+        self._seen = 0
+
+    async def _load(self) -> None:
+        """The index and links: a kept copy brought up to date, or built from every row."""
+        counter = int((await self._run(
+            "MATCH (m:DualmemMeta {key: 'changes'}) RETURN m.seq AS seq"))[0]["seq"])
+        # read first: what changes while loading is seen
+        note = None if self._copy is None or self._instance is None else self._copy.usable(
+            self._instance, counter)
+        if note is not None:
+            self._token, self._seen = note.token, note.seen
+            groups = {}
+            for key, group, kind in self._index.places():
+                self._links.add_place(key, group, kind)
+                groups[key] = group
+            await self._load_links(groups, every=True)
+            await self._sync()
+            return
+        self._seen = counter
+        found = await self._run(
+            f"MATCH (e:Episodic) WHERE {_OURS} RETURN {_COLUMNS}, e.embedding_f16 AS vector")
+        episodes = [_episode(row) for row in found]
+        stored = [decode(row["vector"], self._embedder.dimension) for row in found]
+        missing = iter(await self._embed_stored(
+            [e for e, v in zip(episodes, stored, strict=True) if v is None]))
+        vectors = [next(missing) if vector is None else vector for vector in stored]
+        for episode in episodes:
+            self._links.add_place(episode.id, episode.group_id, episode.kind)
+        self._token = self._index.rebuilt([Entry(episode, search_text(episode), vector)
+                                           for episode, vector in zip(episodes, vectors,
+                                                                      strict=True)])
+        await self._load_links({episode.id: episode.group_id for episode in episodes},
+                               every=True)
+
+    async def _load_links(self, groups: dict[str, str], *, every: bool = False) -> None:
+        """The mentions and facts of the episodes of ``groups`` (id -> group); ``every``: they
+        are all the graph's episodes (no filter needed)."""
+        if not groups:
+            return
+        params: dict[str, Any] = {} if every else {"keys": list(groups)}
+        mentions = await self._run(_MENTIONS.format(
+            where=f"{_OURS}" + ("" if every else " AND e.uuid IN $keys")), **params)
+        facts = await self._run(_FACTS.format(
+            where="true" if every else "r.episodes[0] IN $keys"), **params)
+        shared.add_links(
+            self._links, groups,
+            [(r["episode"], r["entity"], r["label"], r["name"]) for r in mentions],
+            [(r["fact"], r["source"], r["target"], r["episode"], _time(r["valid_at"]),
+              _time(r["invalid_at"]) if r["invalid_at"] else None) for r in facts])
+
+    async def _embed_stored(self, episodes: Sequence[Episode]) -> list[Vectors]:
+        """Vectors for episodes read from the server (a remote embedder that is down leaves
+        them to the words: zero vectors)."""
+        if not episodes:
+            return []
+        try:
+            return list(await embed(self._embedder, [search_text(e) for e in episodes]))
+        except ProviderFailed as exc:
+            log.warning("indexing without vectors: %s", exc)
+            return [np.zeros(self._embedder.dimension, dtype=np.float32) for _ in episodes]
+
+    async def _check_embedder(self) -> None:
+        want = {"embedder": self._embedder.name, "dimension": str(self._embedder.dimension)}
+        have = {key: self._meta[key] for key in want if key in self._meta}
+        if have and have != want:
+            raise BackendUnavailable(
+                LAYER, "embedder mismatch",
+                f"the server's graph holds {have.get('embedder')}/{have.get('dimension')} "
+                f"vectors, this process embeds with {want['embedder']}/{want['dimension']}")
+        for key, value in want.items():
+            if key not in have:
+                await self._run(_PUT_META, writing=True, key=key, value=value)
+
+    def _remember(self, written: Iterable[tuple[Episode, Vectors]]) -> None:
+        entries = []
+        for episode, vector in written:
+            self._links.add_place(episode.id, episode.group_id, episode.kind)
+            entries.append(Entry(episode, search_text(episode), vector))
+        self._index.put(entries)
+
+    def _forget(self, key: str) -> None:
+        self._index.drop(key)
+        self._links.drop(key)
+
+    # -- the server -----------------------------------------------------------------------------
+
+    async def _fetch(self, keys: Sequence[str]) -> dict[str, Episode]:
+        if not keys:
+            return {}
+        found = await self._run(
+            f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {_OURS} RETURN {_COLUMNS}",
+            keys=list(keys))
+        try:
+            return {row["uuid"]: _episode(row) for row in found}
+        except (DualmemError, ValueError, TypeError, KeyError) as exc:
+            raise StoreCorrupt(str(self.address), f"a row is no valid episode: {exc}") from exc
+
+    async def _run(self, query: str, *, writing: bool = False,
+                   **params: Any) -> list[dict[str, Any]]:
+        driver = self._open_driver()
+        try:
+            result = await driver.execute_query(query, **params)
+        except Exception as exc:
+            error = server.translate(self.address, exc)
+            if writing:
+                raise WriteFailed(f"graph layer: {error}") from exc
+            raise error from exc
+        # None: the driver's answer to an index that exists already (nothing to return).
+        return [] if result is None else list(result[0])
+
+    def _open_driver(self) -> Any:
+        if self._driver is None:
+            raise BackendUnavailable(LAYER, "closed")
+        return self._driver
+
+
+def _write(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, list[float]]]],
+           at: datetime) -> tuple[str, dict[str, Any]]:
+    """One query replacing each of ``episodes`` (episode, vector, structure, name vectors)
+    whole: its properties, its mentions, its facts (those it no longer states retired at
+    ``at`` and kept), entities created as needed, and one change stamp for them all (a reader
+    sees the whole query or none of it). Returns a row per episode: ``uuid``, ``retired``
+    (the kept facts) and ``dropped`` (entities it no longer names)."""
+    batch = []
+    labels: set[str] = set()
+    for episode, vector, structure, name_vectors in episodes:
+        by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for entity in structure.entities:
+            if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
+                raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain "
+                                  "word")
+            by_label[entity.label].append({
+                "uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
+                "embedding": name_vectors.get(entity.uuid),
+                "mention": f"{episode.id}:{entity.uuid}",
+            })
+        labels.update(by_label)
+        facts = [{
+            "uuid": fact.uuid, "source": fact.source, "target": fact.target, "name": fact.name,
+            "fact": fact.fact, "embedding": name_vectors.get(fact.uuid),
+            "valid_at": _text(fact.valid_at),
+            "invalid_at": _text(fact.invalid_at) if fact.invalid_at else None,
+        } for fact in structure.facts]
+        batch.append({"uuid": episode.id, "props": _props(episode, vector),
+                      "entities": dict(by_label), "facts": facts,
+                      "fact_ids": [fact["uuid"] for fact in facts]})
+    mentions = " ".join(
+        f"FOREACH (x IN coalesce(w.entities.{label}, []) |"
+        " MERGE (n:Entity {uuid: x.uuid})"
+        f" ON CREATE SET n:{label}, n.name = x.name, n.group_id = w.props.group_id,"
+        " n.created_at = w.props.created_at, n.summary = x.summary, n.attributes = '{}',"
+        " n.name_embedding = vecf32(x.embedding)"
+        " SET n.summary = CASE WHEN x.summary = '' THEN n.summary ELSE x.summary END"
+        " MERGE (e)-[r:MENTIONS {uuid: x.mention}]->(n)"
+        " SET r.group_id = w.props.group_id, r.created_at = w.props.created_at)"
+        for label in sorted(labels)
+    )
+    # Rows are carried by their place in $batch (an integer groups the aggregations).
+    query = (
+        "UNWIND range(0, size($batch) - 1) AS i WITH i, $batch[i] AS w"
+        " MERGE (e:Episodic {uuid: w.uuid})"
+        " WITH i, w, e, [f IN coalesce(e.entity_edges, []) WHERE NOT f IN w.fact_ids] AS kept"
+        " SET e = w.props SET e.entity_edges = w.fact_ids + kept"
+        " WITH i, e, kept OPTIONAL MATCH ()-[old:RELATES_TO]->() WHERE old.uuid IN kept"
+        " WITH i, e, kept, collect(old) AS retiring"
+        " FOREACH (r IN retiring | SET r.invalid_at = coalesce(r.invalid_at, $at),"
+        " r.expired_at = coalesce(r.expired_at, $at))"
+        " WITH i, e, kept OPTIONAL MATCH (e)-[m:MENTIONS]->(n:Entity)"
+        " WITH i, e, kept, collect(m) AS olds, collect(n.uuid) AS dropped"
+        " WITH i, $batch[i] AS w, e, kept, olds, dropped"
+        f" FOREACH (m IN olds | DELETE m) {mentions}"
+        " FOREACH (f IN w.facts |"
+        " MERGE (a:Entity {uuid: f.source}) MERGE (b:Entity {uuid: f.target})"
+        " MERGE (a)-[r:RELATES_TO {uuid: f.uuid}]->(b)"
+        " ON CREATE SET r.group_id = w.props.group_id, r.created_at = w.props.created_at,"
+        " r.name = f.name, r.fact_embedding = vecf32(f.embedding), r.episodes = [w.uuid],"
+        " r.attributes = '{}'"
+        " SET r.fact = f.fact, r.valid_at = f.valid_at, r.invalid_at = f.invalid_at,"
+        " r.expired_at = NULL, r.reference_time = f.valid_at)"
+        " WITH collect({uuid: w.uuid, retired: kept, dropped: dropped}) AS written"
+        " MATCH (m:DualmemMeta {key: 'changes'}) WITH written, m, m.seq + 1 AS next"
+        " SET m.seq = next"
+        " FOREACH (x IN written | MERGE (c:DualmemChange {uuid: x.uuid}) SET c.seq = next)"
+        " WITH written UNWIND written AS x"
+        " RETURN x.uuid AS uuid, x.retired AS retired, x.dropped AS dropped"
+    )
+    return query, {"batch": batch, "at": _text(at)}
+
+
+def _props(episode: Episode, vector: str) -> dict[str, Any]:
+    """The node's properties, graphiti's (FalkorDB's times are ISO text) and ours."""
+    return {
+        "uuid": episode.id,
+        "name": episode.name,
+        "group_id": episode.group_id,
+        "created_at": _text(episode.created_at),
+        # graphiti's EpisodeType; our own source goes to source_description.
+        "source": "json" if episode.data is not None else "text",
+        "source_description": episode.source,
+        "content": episode.body,
+        "valid_at": _text(episode.valid_at or episode.created_at),
+        "entity_edges": [],
+        "kind": episode.kind,
+        "invalid_at": _text(episode.invalid_at) if episode.invalid_at else None,
+        "valid_at_set": episode.valid_at is not None,
+        "embedding_f16": vector,
+    }
+
+
+def _episode(row: dict[str, Any]) -> Episode:
+    return Episode(
+        id=row["uuid"],
+        group_id=row["group_id"],
+        kind=row["kind"],
+        name=row["name"],
+        body=row["content"],
+        source=row["source"],
+        created_at=_time(row["created_at"]),
+        valid_at=_time(row["valid_at"]) if row["valid_at_set"] else None,
+        invalid_at=_time(row["invalid_at"]) if row["invalid_at"] is not None else None,
+    )
+
+
+def _text(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat()
+
+
+def _time(value: str) -> datetime:
+    return datetime.fromisoformat(value).astimezone(UTC)

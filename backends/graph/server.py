@@ -1,0 +1,72 @@
+"""A connection to a FalkorDB server through graphiti's ``FalkorDriver`` (graphiti-core's
+``falkordb`` extra), with the server's failures translated into ours: ``ServerUnreachable``
+when it does not answer, ``BackendUnavailable`` when it answers but is no FalkorDB. Importing
+this module imports neither graphiti nor falkordb; ``connect`` does."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from backends.errors import BackendUnavailable, ServerUnreachable
+from backends.graph.address import ServerAddress
+from backends.graph.graphiti_import import import_graphiti
+
+LAYER = "graph"
+INSTALL_HINT = "pip install 'graphiti-core[falkordb]==0.31.1'"
+CONNECT_TIMEOUT = 5.0
+"""seconds to reach the server: an address that does not answer fails, it does not hang"""
+
+
+async def connect(address: ServerAddress) -> Any:
+    """graphiti's ``FalkorDriver`` on ``address``'s graph, the server known to answer and to
+    speak FalkorDB; its indexes (graphiti's range and full-text ones) are built before it is
+    returned. The caller closes it with ``await driver.close()``."""
+    falkordb, driver_class = _import()
+    try:
+        # The client asks the server whether it is a cluster, synchronously, in its constructor.
+        client = await asyncio.to_thread(
+            falkordb.FalkorDB, host=address.host or "localhost", port=address.port or 6379,
+            unix_socket_path=address.socket, username=address.username,
+            password=address.password, socket_connect_timeout=CONNECT_TIMEOUT,
+        )
+    except Exception as exc:
+        raise translate(address, exc) from exc
+    try:
+        await client.connection.execute_command("GRAPH.LIST")
+    except Exception as exc:
+        await client.connection.aclose()
+        if "unknown command" in str(exc).lower():
+            raise BackendUnavailable(LAYER, "not a FalkorDB server",
+                                     f"{address}: the graph module is not loaded") from exc
+        raise translate(address, exc) from exc
+    driver = driver_class(falkor_db=client, database=address.graph)
+    try:
+        # graphiti's own indexes, so its search works on what we write (its constructor also
+        # schedules this; an index that exists already is skipped).
+        await driver.build_indices_and_constraints()
+    except Exception as exc:
+        await driver.close()
+        raise translate(address, exc) from exc
+    return driver
+
+
+def translate(address: ServerAddress, exc: BaseException) -> BackendUnavailable:
+    """Our error for a failure of the server or of the connection to it."""
+    import redis.exceptions
+
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
+                  | OSError):
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return ServerUnreachable(str(address), detail)
+    if isinstance(exc, redis.exceptions.AuthenticationError | redis.exceptions.ResponseError) \
+            and ("auth" in str(exc).lower() or "password" in str(exc).lower()):
+        return ServerUnreachable(str(address), f"refused: {exc}")
+    return BackendUnavailable(LAYER, "server error", f"{address}: {exc}")
+
+
+def _import() -> tuple[Any, Any]:
+    driver = import_graphiti("graphiti_core.driver.falkordb_driver", INSTALL_HINT)
+    import falkordb.asyncio  # graphiti's driver imported it: it is there
+
+    return falkordb.asyncio, driver.FalkorDriver

@@ -1,0 +1,90 @@
+"""The graph a configuration names: the home's embedded graph (Kùzu or LadybugDB), or a graph
+on a FalkorDB server. Every part of the store opens it through here."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
+from backends.protocol import MemoryBackend, Position
+from memory.store.config import Config
+from migrate import FILES_TO_GRAPH
+
+if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
+    from backends.graph.embedder import AnyEmbedder
+
+
+class Graph(MemoryBackend, Protocol):
+    """The graph layer as the dual store and the migrator use it, embedded or on a server."""
+
+    @property
+    def shared(self) -> bool:
+        """True when many processes and homes write it at once (a server): it is then not
+        derived from one journal, and holds memories the journal does not."""
+
+    async def applied(self, epoch: str | None = None) -> Position | None:
+        """the position of journal ``epoch`` it was last brought up to, or None"""
+
+    async def record_applied(self, position: Position) -> None: ...
+
+    async def build_graphiti_indexes(self) -> None:
+        """build graphiti's own full-text indexes and keep them from then on"""
+
+    async def refresh_graphiti_indexes(self) -> None:
+        """rebuild graphiti's full-text indexes if a write has left them stale"""
+
+
+async def open_graph(config: Config, *, read_only: bool = False,
+                     embedder: AnyEmbedder | None = None, llm: Any = None) -> Graph:
+    """Open the configured graph; ``BackendUnavailable`` says why it cannot be (a server that
+    does not answer: ``ServerUnreachable``). A server's graph has no read-only mode: the server
+    decides what a client may do. ``llm`` (graphiti's ``LLMClient``) enriches an embedded
+    graph's free-text memories in the background; a server's graph is not enriched (yet)."""
+    if config.graph_url is not None:
+        from backends.graph.falkor import FalkorBackend
+
+        return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes,
+                                        embedder=embedder, index_folder=index_folder(config))
+    from backends.graph import GraphBackend
+
+    return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,
+                                   read_only=read_only, engine=config.graph_engine,
+                                   embedder=embedder, llm=llm)
+
+
+def index_folder(config: Config) -> Path | None:
+    """Where this home keeps its copy of a server graph's search index (one per graph,
+    named by its address, password masked), or None for an embedded graph."""
+    if config.graph_url is None:
+        return None
+    digest = hashlib.sha256(str(config.graph_url).encode()).hexdigest()[:16]
+    return config.home / "server-index" / digest
+
+
+def stream(config: Config) -> str:
+    """The ledger's name for replaying the journal into this configuration's graph: each
+    target keeps its own record, so moving to another graph replays everything once."""
+    if config.graph_url is not None:
+        return f"files->{config.graph_url}"
+    if config.graph_engine == DEFAULT_ENGINE:
+        return FILES_TO_GRAPH
+    return f"files->{config.graph_engine}"
+
+
+def retarget(config: Config, target: str) -> Config:
+    """``config`` with its graph at ``target``: an embedded engine's name (``kuzu``,
+    ``ladybug``: the home's folder for it) or a server URL. ``InvalidGraphAddress`` for
+    anything else."""
+    if target in ENGINES:
+        return replace(config, graph_engine=check_engine(target), graph_url=None)
+    return replace(config, graph_url=parse_server_url(target))
+
+
+def describe(config: Config) -> str:
+    """Where the graph is, for status and messages (a server's password masked)."""
+    if config.graph_url is not None:
+        return str(config.graph_url)
+    return f"{config.graph_engine}: {config.graph_dir}"
