@@ -1,6 +1,7 @@
 """What killed processes leave behind never stands in the way: temp files of writers that died
-before their rename are removed when the file layer opens (never those of a live writer), and
-a lock held by a process that died is free (the kernel releases flock and Kùzu's lock)."""
+before their rename are removed by the next process that writes or watches (never those of a
+live writer), and a lock held by a process that died is free (the kernel releases flock and
+Kùzu's lock)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,33 @@ async def test_temp_files_of_dead_writers_go_at_open_and_a_live_writers_stay(
         assert (await reopened.get("ep-1")) == note(1)
     finally:
         await reopened.aclose()
+
+
+async def test_a_one_shot_read_leaves_them_to_the_next_writer(tmp_path: Path) -> None:
+    # Scanning every group folder is a hook's or a search's to skip; a write sweeps first.
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    await files.upsert(note(1))
+    await files.aclose()
+    # The first open after that write re-reads its group folder (its mtime moved); not the next.
+    settled = await FileBackend.open(root, watch=False)
+    await settled.aclose()
+    folder = Layout(root).episode_path("g", "ep-1").parent
+    before = folder.stat()
+    leftover = folder / temp_name("ep-2.json", dead_pid())
+    leftover.write_bytes(b"{}")
+    # As if planted long ago: a folder whose mtime moved is re-read under the lock, as a
+    # writer, which sweeps.
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    reader = await FileBackend.open(root, watch=False)
+    try:
+        assert [hit.episode.id for hit in await reader.search("note")] == ["ep-1"]
+        assert leftover.exists()
+        await reader.upsert(note(3))
+        assert not leftover.exists()
+    finally:
+        await reader.aclose()
 
 
 async def test_the_file_lock_of_a_killed_process_does_not_block(tmp_path: Path) -> None:
