@@ -87,9 +87,12 @@ def test_a_search_and_a_prompt_hook_run_without_asyncio(tmp_path: Path, backend:
     # (ssl, sockets, subprocesses, a thread pool) was a fifth of their start-up.
     home = str(tmp_path / ".dualmem")
     heavy_modules_after(f"""
+        import io
+        from contextlib import redirect_stdout
         from memory.cli import main
-        assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
-                     "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
+        with redirect_stdout(io.StringIO()):
+            assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
+                         "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
     """)
     prompt = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
               "prompt": "stale caches"}
