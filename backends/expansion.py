@@ -18,12 +18,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from backends.entities import Entity, entity_uuid, name_terms, text_entities
+from backends.model import Episode
 from backends.ranking import terms
 
 LINK_WEIGHT = 0.6
@@ -35,6 +36,7 @@ particular (a speaker in every line, the project's main module) and is not expan
 COMMON_MIN = 20
 MAX_LINKED = 200
 MIN_TERM_CHARS = 3
+SUPERSEDED_WEIGHT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,14 @@ def matchable(entity: Entity) -> frozenset[str] | None:
     if not any(len(term) >= MIN_TERM_CHARS and not term.isdigit() for term in found):
         return None
     return found
+
+
+def holds(valid_at: datetime, invalid_at: datetime | None, at: datetime | None) -> bool:
+    """Whether a fact valid over [``valid_at``, ``invalid_at``) holds at ``at`` (None: now,
+    i.e. it is not invalidated)."""
+    if at is None:
+        return invalid_at is None
+    return valid_at <= at and (invalid_at is None or at < invalid_at)
 
 
 def query_entities(query: str, groups: Collection[str] | None) -> tuple[frozenset[str], set[str]]:
@@ -143,3 +153,17 @@ def fuse(lexical: Iterable[tuple[str, float]], links: Mapping[str, float], limit
         scores[episode] = base + (1.0 - base) * LINK_WEIGHT * link
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     return [(key, min(1.0, value)) for key, value in ranked[:limit]]
+
+
+def valid_at(episode: Episode, at: datetime) -> bool:
+    starts = episode.valid_at or episode.created_at
+    return starts <= at and (episode.invalid_at is None or episode.invalid_at > at)
+
+
+def current_first(ranked: Sequence[tuple[Episode, float]], at: datetime
+                  ) -> list[tuple[Episode, float]]:
+    """What is no longer true at ``at`` ranks below what is: history, not current advice."""
+    if all(episode.invalid_at is None for episode, _ in ranked):
+        return list(ranked)
+    return sorted(((episode, score if valid_at(episode, at) else score * SUPERSEDED_WEIGHT)
+                   for episode, score in ranked), key=lambda pair: -pair[1])

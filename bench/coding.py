@@ -1,7 +1,9 @@
 """Coding-memory retrieval: a realistic project's memories (files and what they are for,
 gotchas, patterns, task outcomes, turn states, ADRs with supersession, session notes) and
 questions whose relevant memories share an entity with the question but few words, and
-questions about what is true now. Graph layer vs file layer vs plain BM25, same run.
+questions about what is true now. Same run: plain BM25, each layer alone, and ``auto`` as
+every process meets it: the process holding the graph, and another process at the same time
+(a second agent session, a CLI call, a hook), which answers from the journal.
 
     python -m bench.coding
 
@@ -22,14 +24,19 @@ Generated from a fixed seed: the same memories and questions on every run.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import orjson
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend, upsert_all
@@ -196,13 +203,19 @@ def _score(questions: Sequence[Question], rankings: Sequence[Sequence[str]],
 
 async def measure(backend: MemoryBackend, data: Project) -> Quality:
     await upsert_all(backend, data.memories)
+    return _score(data.questions, *await ask(backend, data.questions))
+
+
+async def ask(backend: MemoryBackend, questions: Sequence[Question]
+              ) -> tuple[list[list[str]], list[float]]:
+    """The ranking of each question's top ``TOP``, and how long each search took."""
     rankings, latencies = [], []
-    for question in data.questions:
+    for question in questions:
         started = time.perf_counter()
         hits = await backend.search(question.text, group_ids=[GROUP], limit=TOP)
         latencies.append(time.perf_counter() - started)
         rankings.append([hit.episode.id for hit in hits])
-    return _score(data.questions, rankings, latencies)
+    return rankings, latencies
 
 
 def bm25_quality(data: Project) -> Quality:
@@ -232,6 +245,7 @@ def table(results: dict[str, Quality], data: Project) -> str:
 async def run() -> str:
     from backends.graph import GraphBackend
     from fallback import FileBackend
+    from memory import open_memory
 
     data = project()
     results = {"plain BM25": bm25_quality(data)}
@@ -246,11 +260,40 @@ async def run() -> str:
             results["graph layer"] = await measure(graph, data)
         finally:
             await graph.aclose()
+        home = Path(scratch) / "home"
+        async with open_memory(home, "auto") as store:
+            if not getattr(store, "holds_graph", False):
+                raise RuntimeError("auto did not take the graph in an empty home")
+            results["auto, graph holder"] = await measure(store, data)
+            # Asked while this process still holds the graph, as a second session would.
+            results["auto, other process"] = await asyncio.to_thread(_other_process, home, data)
     return table(results, data)
 
 
+def _other_process(home: Path, data: Project) -> Quality:
+    env = dict(os.environ, GRAPHITI_TELEMETRY_ENABLED="false")
+    done = subprocess.run([sys.executable, "-m", "bench.coding", "--other-process", str(home)],
+                          capture_output=True, check=True, env=env,
+                          cwd=Path(__file__).resolve().parents[1])
+    answer = orjson.loads(done.stdout)
+    return _score(data.questions, answer["rankings"], answer["latencies"])
+
+
+async def _answer_as_other_process(home: Path) -> None:
+    from memory import open_memory
+
+    async with open_memory(home, "auto") as store:
+        if getattr(store, "holds_graph", True):
+            raise RuntimeError("the other process took the graph: it was meant to be held")
+        rankings, latencies = await ask(store, project().questions)
+    sys.stdout.buffer.write(orjson.dumps({"rankings": rankings, "latencies": latencies}))
+
+
 def main() -> None:
-    print(asyncio.run(run()))
+    if sys.argv[1:2] == ["--other-process"]:
+        asyncio.run(_answer_as_other_process(Path(sys.argv[2])))
+    else:
+        print(asyncio.run(run()))
 
 
 if __name__ == "__main__":

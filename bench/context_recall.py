@@ -8,7 +8,7 @@ for the labelled tasks of ``bench.context_tasks``.
 Each selection runs in processes of its own (``bench/context_worker.py``) on three layers: the
 file layer, the graph layer, and a non-holder: an ``auto`` process on a home whose graph this
 process holds, answering from the journal. The earlier selections of ``BASELINES`` (before
-issue 17, and the first round of it) are extracted from git and put first on the worker's
+issue 17, and its second round) are extracted from git and put first on the worker's
 ``PYTHONPATH``, measured in the same run; "ours" is the working tree (``--ours``: it alone).
 The tasks the values were chosen on and the held-out tasks are reported apart.
 
@@ -48,8 +48,8 @@ from migrate.ledger import Ledger
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "auto-claude"
 BASELINES = {
-    "today": "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406",  # before issue 17
-    "round 1": "5c54b3314df6a78809b2c22dcfabba9ebd98d4e7",  # its first round, with entities
+    "before 17": "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406",  # before issue 17
+    "main": "eb5c0c2aa2d0210f73dd95617b580274072d4d37",  # its second round
 }
 ALL_TASKS = (*TASKS, *HELD_OUT)
 LAYERS = ("file", "graph", "non-holder")

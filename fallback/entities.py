@@ -1,9 +1,11 @@
-"""The entities each journal memory names (``backends.entities``), kept in the journal's SQLite
-index beside its text index, so that every process (not only the one holding the graph) can
-reach the memories a query's files, modules and components are named in.
+"""The entities each journal memory names and the facts it states (``backends.entities``), kept
+in the journal's SQLite index beside its text index, so that every process (not only the one
+holding the graph) expands a query as the graph does: to the memories that name its files,
+modules and components, and one fact further.
 
-Only what follows from one memory alone is kept here: its entities and mentions. Facts with
-time (supersession, the history of rewrites, one hop further) are the graph's.
+Only what follows from each memory as it now stands is kept: its entities, mentions and facts
+with their validity. The history of a rewritten memory's facts (invalidated, not erased) is the
+graph's alone, as the journal keeps only the latest version of a memory.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 
 from backends.entities import extract
-from backends.expansion import matchable
+from backends.expansion import holds, matchable
 from backends.model import Episode
 
 SCHEMA = """
@@ -24,25 +26,26 @@ CREATE TABLE IF NOT EXISTS ent_terms (term TEXT NOT NULL, uuid TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS ent_mentions (uuid TEXT NOT NULL, episode TEXT NOT NULL,
     grp TEXT NOT NULL, kind TEXT NOT NULL, PRIMARY KEY (uuid, episode)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ent_mentions_episode ON ent_mentions (episode);
+CREATE TABLE IF NOT EXISTS ent_facts (entity TEXT NOT NULL, fact TEXT NOT NULL,
+    other TEXT NOT NULL, episode TEXT NOT NULL, valid_at TEXT NOT NULL, invalid_at TEXT,
+    PRIMARY KEY (entity, fact)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ent_facts_episode ON ent_facts (episode);
 """
+# ent_facts holds each fact twice, once from each end, so a hop is one indexed read.
 
 
-def ensure(db: sqlite3.Connection, episodes: Iterable[Episode]) -> None:
-    """Create the tables when missing (an index made before them), filled from ``episodes``,
-    inside the caller's transaction."""
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'ent_mentions'").fetchone()
+def create(db: sqlite3.Connection) -> None:
     for statement in SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
-    if found is None:
-        put(db, list(episodes))
 
 
 def put(db: sqlite3.Connection, episodes: Collection[Episode]) -> None:
     """Record what each episode names, replacing what it named before."""
     drop(db, [episode.id for episode in episodes])
     for episode in episodes:
-        for entity in extract(episode).entities:
+        found = extract(episode)
+        for entity in found.entities:
             terms = matchable(entity)
             created = db.execute("INSERT OR IGNORE INTO ent_entities VALUES (?, ?, ?)", (
                 entity.uuid, episode.group_id, None if terms is None else " ".join(sorted(terms))))
@@ -51,10 +54,18 @@ def put(db: sqlite3.Connection, episodes: Collection[Episode]) -> None:
                                ((term, entity.uuid) for term in terms))
             db.execute("INSERT OR IGNORE INTO ent_mentions VALUES (?, ?, ?, ?)",
                        (entity.uuid, episode.id, episode.group_id, episode.kind))
+        for fact in found.facts:
+            ends = (fact.valid_at.isoformat(),
+                    None if fact.invalid_at is None else fact.invalid_at.isoformat())
+            db.executemany("INSERT OR IGNORE INTO ent_facts VALUES (?, ?, ?, ?, ?, ?)", [
+                (fact.source, fact.uuid, fact.target, episode.id, *ends),
+                (fact.target, fact.uuid, fact.source, episode.id, *ends)])
 
 
 def drop(db: sqlite3.Connection, episode_ids: Collection[str]) -> None:
+    # A fact's ends are entities its own episode mentions: the mentions decide what stays.
     for episode_id in episode_ids:
+        db.execute("DELETE FROM ent_facts WHERE episode = ?", (episode_id,))
         named = [row[0] for row in db.execute(
             "DELETE FROM ent_mentions WHERE episode = ? RETURNING uuid", (episode_id,))]
         for uuid in named:
@@ -65,7 +76,7 @@ def drop(db: sqlite3.Connection, episode_ids: Collection[str]) -> None:
 
 
 class JournalLinks:
-    """``expansion.Links`` over the journal's index (mentions only: no facts)."""
+    """``expansion.Links`` over the journal's index."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
@@ -103,7 +114,13 @@ class JournalLinks:
 
     def neighbours(self, entities: Collection[str], at: datetime | None
                    ) -> Iterable[tuple[str, str]]:
-        return ()
+        listed = list(entities)
+        rows = self._db.execute(
+            f"SELECT entity, other, valid_at, invalid_at FROM ent_facts"
+            f" WHERE entity IN ({','.join('?' * len(listed))})", listed).fetchall()
+        return [(entity, other) for entity, other, valid_at, invalid_at in rows
+                if holds(datetime.fromisoformat(valid_at),
+                         None if invalid_at is None else datetime.fromisoformat(invalid_at), at)]
 
     def size(self, group: str) -> int:
         return int(self._db.execute("SELECT count(*) FROM episodes WHERE group_id = ?",

@@ -40,7 +40,7 @@ from fallback import entities
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = f"4.{TEXT_VERSION}"  # a change of either layout rebuilds the index
+SCHEMA_VERSION = f"5.{TEXT_VERSION}"  # a change of either layout rebuilds the index
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
@@ -110,8 +110,6 @@ class FileIndex:
                                                check_same_thread=False), path), True
         index = cls._connect(path)
         if index is not None and index._current():
-            with index.transaction():
-                entities.ensure(index._db, index.select())
             return index, False
         if index is not None:
             index.close()
@@ -144,7 +142,7 @@ class FileIndex:
                 if statement.strip():
                     db.execute(statement)
             TextIndex.create(db)
-            entities.ensure(db, ())
+            entities.create(db)
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
                 ("schema", SCHEMA_VERSION), ("epoch", uuid.uuid4().hex), ("seq", "0")])
         return index

@@ -28,7 +28,7 @@ from backends.errors import (
     StoreCorrupt,
     WriteFailed,
 )
-from backends.expansion import fuse
+from backends.expansion import current_first, fuse
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -37,6 +37,7 @@ from backends.model import (
     Hit,
     Receipt,
     ensure_body_fits,
+    now,
 )
 from backends.protocol import Changes, Position, Tombstone
 from fallback import codec, disk, views
@@ -176,19 +177,21 @@ class FileBackend:
         kinds: Sequence[str] | None = None,
         limit: int = 10,
     ) -> list[Hit]:
-        """The protocol's search: lexical, joined by the memories that name an entity the
-        query names (``backends.expansion``)."""
+        """The protocol's search, as the graph's (``backends.expansion``): lexical, joined by
+        the memories that name an entity the query names or one valid fact away from it; what
+        is superseded ranks below what is current."""
         self._check_open()
         groups, wanted = _as_set(group_ids), _as_set(kinds)
         found = {episode.id: (episode, score)
                  for episode, score in self._index.search(query, groups, wanted, limit)}
         links = self._index.linked(query, groups, wanted) if limit > 0 else {}
-        hits = []
+        ranked = []
         for key, score in fuse(((k, s) for k, (_, s) in found.items()), links, limit):
             episode = found[key][0] if key in found else self._index.get(key)
             if episode is not None:
-                hits.append(Hit(episode=episode, score=score, layer=self.layer))
-        return hits
+                ranked.append((episode, score))
+        return [Hit(episode=episode, score=score, layer=self.layer)
+                for episode, score in current_first(ranked, now())]
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from backends.entities import Entity, Extraction
-from backends.expansion import matchable
+from backends.expansion import holds, matchable
 from backends.model import Episode
 
 
@@ -137,12 +137,8 @@ class GraphLinks:
         for entity in entities:
             for fact_id in self._by_entity.get(entity, ()):
                 fact = self._facts[fact_id]
-                if at is None:
-                    if fact.invalid_at is not None:
-                        continue
-                elif fact.valid_at > at or (fact.invalid_at is not None and fact.invalid_at <= at):
-                    continue
-                yield entity, fact.target if fact.source == entity else fact.source
+                if holds(fact.valid_at, fact.invalid_at, at):
+                    yield entity, fact.target if fact.source == entity else fact.source
 
     def size(self, group: str) -> int:
         return self._sizes[group]

@@ -12,15 +12,15 @@ import numpy as np
 
 from backends.entities import Entity
 from backends.errors import ProviderFailed
-from backends.expansion import fuse, linked
+from backends.expansion import current_first, fuse, linked
+from backends.expansion import valid_at as holds_at
 from backends.graph.embedder import AnyEmbedder, embed
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
-from backends.model import Episode, Hit, now
+from backends.model import Hit, now
 
 log = logging.getLogger(__name__)
 LAYER = "graph"
-SUPERSEDED_WEIGHT = 0.5
 
 MentionRow = tuple[str, str, str, str]
 """episode, entity, label, name"""
@@ -64,19 +64,10 @@ async def search(
     wanted = limit if as_of is None else 4 * limit
     lexical = index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
     ranked = fuse(lexical, linked(links, query, group_ids, kinds, at=as_of), wanted)
-    hits = [Hit(episode=episode, score=score, layer=LAYER)
-            for key, score in ranked if (episode := index.episode(key)) is not None]
+    found = [(episode, score)
+             for key, score in ranked if (episode := index.episode(key)) is not None]
     if as_of is not None:
-        hits = [hit for hit in hits if valid_at(hit.episode, as_of)]
-    elif any(hit.episode.invalid_at is not None for hit in hits):
-        # What is no longer true ranks below what is: history, not current advice.
-        moment = now()
-        hits = sorted((hit if valid_at(hit.episode, moment) else
-                       hit.model_copy(update={"score": hit.score * SUPERSEDED_WEIGHT})
-                       for hit in hits), key=lambda hit: -hit.score)
-    return hits[:limit]
-
-
-def valid_at(episode: Episode, at: datetime) -> bool:
-    starts = episode.valid_at or episode.created_at
-    return starts <= at and (episode.invalid_at is None or episode.invalid_at > at)
+        found = [(episode, score) for episode, score in found if holds_at(episode, as_of)]
+    else:
+        found = current_first(found, now())
+    return [Hit(episode=episode, score=score, layer=LAYER) for episode, score in found[:limit]]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
+from memory.context.front import Front
 
 DEFAULT_TTL_SECONDS = 300.0  # FEAT-GR-006's time-to-live
 DEFAULT_MAX_ENTRIES = 1024
@@ -21,7 +22,7 @@ DEFAULT_MAX_ENTRIES = 1024
 _Key = tuple[str, tuple[str, ...] | None, tuple[str, ...] | None, int]
 
 
-class CachedStore:
+class CachedStore(Front):
     """A ``MemoryBackend`` in front of another; only ``search`` is cached."""
 
     def __init__(
@@ -32,8 +33,7 @@ class CachedStore:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.inner = inner
-        self.layer = inner.layer
+        super().__init__(inner)
         self.ttl = ttl
         self.max_entries = max_entries
         self.writes = 0
@@ -58,9 +58,6 @@ class CachedStore:
             return await self.inner.delete(episode_id)
         finally:
             self.invalidate()
-
-    async def get(self, episode_id: str) -> Episode | None:
-        return await self.inner.get(episode_id)
 
     async def search(
         self,
@@ -91,16 +88,6 @@ class CachedStore:
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
         return list(hits)
-
-    def scan(
-        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
-    ) -> AsyncIterator[Episode]:
-        return self.inner.scan(group_ids=group_ids, kinds=kinds)
-
-    async def count(
-        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
-    ) -> int:
-        return await self.inner.count(group_ids=group_ids, kinds=kinds)
 
     async def aclose(self) -> None:
         self._entries.clear()

@@ -1,6 +1,7 @@
 """Retrieval per category: the project's memories of the category's kinds, searched for the
-task's subject, for what the project links to it and for its type's concerns
-(``memory.context.expansion``), every search at once; then the blocks that fit an allocation.
+task's subject and for what the project links to it, one search per distinct text for every
+category (``_passes``); the task type's concerns read in what those found
+(``memory.context.expansion``); then the blocks that fit an allocation.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from backends.model import Hit
 from backends.protocol import MemoryBackend
+from backends.ranking import search_text, terms
 from memory.agent.scopes import (
     ADR,
     ARCHITECTURE,
@@ -28,6 +30,7 @@ from memory.context.analysis import Analysis
 from memory.context.budget import Category
 from memory.context.expansion import Expander, Queries, concern_of, known_words, subject_of
 from memory.context.format import SECTION_END, Block
+from memory.context.memo import SearchMemo
 from memory.context.selection import Found
 from memory.context.tokens import estimate_tokens
 
@@ -75,28 +78,58 @@ async def search_categories(
     allocations: Mapping[Category, int],
     expanders: Sequence[Expander],
 ) -> dict[Category, Found]:
-    """What every searched category with tokens to fill finds, all searches at once (after the
-    expanders, which the "known" query is made of)."""
+    """What every searched category with tokens to fill finds: the subject's searches first,
+    then the expanders (which the "known" query is made of, and whose searches of the subject
+    ``SearchMemo`` answers from them), then the known query's."""
     wanted = [c for c in KINDS if allocations.get(c, 0) > 0]
     if not wanted:
         return {}
-    known = await known_words(store, analysis, subject_of(analysis), groups, expanders)
+    memo = SearchMemo(store)
+    subject = subject_of(analysis)
+    bare = {c: queries(c, analysis, "").subject for c in wanted}
+    subjects = await _passes(memo, groups, bare, allocations, also=subject)
+    known = await known_words(memo, analysis, subject, groups, expanders)
+    asked = {c: queries(c, analysis, known) for c in wanted}
+    knowns = await _passes(memo, groups, {c: q.known for c, q in asked.items()}, allocations)
+    concerns = await _passes(memo, groups, {c: q.concern for c, q in asked.items()},
+                             allocations)
+    return {c: Found(subjects[c], knowns[c],
+                     concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern))
+            for c, q in asked.items()}
 
-    async def search(text: str, category: Category) -> list[Hit]:
-        if not text.strip():
-            return []
-        return await store.search(text, group_ids=groups, kinds=KINDS[category],
-                                  limit=fetch_limit(allocations[category]))
 
-    async def find(category: Category) -> Found:
-        q = queries(category, analysis, known)
-        subject, known_hits, concern = await asyncio.gather(
-            search(q.subject, category), search(q.known, category), search(q.concern, category)
-        )
-        return Found(subject, known_hits, concern)
+async def _passes(memo: SearchMemo, groups: Sequence[str], texts: Mapping[Category, str],
+                  allocations: Mapping[Category, int], also: str = "") -> dict[Category, list[Hit]]:
+    """Each category's hits for its text, from one search per distinct text over the kinds of
+    every category, for as many hits as they ask together (``also``: one more text searched
+    so). A search costs about the same for one kind as for all (the index reads the query's
+    postings, links and vectors once per search, and most of a context's searches share their
+    text), so this is one search where there were six. A category whose memories all rank
+    below that many of the others' gets none: they would fall under the floors of selection."""
+    union = list(dict.fromkeys(kind for c in texts for kind in KINDS[c]))
+    limit = sum(fetch_limit(allocations[c]) for c in texts)
+    distinct = [t for t in dict.fromkeys([*texts.values(), also]) if t.strip()]
+    found = dict(zip(distinct, await asyncio.gather(*(
+        memo.search(text, group_ids=groups, kinds=union, limit=limit) for text in distinct
+    )), strict=True))
+    return {c: [hit for hit in found.get(text, []) if hit.episode.kind in KINDS[c]]
+            [:fetch_limit(allocations[c])] for c, text in texts.items()}
 
-    results = await asyncio.gather(*(find(c) for c in wanted))
-    return dict(zip(wanted, results, strict=True))
+
+def concern_hits(hits: Sequence[Hit], concern: str) -> list[Hit]:
+    """The memories found, scored by the share of the concern's terms they hold (a term or a
+    longer word it begins: "fail" in "failure"). The concern only weighs what the subject's
+    searches found (``selection.fuse``), so it is read in their text, not searched."""
+    wanted = set(terms(concern))
+    if not wanted:
+        return []
+    scored = {}
+    for hit in hits:
+        if hit.episode.id not in scored:
+            held = set(terms(search_text(hit.episode)))
+            share = sum(any(t.startswith(w) for t in held) for w in wanted) / len(wanted)
+            scored[hit.episode.id] = Hit(episode=hit.episode, score=share, layer=hit.layer)
+    return [hit for hit in scored.values() if hit.score > 0]
 
 
 def fit(head: str, blocks: Sequence[Block], allocation: int) -> tuple[list[Block], int]:

@@ -4,18 +4,25 @@ Scores of real project memory do not separate relevant from unrelated at one abs
 on ``bench.context_recall`` a memory a task needs may score 0.09 and an unrelated one 0.17
 for the same query. So the cut is relative, and helped by what the project's memory says:
 
-- **fusion**: a memory's relevance is its subject score, plus ``known`` times its score for
-  what the project links to the subject, plus ``concern`` times its score for the task type's
-  concerns (``memory.context.expansion``); a memory matching only the concerns ("tests") is
-  not about this task and is left out;
+- **fusion**: a memory's relevance is its subject score plus ``known`` times its score for
+  what the project links to the subject, raised by ``concern`` times the share of the task
+  type's concern terms it holds (``memory.context.expansion``): a raise, not a sum, so a
+  memory that shares only a generic word with the task is not lifted by the concern;
+- **conventions**: a project-wide pattern or gotcha (or one of the task's specs) holding at
+  least ``convention`` of the concern's terms is how such work is done here ("test data comes
+  from factory_boy factories" for a testing task): kept whatever its subject score;
 - **coherence**: a spec (Auto-Claude's unit of work) is one area of the project: the specs of
   the ``spec_top`` best candidates are the task's, a memory of another spec is left out, and
   those of the task's specs weigh by their share (``cohere``);
 - **floor**: a hit scoring ``floor`` or less counts as no match (``above``); a memory is kept
   when its relevance reaches ``relative`` of the best of its kind in its category and a share
-  of the best in any category that depends on where it comes from (``floor``): the task's
-  main spec, the best of its kind, or the project's own memories of every area, where the
-  distractors are (a category whose best is a weak match contributes nothing);
+  of the best in any category that depends on where it comes from (``floor``): one of the
+  task's specs (at least ``spec_share`` of them), the best of its kind when both the subject
+  and the links found it (one shared word is not agreement), or the project's own memories of
+  every area, where the distractors are;
+- **far**: a memory outside the task's specs that names files, modules or components, none
+  of them named by the task's best candidates, is about another part of the code: it needs
+  ``far`` of the best (``Entities``);
 - **once**: a memory appears once, by id and by content (the same pattern recorded in two
   specs), in the category with the larger allocation;
 - **diversity**: at most ``per_file`` memories about one file.
@@ -26,16 +33,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from backends.entities import extract
 from backends.model import Episode, Hit, natural_key
+from memory.agent.scopes import GOTCHA, PATTERN
 from memory.context.budget import Category
 from memory.context.format import detail
 from memory.context.thresholds import Thresholds
 
 MAX_SPEC_WEIGHT = 1.5
-MAJORITY = 0.5
+CONVENTION_KINDS = frozenset({PATTERN, GOTCHA})  # how things are done here, not what happened
 _PATH = re.compile(r"[\w.-]+/[\w./-]*\w")
 
 
@@ -52,6 +61,10 @@ class Found:
 class Candidate:
     episode: Episode
     relevance: float
+    agrees: bool = True
+    """found by both the subject's words and what the project links to it"""
+    convention: bool = False
+    """a project-wide memory of the task type's concerns, found by them alone"""
 
 
 def above(score: float, floor: float) -> float:
@@ -69,12 +82,20 @@ def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
             if (score := above(hit.score, limits.floor)) > 0:
                 episodes.setdefault(hit.episode.id, hit.episode)
                 subject[hit.episode.id] = subject.get(hit.episode.id, 0.0) + weight * score
+    matched = {hit.episode.id for hit in found.subject if above(hit.score, limits.floor)}
+    linked = {hit.episode.id for hit in found.known if above(hit.score, limits.floor)}
     concern = {hit.episode.id: above(hit.score, limits.floor) for hit in found.concern}
     ranked = [
-        Candidate(episodes[key], score + limits.concern * concern.get(key, 0.0))
+        Candidate(episodes[key], score * (1 + limits.concern * concern.get(key, 0.0)),
+                  key in matched and key in linked)
         for key, score in subject.items()
         if score > 0
     ]
+    conventions = {hit.episode.id for hit in found.concern
+                   if hit.score >= limits.convention and hit.episode.kind in CONVENTION_KINDS}
+    ranked = [replace(c, convention=True) if c.episode.id in conventions else c for c in ranked]
+    ranked += [Candidate(hit.episode, 0.0, False, True) for hit in found.concern
+               if hit.episode.id in conventions and hit.episode.id not in subject]
     return sorted(ranked, key=lambda c: -c.relevance)
 
 
@@ -111,7 +132,8 @@ def spec_of(episode: Episode) -> str | None:
 def task_specs(candidates: Sequence[Candidate], top: int) -> dict[str, float]:
     """The specs of the ``top`` best candidates, each with its share of their relevance."""
     weights: dict[str, float] = {}
-    for candidate in sorted(candidates, key=lambda c: -c.relevance)[:top]:
+    for candidate in sorted((c for c in candidates if c.relevance > 0),
+                            key=lambda c: -c.relevance)[:top]:
         spec = spec_of(candidate.episode)
         if spec is not None:
             weights[spec] = weights.get(spec, 0.0) + candidate.relevance
@@ -131,7 +153,7 @@ def cohere(candidates: Sequence[Candidate], specs: Mapping[str, float]) -> list[
             weighed.append(candidate)
         elif spec in specs:
             weight = min(2 * specs[spec], MAX_SPEC_WEIGHT)
-            weighed.append(Candidate(candidate.episode, candidate.relevance * weight))
+            weighed.append(replace(candidate, relevance=candidate.relevance * weight))
     return sorted(weighed, key=lambda c: -c.relevance)
 
 
@@ -140,15 +162,45 @@ def floor(candidate: Candidate, top: float, best: float, specs: Mapping[str, flo
     """The relevance ``candidate`` must reach: ``relative`` of ``top``, the best of its kind in
     its category, and a share of ``best``, the best in the context: ``in_spec`` for a memory of
     the task's specs (work on the same area: on the benchmark such a memory is almost never a
-    distractor), ``lead`` for the best of its kind (a category's one gotcha or decision that
-    matches), ``overall`` for the rest (the project's own memories of every area, where the
-    distractors are)."""
+    distractor), ``lead`` for the best of its kind when it agrees (found by the subject's
+    words and by what the project links to it: a category's one gotcha or decision that
+    matches, not one that shares a word), ``overall`` for the rest (the project's own memories
+    of every area, where the distractors are)."""
     share = limits.overall
-    if specs.get(spec_of(candidate.episode) or "", 0.0) > MAJORITY:
+    if specs.get(spec_of(candidate.episode) or "", 0.0) > limits.spec_share:
         share = min(share, limits.in_spec)
-    if candidate.relevance >= top:
+    if candidate.relevance >= top and candidate.agrees:
         share = min(share, limits.lead)
     return max(limits.relative * top, share * best)
+
+
+ENTITY_LABELS = frozenset({"File", "Module", "Component"})
+
+
+class Entities:
+    """The files, modules and components the task is about: those its ``top`` best candidates
+    name. A memory outside the task's specs that names such things, none of them the task's,
+    is about another part of the code base and shares only words with the task ("the refund
+    service" and ``app/services/notifications.py``): it is ``far``."""
+
+    def __init__(self, candidates: Sequence[Candidate], specs: Mapping[str, float],
+                 top: int) -> None:
+        self._named: dict[str, frozenset[str]] = {}
+        self._specs = specs
+        best = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:top]
+        self.task = frozenset().union(*(self.named(c.episode) for c in best))
+
+    def named(self, episode: Episode) -> frozenset[str]:
+        if episode.id not in self._named:
+            self._named[episode.id] = frozenset(
+                e.name for e in extract(episode).entities if e.label in ENTITY_LABELS)
+        return self._named[episode.id]
+
+    def far(self, episode: Episode) -> bool:
+        if not self.task or spec_of(episode) in self._specs:
+            return False
+        named = self.named(episode)
+        return bool(named) and not named & self.task
 
 
 def select(
@@ -162,6 +214,7 @@ def select(
     specs = task_specs([x for xs in fused.values() for x in xs], limits.spec_top)
     ranked = {c: cohere(xs, specs) for c, xs in fused.items()}
     best = max((xs[0].relevance for xs in ranked.values() if xs), default=0.0)
+    entities = Entities([x for xs in ranked.values() for x in xs], specs, limits.spec_top)
     seen: set[str] = set()
     per_file: Counter[str] = Counter()
     chosen: dict[Category, list[Episode]] = {}
@@ -174,7 +227,12 @@ def select(
         kept = chosen[category] = []
         for candidate in candidates:
             episode = candidate.episode
-            if candidate.relevance < floor(candidate, top[episode.kind], best, specs, limits):
+            convention = candidate.convention and (spec_of(episode) in specs
+                                                   or spec_of(episode) is None)
+            if not convention and (
+                candidate.relevance < floor(candidate, top[episode.kind], best, specs, limits)
+                or (candidate.relevance < limits.far * best and entities.far(episode))
+            ):
                 continue
             marks = (episode.id, fingerprint(episode))
             path = file_of(episode)

@@ -22,17 +22,19 @@ class Thresholds:
     task's history (and the prompt hook's bar); ``similar_task``: the score at which it makes
     the task familiar. Selection: a hit scoring ``floor`` or less is no match; a memory is kept
     at ``relative`` of the best of its kind in its category and a share of the best in any
-    category: ``in_spec`` for a memory of the spec most of the best candidates come from,
-    ``lead`` for the best of its kind in its category, ``overall`` for the rest
-    (``selection.floor``); ``known`` and ``concern`` weigh the expansion queries against the
-    subject's; at most ``per_file`` memories about one file; the specs of the ``spec_top`` best
-    candidates are the task's."""
+    category: ``in_spec`` for a memory of a spec with at least ``spec_share`` of the best
+    candidates' relevance, ``lead`` for the best of its kind in its category when subject and
+    links agree, ``overall`` for the rest, at least ``far`` for one far from the task's
+    entities (``selection.floor``); ``known`` weighs the "known" query against the subject's,
+    ``concern`` raises a memory by the share of the concern's terms it holds, and a pattern or
+    gotcha holding ``convention`` of them is kept as a convention; at most ``per_file``
+    memories about one file; the specs of the ``spec_top`` best candidates are the task's."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
     similar_task: float = 0.30
-    relative: float = 0.15
-    overall: float = 0.23
+    relative: float = 0.1
+    overall: float = 0.26
     floor: float = 0.05
     known: float = 0.4
     concern: float = 0.3
@@ -40,6 +42,9 @@ class Thresholds:
     spec_top: int = 5
     in_spec: float = 0.05
     lead: float = 0.1
+    far: float = 0.4
+    convention: float = 0.4
+    spec_share: float = 0.25
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar

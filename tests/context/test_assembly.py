@@ -1,5 +1,5 @@
 """Assembly behaviour on every layer: the budget is never exceeded (a property over random
-tasks and stores), overrides, deduplication, validity, spec groups, concurrency, clipping,
+tasks and stores), overrides, deduplication, validity, spec groups, shared searches, clipping,
 and the coach's prompt."""
 
 from __future__ import annotations
@@ -193,32 +193,33 @@ async def test_long_memories_are_clipped_to_fit(store: MemoryBackend) -> None:
     assert "Session locking" in tight.markdown and tight.tokens_used <= 400
 
 
-class InFlight:
-    """The real store, counting how many searches are under way at once."""
+class Counting:
+    """The real store, recording the text and kinds of every search that reaches it."""
 
     def __init__(self, inner: MemoryBackend) -> None:
         self.inner = inner
         self.layer = inner.layer
-        self.now = self.most = 0
+        self.searches: list[tuple[str, frozenset[str]]] = []
 
     async def search(self, query: str, **filters: object) -> list[Hit]:
-        self.now += 1
-        self.most = max(self.most, self.now)
-        await asyncio.sleep(0)  # let the other categories start, if they were started together
-        try:
-            return await self.inner.search(query, **filters)  # type: ignore[arg-type]
-        finally:
-            self.now -= 1
+        self.searches.append((query, frozenset(filters.get("kinds") or ())))  # type: ignore[arg-type]
+        return await self.inner.search(query, **filters)  # type: ignore[arg-type]
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
 
-async def test_categories_are_searched_concurrently(store: MemoryBackend) -> None:
+async def test_every_category_shares_one_search_per_text(store: MemoryBackend) -> None:
     await fill(store, MEMORIES.values())
-    counting = InFlight(store)
-    await build_context(counting, Task(description="Fix auth"), project_id=PROJECT)  # type: ignore[arg-type]
-    assert counting.most >= len(KINDS)  # every category at once (each with its queries)
+    counting = Counting(store)
+    task = Task(description="Fix authentication middleware", feature_id="FEAT-AUTH-002")
+    await build_context(counting, task, project_id=PROJECT)  # type: ignore[arg-type]
+    every_kind = {kind for kinds in KINDS.values() for kind in kinds}
+    texts = [query for query, kinds in counting.searches if kinds == every_kind]
+    # the subject, the feature's own subject, the known query: one search each, every kind;
+    # besides, at most the two expanders' and the analysis' (similar outcomes) searches
+    assert len(texts) == len(set(texts)) == 3
+    assert len(counting.searches) <= len(texts) + 3
 
 
 async def test_coach_prompt(store: MemoryBackend) -> None:

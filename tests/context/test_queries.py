@@ -3,13 +3,14 @@ the entities the task and its best matches name join the "known" query whole, on
 
 from __future__ import annotations
 
-from backends.model import Episode
+from backends.model import Episode, Hit
 from backends.protocol import MemoryBackend
 from context.conftest import fill
 from memory.agent.scopes import GOTCHA, PATTERN, project_group
 from memory.context import Phase, Task
 from memory.context.analysis import Analysis, TaskType
 from memory.context.expansion import known_words, named_entities
+from memory.context.retrieval import concern_hits
 
 PROJECT = "shop"
 
@@ -50,3 +51,17 @@ async def test_known_words_keep_paths_whole_and_leave_the_subjects_words_out(
     # The path stays one word, so the search names its entity outright; "webhook" and
     # "retries" are the subject's, numbers name nothing.
     assert known == "app/api/webhooks.py Stripe endpoint"
+
+
+def test_the_concern_is_read_in_what_the_subject_found() -> None:
+    def hit(text: str) -> Hit:
+        episode = Episode.create(group_id="p", kind="gotcha", name=text, body=text)
+        return Hit(episode=episode, score=0.5, layer="file")
+
+    fixtures, failure, none = hit("Fixtures stub Stripe"), hit("A failure"), hit("Nothing")
+    scored = {h.episode.name: h.score for h in concern_hits(
+        [fixtures, failure, none, fixtures], "fixture stub fake mock")}
+    assert scored == {"Fixtures stub Stripe": 0.5}  # two of four terms; once; none left out
+    # a concern term counts in a longer word it begins ("fail" in "failure")
+    assert [h.score for h in concern_hits([failure], "fail bug")] == [0.5]
+    assert concern_hits([fixtures], "") == []

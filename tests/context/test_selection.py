@@ -43,17 +43,31 @@ def names(chosen: dict[Category, list[Episode]], category: Category) -> list[str
     return [e.name for e in chosen[category]]
 
 
-def test_fusion_adds_what_the_project_knows_and_weighs_concerns_less() -> None:
-    webhook, celery, tests = memory("webhook"), memory("celery ids"), memory("tests only")
+def test_fusion_adds_what_the_project_knows_and_the_concern_raises_it() -> None:
+    webhook, celery = memory("webhook"), memory("celery ids")
+    tests, told = memory("tests only"), memory("told", "task_outcome")
     found = Found(
         subject=hits((webhook, 0.4)),
         known=hits((celery, 0.6), (webhook, 0.2)),
-        concern=hits((tests, 0.9), (webhook, 0.5)),
+        concern=hits((tests, 0.9), (told, 0.9), (webhook, 0.5)),
     )
+    fused = {c.episode.name: c for c in fuse(found, LIMITS)}
+    assert fused["webhook"].relevance == (0.4 + LIMITS.known * 0.2) * (1 + LIMITS.concern * 0.5)
+    assert fused["celery ids"].relevance == LIMITS.known * 0.6
+    assert fused["webhook"].agrees and not fused["celery ids"].agrees
+    # A pattern found by the task type's concerns alone is how such work is done here (a
+    # convention); an outcome found so is not about this task.
+    assert fused["tests only"].convention and "told" not in fused
+
+
+def test_the_concern_raises_a_weak_match_little() -> None:
+    # A memory sharing one generic word with the task stays weak however well it matches the
+    # concern ("Failed: ..." for a bug fix); a sum would lift it past the floors.
+    weak, strong = memory("weak", "failed_approach"), memory("strong", "failed_approach")
+    found = Found(subject=hits((strong, 0.8), (weak, 0.1)), concern=hits((weak, 1.0)))
     fused = {c.episode.name: c.relevance for c in fuse(found, LIMITS)}
-    assert fused == {"webhook": 0.4 + LIMITS.known * 0.2 + LIMITS.concern * 0.5,
-                     "celery ids": LIMITS.known * 0.6}
-    # "tests only" matched the task type's concerns and nothing of the task: not about it.
+    assert fused["weak"] < 0.1 + LIMITS.concern * 1.0
+    assert fused["weak"] == 0.1 * (1 + LIMITS.concern)
 
 
 def test_faint_matches_count_as_none() -> None:
@@ -90,16 +104,35 @@ def test_the_best_of_a_kind_and_the_tasks_spec_pass_a_lower_floor() -> None:
         C.PATTERNS: Found(subject=hits(
             (best, top / MAX_SPEC_WEIGHT), *((m, 0.9 * top / MAX_SPEC_WEIGHT) for m in same),
             (own, between * top))),
-        C.WARNINGS: Found(subject=hits((lone, between * top), (second, between * top * 0.99))),
+        C.WARNINGS: Found(subject=hits((lone, between * top), (second, between * top * 0.99)),
+                          known=hits((lone, LIMITS.floor + 0.01))),
     }
     chosen = select(found, {C.PATTERNS: 200, C.WARNINGS: 100}, LIMITS, AT)
     assert names(chosen, C.PATTERNS) == ["best", "same spec 0", "same spec 1", "same spec 2"]
     assert names(chosen, C.WARNINGS) == ["lone gotcha"]
     floor_of_spec = floor(Candidate(same[0], 0.01), top, top, {"001-a": 1.0}, LIMITS)
     floor_of_own = floor(Candidate(own, 0.01), top, top, {"001-a": 1.0}, LIMITS)
-    minor = floor(Candidate(same[0], 0.01), top, top, {"001-a": 0.4, "002-b": 0.6}, LIMITS)
+    lesser = {"001-a": LIMITS.spec_share + 0.01, "002-b": 1 - LIMITS.spec_share - 0.01}
+    least = {"001-a": LIMITS.spec_share - 0.01, "002-b": 1 - LIMITS.spec_share + 0.01}
+    # one of two specs of the task, unless a small share of it
+    assert floor(Candidate(same[0], 0.01), top, top, lesser, LIMITS) == floor_of_spec
+    minor = floor(Candidate(same[0], 0.01), top, top, least, LIMITS)
     assert floor_of_spec == max(LIMITS.relative, LIMITS.in_spec) * top
     assert floor_of_own == minor == max(LIMITS.relative, LIMITS.overall) * top
+
+
+def test_the_best_of_a_kind_passes_the_lower_floor_only_when_subject_and_links_agree() -> None:
+    # "Add an idempotency key to the refund endpoint" shares "key" with an API-key bug: the
+    # subject's words found it, what the project links to the task did not.
+    strong, word, agreed = memory("strong"), memory("shares a word", GOTCHA), memory("x", GOTCHA)
+    share = (LIMITS.lead + LIMITS.overall) / 2
+    for found, kept in (
+        (Found(subject=hits((strong, 0.8), (word, 0.8 * share))), []),
+        (Found(subject=hits((strong, 0.8), (agreed, 0.8 * share)),
+               known=hits((agreed, LIMITS.floor + 0.001))), ["x"]),
+    ):
+        chosen = select({C.PATTERNS: found}, {C.PATTERNS: 100}, LIMITS, AT)
+        assert names(chosen, C.PATTERNS) == ["strong", *kept]
 
 
 def test_each_kind_is_measured_against_its_own_best() -> None:
@@ -184,3 +217,46 @@ def test_a_full_context_borrows_nothing() -> None:
     full = {C.PATTERNS: blocks(40), C.WARNINGS: blocks(40)}
     _, stats = _render(Task(description="x"), budget, allocations, full)
     assert all(s.borrowed == 0 and s.used <= s.allocated for s in stats.values())
+
+
+def discovery(path: str, spec: str | None = None) -> Episode:
+    body = {"file": path, "description": f"what {path} does", **({"spec": spec} if spec else {})}
+    return memory(path, CODEBASE_DISCOVERY, body)
+
+
+def test_a_memory_far_from_the_tasks_entities_needs_a_larger_share() -> None:
+    # "Tests for the refund service": app/services/notifications.py shares "service" only.
+    refunds, tests = discovery("app/services/refunds.py"), discovery("tests/test_refunds.py")
+    sibling, near = discovery("app/services/notifications.py"), memory("no file named")
+    spec_file = discovery("app/services/ledger.py", "001-a")
+    lead = memory("Refunds go through app/services/refunds.py", body={
+        "pattern": "Refunds go through app/services/refunds.py", "spec": "001-a"})
+    middle = (LIMITS.overall + LIMITS.far) / 2
+    found = {
+        C.ARCHITECTURE: Found(subject=hits((refunds, 0.9), (tests, 0.8), *(
+            (m, 0.9 * middle) for m in (sibling, spec_file)))),
+        C.PATTERNS: Found(subject=hits((lead, 0.9 / MAX_SPEC_WEIGHT), (near, 0.9 * middle))),
+    }
+    best_three = Thresholds(spec_top=3)  # the task's entities: those its 3 best candidates name
+    chosen = select(found, {C.ARCHITECTURE: 300, C.PATTERNS: 200}, best_three, AT)
+    # the sibling names a file none of the best candidates name: far, under ``far``; a file of
+    # the task's spec, and a memory that names no file, are not far
+    assert names(chosen, C.ARCHITECTURE) == [refunds.name, tests.name, spec_file.name]
+    assert names(chosen, C.PATTERNS) == [lead.name, "no file named"]
+    found[C.ARCHITECTURE] = Found(subject=hits((refunds, 0.9), (sibling, 0.9 * LIMITS.far)))
+    chosen = select(found, {C.ARCHITECTURE: 300, C.PATTERNS: 200}, best_three, AT)
+    assert sibling.name in names(chosen, C.ARCHITECTURE)  # strong enough to be about the task
+
+
+def test_conventions_of_the_task_type_are_kept_whatever_their_subject_score() -> None:
+    task = spec_memory("Refund flow", "001-a")
+    convention = memory("Test data comes from factories")
+    own_spec = spec_memory("Ledger test fixture truncates tables", "001-a")
+    other_spec = spec_memory("Run Celery eagerly in tests", "002-b")
+    weak = memory("Emails have a plain-text twin; tests render both")
+    concern = hits((convention, LIMITS.convention), (own_spec, 0.5), (other_spec, 0.5),
+                   (weak, LIMITS.convention - 0.01))
+    found = {C.PATTERNS: Found(subject=hits((task, 0.9), (weak, 0.05 + 0.01)), concern=concern)}
+    chosen = select(found, {C.PATTERNS: 300}, LIMITS, AT)
+    assert names(chosen, C.PATTERNS) == [
+        "Refund flow", "Test data comes from factories", "Ledger test fixture truncates tables"]

@@ -1,11 +1,12 @@
 """The file layer's index is a cache of the files: kept current step by step (writes through the
 API, files added, rewritten and removed by hand between opens), it answers exactly as an index
-built again from the files."""
+built again from the files, and holds the same entities, mentions and facts."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,7 +19,10 @@ from fallback import FileBackend, codec
 from fallback.index import FILE as INDEX_FILE
 from fallback.layout import Layout
 
-WORDS = ["graph", "lock", "kuzu", "journal", "index", "agent", "memory", "view", "deadline"]
+WORDS = ["graph", "lock", "kuzu", "journal", "index", "agent", "memory", "view", "deadline",
+         # entities: a pattern naming two of them states a fact
+         "src/lock.py", "`JournalIndex`", "kuzu.database"]
+ENTITY_TABLES = ("ent_entities", "ent_terms", "ent_mentions", "ent_facts")
 STEP = st.tuples(
     st.sampled_from(["api put", "api delete", "hand write", "hand delete", "reopen"]),
     st.integers(0, 5),
@@ -33,14 +37,26 @@ def episode(n: int, text: str, kind: str) -> Episode:
                          + timedelta(minutes=n))
 
 
-async def answers(store: FileBackend) -> tuple[object, ...]:
-    searches = [await store.search(" ".join(WORDS[i : i + 2]), limit=20) for i in range(0, 8, 2)]
+async def answers(store: FileBackend, root: Path) -> tuple[object, ...]:
+    queries = [" ".join(WORDS[i : i + 2]) for i in range(0, 8, 2)]
+    searches = [await store.search(query, limit=20)
+                for query in [*queries, "what breaks in src/lock.py", "journal index"]]
     return (
         [e async for e in store.scan()],
         await store.count(group_ids=["g0"]),
         [[(h.episode.id, round(h.score, 12)) for h in hits] for hits in searches],
         [await store.get(f"ep-{n}") for n in range(6)],
+        entity_rows(root),
     )
+
+
+def entity_rows(root: Path) -> dict[str, list[tuple[object, ...]]]:
+    db = sqlite3.connect(root / INDEX_FILE)
+    try:
+        return {table: sorted(db.execute(f"SELECT * FROM {table}").fetchall())
+                for table in ENTITY_TABLES}
+    finally:
+        db.close()
 
 
 def forget_index(root: Path) -> None:
@@ -72,13 +88,13 @@ async def play(root: Path, steps: list[tuple[str, int, str, str]]) -> None:
                 store = await FileBackend.open(root, watch=False)
         await store.aclose()
         store = await FileBackend.open(root, watch=False)  # takes in the last hand edits
-        kept = await answers(store)
+        kept = await answers(store, root)
     finally:
         await store.aclose()
     forget_index(root)
     rebuilt = await FileBackend.open(root, watch=False)
     try:
-        assert await answers(rebuilt) == kept
+        assert await answers(rebuilt, root) == kept
     finally:
         await rebuilt.aclose()
 
