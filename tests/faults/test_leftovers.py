@@ -96,25 +96,21 @@ async def test_a_one_shot_read_leaves_them_to_the_next_writer(tmp_path: Path) ->
     files = await FileBackend.open(root)
     await files.upsert(note(1))
     await files.aclose()
-    # The first open after that write re-reads its group folder (its mtime moved); not the next.
-    settled = await FileBackend.open(root, watch=False)
-    await settled.aclose()
-    folder = Layout(root).episode_path("g", "ep-1").parent
-    before = folder.stat()
-    leftover = folder / temp_name("ep-2.json", dead_pid())
-    leftover.write_bytes(b"{}")
-    # As if planted long ago: a folder whose mtime moved is re-read under the lock, as a
-    # writer, which sweeps.
-    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    leftover = Layout(root).episode_path("g", "ep-1").parent / temp_name("ep-2.json", dead_pid())
 
     reader = await FileBackend.open(root, watch=False)
     try:
+        leftover.write_bytes(b"{}")
         assert [hit.episode.id for hit in await reader.search("note")] == ["ep-1"]
         assert leftover.exists()
-        await reader.upsert(note(3))
-        assert not leftover.exists()
     finally:
         await reader.aclose()
+    writer = await FileBackend.open(root, watch=False)
+    try:
+        await writer.upsert(note(3))
+        assert not leftover.exists()
+    finally:
+        await writer.aclose()
 
 
 async def test_the_file_lock_of_a_killed_process_does_not_block(tmp_path: Path) -> None:
