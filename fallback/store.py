@@ -10,7 +10,6 @@ that died between its files and the index) while a process runs.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -42,6 +41,7 @@ from backends.model import (
 )
 from backends.protocol import Changes, Position, Tombstone
 from fallback import codec, disk, views
+from fallback.blocking import blocking
 from fallback.index import FileIndex, Row, Signature, signature
 from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name
 from fallback.lock import FolderLock
@@ -78,6 +78,7 @@ class FileBackend:
         """changes the watcher has put off while the lock was busy -> when first seen"""
         self._read_only: str | None = None
         """why this home cannot be written, or None"""
+        self._swept = False
         self._closed = False
 
     @classmethod
@@ -91,14 +92,14 @@ class FileBackend:
         """Open (creating when needed) the file layer in folder ``root``. Unreadable files do not
         stop it: they are listed in ``problems`` and left as they are. ``watch=False`` skips the
         watcher (a one-shot command: changes made later by others reach its next open)."""
-        backend, fresh = await asyncio.to_thread(cls._prepare, Path(root), max_body_bytes)
+        backend, fresh = await blocking(cls._prepare, Path(root), max_body_bytes)
         try:
-            await asyncio.to_thread(backend._start, fresh=fresh, watch=watch)
+            await blocking(backend._start, fresh=fresh, watch=watch)
         except WriteFailed as exc:
             # A full disk, say: what the open would have written can wait; reads cannot.
             await backend.aclose()
             backend = cls._read_only_backend(backend._layout, max_body_bytes, str(exc))
-            await asyncio.to_thread(backend._start, fresh=True, watch=False)
+            await blocking(backend._start, fresh=True, watch=False)
         except BaseException:
             await backend.aclose()
             raise
@@ -153,7 +154,7 @@ class FileBackend:
         self._check_open()
         checked = [_validated(episode, self._max_body_bytes) for episode in episodes]
         stored = list({episode.id: episode for episode in checked}.values())
-        await asyncio.to_thread(self._store, stored)
+        await blocking(self._store, stored)
         return [Receipt(id=e.id, layer=self.layer,
                         location=str(self._layout.episode_path(e.group_id, e.id)))
                 for e in checked]
@@ -166,7 +167,7 @@ class FileBackend:
         self._check_open()
         if not EPISODE_ID.fullmatch(episode_id):
             return False  # no such id can be stored, so it is missing
-        return await asyncio.to_thread(self._remove, episode_id)
+        return await blocking(self._remove, episode_id)
 
     async def search(
         self,
@@ -210,7 +211,7 @@ class FileBackend:
             return
         self._closed = True
         if self._watcher is not None:
-            await asyncio.to_thread(self._watcher.stop)
+            await blocking(self._watcher.stop)
         self._index.close()
         self._lock.close()
 
@@ -258,12 +259,12 @@ class FileBackend:
         costs about a millisecond of CPU for each write of every other process."""
         self._check_open()
         if self._watcher is None and self._read_only is None:
-            await asyncio.to_thread(self._start, fresh=False, watch=True)
+            await blocking(self._start, fresh=False, watch=True)
 
     def _start(self, *, fresh: bool, watch: bool) -> None:
-        disk.remove_dead_writers_temps([*self._layout.group_folders(), self._tombstones.folder])
         # Watch first, then check: a change made while checking is seen by one or the other.
         if watch:
+            self._sweep()
             from fallback.watch import Watcher  # watchdog: only a process that watches
 
             self._watcher = Watcher(self._layout.root, self._on_changes)
@@ -276,6 +277,14 @@ class FileBackend:
             # and what changed unseen is taken in by the next catch-up. Refusing every write of
             # this process for a busy moment at its start would be far worse.
             log.info("the lock was busy; taking in unseen changes is put off")
+
+    def _sweep(self) -> None:
+        """Remove the temp files of dead writers, once, in a process that watches or writes: the
+        scan of every group folder is a one-shot read's (a hook's, a search's) to skip."""
+        if not self._swept:
+            self._swept = True
+            disk.remove_dead_writers_temps([*self._layout.group_folders(),
+                                            self._tombstones.folder])
 
     def _catch_up(self, *, everything: bool = False) -> None:
         """Bring the index up to date with the disk: re-read the group folders whose mtime
@@ -458,6 +467,7 @@ class FileBackend:
         ``after`` (old copies of moved episodes) are removed only once the index has committed,
         since putting a removed file back can itself fail on a full disk."""
         self._check_writable()
+        self._sweep()
         with disk.held(self._lock):
             try:
                 with self._index.transaction():

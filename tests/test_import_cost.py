@@ -14,11 +14,11 @@ REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "graphiti_core", "kuzu", "yaml", "mcp", "pydantic")
 
 
-def heavy_modules_after(script: str) -> list[str]:
-    """The heavy top-level packages a fresh interpreter has imported after ``script``."""
+def heavy_modules_after(script: str, among: tuple[str, ...] = HEAVY) -> list[str]:
+    """The top-level packages of ``among`` a fresh interpreter has imported after ``script``."""
     probe = textwrap.dedent(script) + textwrap.dedent(f"""
         import sys
-        print(sorted({{m.partition(".")[0] for m in sys.modules}} & set({HEAVY!r})))
+        print(sorted({{m.partition(".")[0] for m in sys.modules}} & set({among!r})))
     """)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=REPO, timeout=120, check=True)
@@ -79,3 +79,33 @@ def test_a_search_and_a_prompt_hook_load_nothing_heavy(tmp_path: Path, backend: 
         assert out.getvalue().count("stale caches hide writes") == 2, out.getvalue()
     """
     assert heavy_modules_after(script) == []
+
+
+@pytest.mark.parametrize("backend", ["auto", "file"])
+def test_a_search_and_a_prompt_hook_run_without_asyncio(tmp_path: Path, backend: str) -> None:
+    # They await nothing only a loop can wait on, so no event loop runs them: asyncio's import
+    # (ssl, sockets, subprocesses, a thread pool) was a fifth of their start-up.
+    home = str(tmp_path / ".dualmem")
+    heavy_modules_after(f"""
+        import io
+        from contextlib import redirect_stdout
+        from memory.cli import main
+        with redirect_stdout(io.StringIO()):
+            assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
+                         "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
+    """)
+    prompt = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
+              "prompt": "stale caches"}
+    script = f"""
+        import io, sys, orjson
+        from contextlib import redirect_stdout
+        from memory.cli import main
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["--home", {home!r}, "--backend", {backend!r}, "search",
+                         "stale caches"]) == 0
+            sys.stdin = io.TextIOWrapper(io.BytesIO(orjson.dumps({prompt!r})))
+            assert main(["--home", {home!r}, "--backend", {backend!r}, "hook", "prompt"]) == 0
+        assert out.getvalue().count("stale caches hide writes") == 2, out.getvalue()
+    """
+    assert heavy_modules_after(script, among=("asyncio", "ssl", "concurrent")) == []

@@ -10,7 +10,6 @@ files a person reads.
 
 from __future__ import annotations
 
-import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -166,6 +165,8 @@ async def export_markdown(
     """Render the store's patterns, gotchas, codebase map and sessions (of the given groups;
     default all) as Markdown under ``folder``, whichever layer holds them; returns the files
     written (relative paths). Rewrites those files and touches nothing else in ``folder``."""
+    import asyncio  # here: the prompt hook imports this module and runs without a loop
+
     pages = await render_pages(store, group_ids)
     await asyncio.to_thread(write_pages, folder, pages)
     return sorted(pages)

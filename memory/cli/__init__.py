@@ -17,7 +17,6 @@ printed as usual.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import sys
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ import orjson
 
 from backends.errors import DualmemError
 from backends.graph.address import ENGINES
+from memory.cli import driver
 from memory.cli.base import Command, UsageError
 from memory.output import Output, one_line
 from memory.store.config import BACKEND_CHOICES, Config
@@ -149,11 +149,13 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     return build_parser(_command_in(argv)).parse_args(argv)
 
 
+def _config(args: argparse.Namespace) -> Config:
+    return Config.from_env(home=args.home, backend=args.backend, embedder=args.embedder,
+                           llm=args.llm, graph_url=args.graph_url, graph_engine=args.graph_engine)
+
+
 async def execute(args: argparse.Namespace) -> Output:
-    config = Config.from_env(home=args.home, backend=args.backend, embedder=args.embedder,
-                             llm=args.llm, graph_url=args.graph_url,
-                             graph_engine=args.graph_engine)
-    return await _command(args.command).run(args, config)
+    return await _command(args.command).run(args, _config(args))
 
 
 async def run(argv: Sequence[str]) -> Output:
@@ -180,7 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, already printed
             return exc.code if isinstance(exc.code, int) else 0
         as_json = args.json
-        output = asyncio.run(execute(args))
+        command, config = _command(name), _config(args)
+        output = driver.run(command.run(args, config), loopless=command.loopless(args, config))
     except DualmemError as exc:
         if name == "hook":
             # Claude Code reads exit status 2 as "block the prompt" (or "do not stop"): a

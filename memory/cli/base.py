@@ -22,10 +22,23 @@ from memory.store.selection import Selection, open_backend
 Handler = Callable[[argparse.Namespace, Config], Awaitable[Output]]
 
 
+def never(args: argparse.Namespace, config: Config) -> bool:
+    return False
+
+
+def reads_the_journal(args: argparse.Namespace, config: Config) -> bool:
+    """A one-shot read of ``file`` or ``auto``: the file layer answers, and it awaits nothing
+    (the graph's driver needs a loop)."""
+    return config.backend in ("file", "auto")
+
+
 @dataclass(frozen=True)
 class Command:
     arguments: Callable[[argparse.ArgumentParser], object]
     run: Handler
+    loopless: Callable[[argparse.Namespace, Config], bool] = never
+    """whether this command line runs without an event loop (``memory.cli.driver``): it
+    awaits nothing that only a loop can wait on"""
 
 
 def no_arguments(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from memory.cli.base import Command
+from memory.cli.base import Command, reads_the_journal
 from memory.hooks import (
     PROMPT_LIMIT,
     PROMPT_THRESHOLD,
@@ -99,4 +99,9 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
         await store.aclose()
 
 
-COMMANDS = {"hook": Command(_arguments, hook)}
+def _loopless(args: argparse.Namespace, config: Config) -> bool:
+    # The prompt hook only reads; the others assemble context or write, concurrently.
+    return args.event == "prompt" and reads_the_journal(args, config)
+
+
+COMMANDS = {"hook": Command(_arguments, hook, _loopless)}

@@ -15,6 +15,7 @@ from memory.cli.base import (
     kind_option,
     opened,
     read_file,
+    reads_the_journal,
     summary,
     utf8,
 )
@@ -116,7 +117,7 @@ async def delete(args: argparse.Namespace, config: Config) -> Output:
 
 COMMANDS = {
     "add": Command(_add_arguments, add),
-    "search": Command(_search_arguments, search),
+    "search": Command(_search_arguments, search, reads_the_journal),
     "get": Command(_id_argument, get),
     "list": Command(_list_arguments, list_),
     "delete": Command(_id_argument, delete),

@@ -17,13 +17,13 @@ its first take-over: its memories are written into the journal, except those del
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,6 @@ from backends.errors import (
     InvalidEpisode,
     MigrationError,
 )
-from backends.graph import owner_pid
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Enriched, Enriches, MemoryBackend, Position, upsert_all
 from fallback import FileBackend
@@ -46,6 +45,8 @@ from memory.store.layers import DualStatus, Verdict
 from memory.store.providers import embedder_for, llm_for
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
+    import asyncio
+
     from backends.graph.embedder import AnyEmbedder
     from backends.graph.history import RetiredFact
 
@@ -97,11 +98,24 @@ class DualBackend:
         self._rebuilt: str | None = None
         """what became of a damaged graph found at take-over, for status to tell"""
         self._retry = True
-        # Serialises every use of the graph: catching up, opening and closing it.
-        self._lock = asyncio.Lock()
-        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+
+    # asyncio is imported where a store holds the graph, or tries to: a one-shot store (every
+    # hook, every search) runs without an event loop, and the import is a fifth of its start-up.
+
+    @cached_property
+    def _lock(self) -> asyncio.Lock:
+        """Serialises every use of the graph: catching up, opening and closing it."""
+        import asyncio
+
+        return asyncio.Lock()
+
+    @cached_property
+    def _wake(self) -> asyncio.Event:
+        import asyncio
+
+        return asyncio.Event()
 
     @classmethod
     async def open(cls, files: FileBackend, open_graph: GraphOpener, graph_dir: Path,
@@ -122,6 +136,8 @@ class DualBackend:
                     await store._take_over()
                 except DualmemError as exc:
                     store._fail(exc)
+        import asyncio
+
         store._task = asyncio.create_task(store._supervise(), name="dualmem-dual")
         return store
 
@@ -452,7 +468,12 @@ class DualBackend:
         # Stop the supervisor before taking the lock it may be waiting for: awaiting it while
         # holding the lock deadlocks should a cancellation be lost (asyncio.wait_for in 3.11
         # can swallow one), so it also checks ``_closed`` and its wait is bounded.
+        if self._task is None and self._graph is None:  # one-shot: nothing else ran
+            await self._files.aclose()
+            return
         if self._task is not None:
+            import asyncio
+
             self._task.cancel()
             self._wake.set()
             await asyncio.wait({self._task}, timeout=CLOSE_WAIT)
@@ -497,6 +518,10 @@ class DualBackend:
         self._wake.set()
 
     async def _supervise(self) -> None:
+        import asyncio
+
+        from backends.graph import owner_pid  # its module runs the graph's threads: asyncio
+
         delay = RETRY_FIRST
         tried = time.monotonic()
         while self._graph is None:
@@ -534,12 +559,15 @@ class DualBackend:
 
     def _watch(self) -> None:
         """Catch up whenever the file layer has taken in a change (another process's write)."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
+        wake = self._wake  # made here, in the loop's thread, not by the watcher's
 
         def changed() -> None:
             # The loop may be gone if the store was never closed: nothing to tell.
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._wake.set)
+                loop.call_soon_threadsafe(wake.set)
 
         self._files.subscribe(changed)
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
 from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
-from migrate import FILES_TO_GRAPH
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
     from collections.abc import Sequence
@@ -79,6 +78,8 @@ def stream(config: Config) -> str:
     if config.graph_url is not None:
         return f"files->{config.graph_url}"
     if config.graph_engine == DEFAULT_ENGINE:
+        from migrate import FILES_TO_GRAPH  # the migrator's import is no one-shot read's cost
+
         return FILES_TO_GRAPH
     return f"files->{config.graph_engine}"
 

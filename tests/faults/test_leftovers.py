@@ -1,6 +1,7 @@
 """What killed processes leave behind never stands in the way: temp files of writers that died
-before their rename are removed when the file layer opens (never those of a live writer), and
-a lock held by a process that died is free (the kernel releases flock and Kùzu's lock)."""
+before their rename are removed by the next process that writes or watches (never those of a
+live writer), and a lock held by a process that died is free (the kernel releases flock and
+Kùzu's lock)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,29 @@ async def test_temp_files_of_dead_writers_go_at_open_and_a_live_writers_stay(
         assert (await reopened.get("ep-1")) == note(1)
     finally:
         await reopened.aclose()
+
+
+async def test_a_one_shot_read_leaves_them_to_the_next_writer(tmp_path: Path) -> None:
+    # Scanning every group folder is a hook's or a search's to skip; a write sweeps first.
+    root = tmp_path / "files"
+    files = await FileBackend.open(root)
+    await files.upsert(note(1))
+    await files.aclose()
+    leftover = Layout(root).episode_path("g", "ep-1").parent / temp_name("ep-2.json", dead_pid())
+
+    reader = await FileBackend.open(root, watch=False)
+    try:
+        leftover.write_bytes(b"{}")
+        assert [hit.episode.id for hit in await reader.search("note")] == ["ep-1"]
+        assert leftover.exists()
+    finally:
+        await reader.aclose()
+    writer = await FileBackend.open(root, watch=False)
+    try:
+        await writer.upsert(note(3))
+        assert not leftover.exists()
+    finally:
+        await writer.aclose()
 
 
 async def test_the_file_lock_of_a_killed_process_does_not_block(tmp_path: Path) -> None:
