@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.entities import Entity, Extraction, extract
+from backends.entities import Entity, Extraction
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
@@ -49,7 +49,7 @@ from backends.errors import (
 )
 from backends.graph import server, shared
 from backends.graph.address import ServerAddress
-from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed, structure_vectors
+from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed
 from backends.graph.history import RetiredFact
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
@@ -217,16 +217,9 @@ class FalkorBackend:
         await self._sync()
         latest = [episode for episode in {e.id: e for e in episodes}.values()
                   if self._index.episode(episode.id) != episode]
-        structures = [extract(episode) for episode in latest]
-        try:
-            vectors = await embed(self._embedder, [search_text(episode) for episode in latest])
-            named = await structure_vectors(self._embedder, structures)
-        except ProviderFailed as exc:  # nothing is written: the caller may try again
-            raise WriteFailed(f"graph layer: {exc}") from exc
-        for start in range(0, len(latest), WRITE_BATCH):
-            chunk = slice(start, start + WRITE_BATCH)
-            written = list(zip(latest[chunk], vectors[chunk], structures[chunk], named[chunk],
-                               strict=True))
+        prepared = await shared.prepare(self._embedder, latest)
+        for start in range(0, len(prepared), WRITE_BATCH):
+            written = prepared[start:start + WRITE_BATCH]
             at = now()
             query, params = _write([(episode, encode(vector), structure, names)
                                     for episode, vector, structure, names in written], at)

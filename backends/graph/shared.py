@@ -1,6 +1,6 @@
 """What the graph layer does the same on every database (embedded Kùzu or LadybugDB in
-``store.py``, a FalkorDB server in ``falkor.py``): the links read back into memory, and search
-over episodes, entities and facts."""
+``store.py``, a FalkorDB server in ``falkor.py``): what a write needs besides the episodes, the
+links read back into memory, and search over episodes, entities and facts."""
 
 from __future__ import annotations
 
@@ -10,23 +10,38 @@ from datetime import datetime
 
 import numpy as np
 
-from backends.entities import Entity
-from backends.errors import ProviderFailed
+from backends.entities import Entity, Extraction, extract
+from backends.errors import ProviderFailed, WriteFailed
 from backends.expansion import current_first, fuse, linked
 from backends.expansion import valid_at as holds_at
-from backends.graph.embedder import AnyEmbedder, embed
+from backends.graph.embedder import AnyEmbedder, Vectors, embed, structure_vectors
 from backends.graph.history import RetiredFact
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
-from backends.model import Hit, now
+from backends.model import Episode, Hit, now
+from backends.ranking import search_text
 
 log = logging.getLogger(__name__)
 LAYER = "graph"
 
+Prepared = tuple[Episode, Vectors, Extraction, dict[str, list[float]]]
+"""an episode, its vector, its entities and facts, and graphiti's vectors of their names"""
 MentionRow = tuple[str, str, str, str]
 """episode, entity, label, name"""
 FactRow = tuple[str, str, str, str, datetime, datetime | None]
 """fact, source entity, target entity, episode, valid_at, invalid_at (aware UTC)"""
+
+
+async def prepare(embedder: AnyEmbedder, episodes: Sequence[Episode]) -> list[Prepared]:
+    """What writing ``episodes`` needs besides them, from two calls to the embedder. A provider
+    failing is ``WriteFailed`` before anything is written: the caller may try again."""
+    structures = [extract(episode) for episode in episodes]
+    try:
+        vectors = await embed(embedder, [search_text(episode) for episode in episodes])
+        named = await structure_vectors(embedder, structures)
+    except ProviderFailed as exc:
+        raise WriteFailed(f"graph layer: {exc}") from exc
+    return list(zip(episodes, vectors, structures, named, strict=True))
 
 
 def add_links(links: GraphLinks, groups: Mapping[str, str], mentions: Iterable[MentionRow],

@@ -46,7 +46,6 @@ from backends.graph.embedder import (
     HashingEmbedder,
     Vectors,
     embed,
-    structure_vectors,
 )
 from backends.graph.history import RetiredFact
 from backends.graph.index import Entry, EpisodeIndex
@@ -398,18 +397,10 @@ class GraphBackend:
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
         latest = list({episode.id: episode for episode in episodes}.values())
-        structures = [extract(episode) for episode in latest]
-        try:
-            vectors = await embed(core.embedder, [search_text(episode) for episode in latest])
-            named = await structure_vectors(core.embedder, structures)
-        except ProviderFailed as exc:  # nothing is written: the caller may try again
-            raise WriteFailed(f"graph layer: {exc}") from exc
-        writes = [
-            rows.EpisodeWrite(episode, rows.encode(vector), structure, names)
-            for episode, vector, structure, names in zip(latest, vectors, structures, named,
-                                                         strict=True)
-        ]
-        by_id = {episode.id: vector for episode, vector in zip(latest, vectors, strict=True)}
+        prepared = await shared.prepare(core.embedder, latest)
+        writes = [rows.EpisodeWrite(episode, rows.encode(vector), structure, names)
+                  for episode, vector, structure, names in prepared]
+        by_id = {episode.id: vector for episode, vector, _, _ in prepared}
         async with core.write_lock:
             await core.unindex()
             stored = {write.episode.id for write in writes if write.episode.id in core.index}
