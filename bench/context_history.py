@@ -1,8 +1,9 @@
 """A payments service's memory beyond the Auto-Claude fixture spec (``001-partial-refunds``):
 two more specs written as Auto-Claude sessions (refund webhooks, merchant payouts) and the
 project's own memories of its other areas (ledger, accounts, notifications, reporting, admin
-dashboard, infrastructure, testing, invoicing, disputes), written through the agent API the way
-an agent writes them. ``bench.context_tasks`` labels which of them each task needs.
+dashboard, infrastructure, testing, invoicing, disputes, search, subscriptions), written through
+the agent API the way an agent writes them. ``bench.context_tasks`` labels which of them each
+task needs.
 
 Every memory has an *area*; a memory shown in a task's context from an area the task does not
 touch counts as a distractor. Memories of the specs take their spec's area.
@@ -432,6 +433,45 @@ PROJECT_NOTES: Sequence[Note] = (
       "index"),
     N("search", "file", "app/api/search.py", {"description": "Merchant and charge search "
       "for the admin dashboard"}),
+    # written with the fresh held-out tasks (bench.context_tasks.FRESH), before any tuning on them
+    N("subscriptions", "pattern", "Subscription renewals follow Stripe's invoice.paid events; "
+      "our own scheduler never charges a renewal"),
+    N("subscriptions", "pattern", "Upgrades take effect at once with proration; downgrades "
+      "wait for the end of the billing period"),
+    N("subscriptions", "gotcha", "Proration on a mid-cycle plan change adds a separate Stripe "
+      "invoice item; never bill the difference again ourselves"),
+    N("subscriptions", "file", "app/services/subscriptions.py", {"description": "Merchant "
+      "plans, trials and plan changes"}),
+    N("subscriptions", "failed", "Cancelling a subscription on the first failed renewal "
+      "payment", {"symptom": "merchants lost access while updating an expired card",
+                  "prevention": "let Stripe's dunning retry and cancel at period end"}),
+    N("subscriptions", "domain", "Dunning", {"definition": "Retrying a failed recurring "
+      "payment and reminding the customer before a subscription is cancelled"}),
+    N("subscriptions", "outcome", "SUB-3", {"description": "Trial expiry reminders three days "
+      "before a trial ends", "outcome": "sent by the nightly Celery beat job",
+      "success": True, "turns": 1}),
+    N("accounts", "pattern", "Rate limits are sliding windows kept in Redis by "
+      "app/core/ratelimit.py, keyed by what is limited"),
+    N("accounts", "file", "app/core/ratelimit.py", {"description": "Redis sliding-window "
+      "rate limiter used by the login form and the public API"}),
+    N("accounts", "gotcha", "Count failed logins per email address, not per IP: merchants "
+      "behind one office NAT share an IP"),
+    N("accounts", "outcome", "ACC-18", {"description": "Two-factor login with TOTP",
+      "outcome": "recovery codes are hashed like API keys", "success": True, "turns": 3}),
+    N("ledger", "pattern", "Exchange rates are fixed when a charge is captured and stored on "
+      "the charge; never convert again with today's rate"),
+    N("ledger", "file", "app/services/fx.py", {"description": "Exchange rates from the ECB "
+      "daily feed, cached per day"}),
+    N("ledger", "gotcha", "The ECB publishes no exchange rates on weekends and TARGET "
+      "holidays; use the last business day's rate"),
+    N("notifications", "file", "app/api/postmark.py", {"description": "Postmark bounce and "
+      "delivery webhooks"}),
+    N("notifications", "gotcha", "A hard bounce reported by Postmark disables the address; "
+      "later emails to it are dropped without an error"),
+    N("admin-ui", "pattern", "Admin forms validate with zod schemas generated from the "
+      "OpenAPI spec"),
+    N("reporting", "gotcha", "Report timestamps are stored in UTC and shown in the "
+      "merchant's timezone only when rendered"),
 )
 
 

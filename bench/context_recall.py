@@ -10,7 +10,8 @@ file layer, the graph layer, and a non-holder: an ``auto`` process on a home who
 process holds, answering from the journal. The earlier selections of ``BASELINES`` (before
 issue 17, and its second round) are extracted from git and put first on the worker's
 ``PYTHONPATH``, measured in the same run; "ours" is the working tree (``--ours``: it alone).
-The tasks the values were chosen on and the held-out tasks are reported apart.
+The tasks the values were chosen on, the held-out tasks and the fresh tasks (labelled and
+committed before the fourth round) are reported apart.
 
 A memory counts as shown when one of its texts that no other memory has (its name, or a field
 of its body) appears in the context; recall is the share of labelled memories shown, a
@@ -36,7 +37,7 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import upsert_all
 from bench.context_history import FIXTURE_SPEC, SPEC_AREAS, write_history
-from bench.context_tasks import HELD_OUT, TASKS, LabelledTask
+from bench.context_tasks import FRESH, HELD_OUT, TASKS, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
 from memory import Config
@@ -51,7 +52,8 @@ BASELINES = {
     "before 17": "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406",  # before issue 17
     "main": "eb5c0c2aa2d0210f73dd95617b580274072d4d37",  # its second round
 }
-ALL_TASKS = (*TASKS, *HELD_OUT)
+ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH)
+SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH))
 LAYERS = ("file", "graph", "non-holder")
 SIGNATURE_CHARS = 48
 MIN_FIELD_CHARS = 20
@@ -189,12 +191,12 @@ async def bench(baselines: Mapping[str, str], *, explaining: bool = False) -> No
         tasks.write_text(json.dumps([{"name": t.name, "task": t.task, "phase": t.phase.value}
                                      for t in ALL_TASKS]))
         kinds = Counter(e.kind for e in corpus.episodes)
-        labels = sum(len(corpus.needed[t.name]) for t in TASKS)
-        held = sum(len(corpus.needed[t.name]) for t in HELD_OUT)
+        sets = ", ".join(f"{name.strip()} {len(group)} tasks with "
+                         f"{sum(len(corpus.needed[t.name]) for t in group)} labels"
+                         for name, group in SETS)
         print(f"context recall: {len(corpus.episodes)} memories "
-              f"({', '.join(f'{n} {k}' for k, n in kinds.most_common())}), "
-              f"{len(TASKS)} tasks with {labels} labelled needs, {len(HELD_OUT)} held-out "
-              f"tasks with {held}; targets: recall >= {TARGET_RECALL:.0%}, "
+              f"({', '.join(f'{n} {k}' for k, n in kinds.most_common())}); {sets}; "
+              f"targets: recall >= {TARGET_RECALL:.0%}, "
               f"<= {TARGET_DISTRACTORS} distractors per context, never over budget")
         home = folder / "home"
         holder = await open_dual(Config(home=home))
@@ -214,13 +216,15 @@ async def bench(baselines: Mapping[str, str], *, explaining: bool = False) -> No
         for layer, run in layers.items():
             table[name, layer] = [score(by_name[r["name"]], r, corpus, shows)
                                   for r in run["results"]]
-    tuned = len(TASKS)
     for layer in LAYERS:
         print(f"{layer} layer" if layer != "non-holder" else "non-holder process (auto, "
               "the graph held by another process)")
         for name in runs:
-            print(_row(name, table[name, layer][:tuned]))
-            print(_row("  held out", table[name, layer][tuned:]))
+            start = 0
+            for label, group in SETS:
+                print(_row(name if label == "tuned" else label,
+                           table[name, layer][start:start + len(group)]))
+                start += len(group)
     print("per task, file layer / graph layer, ours: found/needed (distractors)")
     for task, file, graph in zip(ALL_TASKS, table["ours", "file"], table["ours", "graph"],
                                  strict=True):
