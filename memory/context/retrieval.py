@@ -94,7 +94,8 @@ async def search_categories(
     concerns = await _passes(memo, groups, {c: q.concern for c, q in asked.items()},
                              allocations)
     return {c: Found(subjects[c], knowns[c],
-                     concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern))
+                     concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern),
+                     frozenset(terms(q.subject)))
             for c, q in asked.items()}
 
 

@@ -18,8 +18,9 @@ for the same query. So the cut is relative, and helped by what the project's mem
   when its relevance reaches ``relative`` of the best of its kind in its category and a share
   of the best in any category that depends on where it comes from (``floor``): one of the
   task's specs (at least ``spec_share`` of them), the best of its kind when both the subject
-  and the links found it (one shared word is not agreement), or the project's own memories of
-  every area, where the distractors are;
+  and the links found it (one shared word is not agreement, nor are the subject's short
+  generic words alone: ``slight``), or the project's own memories of every area, where the
+  distractors are;
 - **far**: a memory outside the task's specs that names files, modules or components, none
   of them named by the task's best candidates, is about another part of the code: it needs
   ``far`` of the best (``Entities``);
@@ -38,12 +39,14 @@ from datetime import datetime
 
 from backends.entities import extract
 from backends.model import Episode, Hit, natural_key
+from backends.ranking import search_text, terms
 from memory.agent.scopes import GOTCHA, PATTERN
 from memory.context.budget import Category
 from memory.context.format import detail
 from memory.context.thresholds import Thresholds
 
 MAX_SPEC_WEIGHT = 1.5
+SHORT = 3  # letters: "api", "key", "end" are generic; "refund", "alembic", "invoic" are not
 CONVENTION_KINDS = frozenset({PATTERN, GOTCHA})  # how things are done here, not what happened
 _PATH = re.compile(r"[\w.-]+/[\w./-]*\w")
 
@@ -55,6 +58,8 @@ class Found:
     subject: Sequence[Hit]
     known: Sequence[Hit] = ()
     concern: Sequence[Hit] = ()
+    terms: frozenset[str] = frozenset()
+    """the subject query's terms (``backends.ranking.terms``)"""
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,25 @@ class Candidate:
     """found by both the subject's words and what the project links to it"""
     convention: bool = False
     """a project-wide memory of the task type's concerns, found by them alone"""
+    slight: bool = False
+    """holds only the subject's short, generic terms (``slight``)"""
 
 
 def above(score: float, floor: float) -> float:
     """A score, or 0 at or below ``floor``: so faint a match (the graph layer's vector-only
     neighbours score under 0.05) says nothing about the task."""
     return score if score > floor else 0.0
+
+
+def slight(wanted: frozenset[str], episode: Episode) -> bool:
+    """Whether ``episode`` holds only short terms of the subject (``SHORT`` letters or fewer)
+    while the subject has longer ones. Short words are the generic ones of a task's words
+    ("api", "key", "end" of "Fix API key authentication rejecting keys that end in a
+    newline"): several things of every area are called so (the idempotency key, the admin
+    API client), so a match on them alone is not agreement."""
+    held = wanted & set(terms(search_text(episode)))
+    longer = {w for w in wanted if len(w) > SHORT}
+    return bool(held) and bool(longer) and not held & longer
 
 
 def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
@@ -87,7 +105,8 @@ def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
     concern = {hit.episode.id: above(hit.score, limits.floor) for hit in found.concern}
     ranked = [
         Candidate(episodes[key], score * (1 + limits.concern * concern.get(key, 0.0)),
-                  key in matched and key in linked)
+                  key in matched and key in linked,
+                  slight=slight(found.terms, episodes[key]))
         for key, score in subject.items()
         if score > 0
     ]
@@ -169,7 +188,7 @@ def floor(candidate: Candidate, top: float, best: float, specs: Mapping[str, flo
     share = limits.overall
     if specs.get(spec_of(candidate.episode) or "", 0.0) > limits.spec_share:
         share = min(share, limits.in_spec)
-    if candidate.relevance >= top and candidate.agrees:
+    if candidate.relevance >= top and candidate.agrees and not candidate.slight:
         share = min(share, limits.lead)
     return max(limits.relative * top, share * best)
 

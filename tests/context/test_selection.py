@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backends.model import Episode, Hit
+from backends.ranking import terms
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 from memory.context import Category, Thresholds
 from memory.context.assemble import FULL_PCT, _render
@@ -21,6 +22,7 @@ from memory.context.selection import (
     floor,
     fuse,
     select,
+    slight,
     task_specs,
 )
 from memory.context.task import Task
@@ -133,6 +135,24 @@ def test_the_best_of_a_kind_passes_the_lower_floor_only_when_subject_and_links_a
     ):
         chosen = select({C.PATTERNS: found}, {C.PATTERNS: 100}, LIMITS, AT)
         assert names(chosen, C.PATTERNS) == ["strong", *kept]
+
+
+def test_the_subjects_short_words_alone_are_not_agreement() -> None:
+    # "Fix API key authentication rejecting keys that end in a newline": the idempotency key
+    # and the admin API client share only "api" or "key" with it, whatever links agree.
+    subject = frozenset(terms("API key authentication rejecting keys end newline"))
+    generic = memory("Add an idempotency key to the refund endpoint", GOTCHA)
+    telling = memory("API keys pasted from emails end in a newline", GOTCHA)
+    assert slight(subject, generic) and not slight(subject, telling)
+    assert not slight(frozenset(terms("API key")), generic)  # no longer word to hold instead
+    assert not slight(subject, memory("shares nothing"))
+    strong = memory("strong")
+    share = (LIMITS.lead + LIMITS.overall) / 2
+    for weak, kept in ((generic, []), (telling, [telling.name])):
+        found = Found(subject=hits((strong, 0.8), (weak, 0.8 * share)),
+                      known=hits((weak, LIMITS.floor + 0.001)), terms=subject)
+        chosen = select({C.WARNINGS: found}, {C.WARNINGS: 100}, LIMITS, AT)
+        assert names(chosen, C.WARNINGS) == ["strong", *kept]
 
 
 def test_each_kind_is_measured_against_its_own_best() -> None:
