@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from backends.textindex import Document, TextIndex
 
 FILE = "index.sqlite3"
 VERSION = f"2.{TEXT_VERSION}"
+DECODED = 4096  # episodes kept decoded: a few contexts' worth, a few MB
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
 # So vectors never reorder lexical matches: they add near-duplicates below them that no query
@@ -66,6 +68,8 @@ class EpisodeIndex:
         self._dimension = dimension
         self._vectors: _Vectors | None = None
         """the stored vectors, read at the first search that needs them"""
+        self._decoded: OrderedDict[str, Episode] = OrderedDict()
+        """episodes recently read, decoded (only this index writes its rows)"""
 
     @classmethod
     def open(cls, folder: Path | None, dimension: int, embedder: str) -> EpisodeIndex:
@@ -116,6 +120,7 @@ class EpisodeIndex:
         token = uuid.uuid4().hex
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes")
+            self._decoded.clear()
             self.lexical.clear()
             self._db.execute("DELETE FROM gx_meta WHERE key IN ('token', 'unsettled')")
             self._vectors = None
@@ -155,21 +160,31 @@ class EpisodeIndex:
     def drop(self, key: str) -> None:
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
+            self._decoded.pop(key, None)
             self.lexical.remove(key)
             if self._vectors is not None:
                 self._vectors.drop(key)
             self._settle()
 
     def episode(self, key: str) -> Episode | None:
+        """The indexed episode ``key``. Recently read ones are kept decoded (a context's four
+        to six searches find mostly the same few dozen, each a row read and checked)."""
+        if (found := self._decoded.get(key)) is not None:
+            self._decoded.move_to_end(key)
+            return found
         if not _storable(key):
             return None
         row = self._db.execute("SELECT doc FROM gx_episodes WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         try:
-            return Episode.model_validate_json(row[0])
+            found = Episode.model_validate_json(row[0])
         except ValueError as exc:
             raise StoreCorrupt(self.path or Path(FILE), f"an indexed episode: {exc}") from exc
+        self._decoded[key] = found
+        if len(self._decoded) > DECODED:
+            self._decoded.popitem(last=False)
+        return found
 
     def places(self) -> Iterator[tuple[str, str, str]]:
         """(key, group, kind) of every indexed episode (read from ``gx_places`` alone, which
@@ -202,6 +217,8 @@ class EpisodeIndex:
         return hits
 
     def _put(self, entries: Sequence[Entry]) -> None:
+        for entry in entries:
+            self._decoded.pop(entry.episode.id, None)
         self.lexical.add_many(Document(e.episode.id, e.text, e.episode.group_id, e.episode.kind)
                               for e in entries)
         self._db.executemany("INSERT OR REPLACE INTO gx_episodes VALUES (?, ?, ?, ?, ?)", (

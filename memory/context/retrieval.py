@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from backends.model import Hit
 from backends.protocol import MemoryBackend
-from backends.ranking import search_text, terms
+from backends.ranking import terms
 from memory.agent.scopes import (
     ADR,
     ARCHITECTURE,
@@ -31,7 +31,7 @@ from memory.context.budget import Category
 from memory.context.expansion import Expander, Queries, concern_of, known_words, subject_of
 from memory.context.format import SECTION_END, Block
 from memory.context.memo import SearchMemo
-from memory.context.selection import Found
+from memory.context.selection import Found, held_terms
 from memory.context.tokens import estimate_tokens
 
 C = Category
@@ -127,7 +127,7 @@ def concern_hits(hits: Sequence[Hit], concern: str) -> list[Hit]:
     scored = {}
     for hit in hits:
         if hit.episode.id not in scored:
-            held = set(terms(search_text(hit.episode)))
+            held = held_terms(hit.episode)
             share = sum(any(t.startswith(w) for t in held) for w in wanted) / len(wanted)
             scored[hit.episode.id] = Hit(episode=hit.episode, score=share, layer=hit.layer)
     return [hit for hit in scored.values() if hit.score > 0]

@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 from backends.entities import extract
 from backends.model import Episode, Hit, natural_key
@@ -47,6 +48,7 @@ from memory.context.thresholds import Thresholds
 
 MAX_SPEC_WEIGHT = 1.5
 SHORT = 3  # letters: "api", "key", "end" are generic; "refund", "alembic", "invoic" are not
+ENTITY_LABELS = frozenset({"File", "Module", "Component"})
 CONVENTION_KINDS = frozenset({PATTERN, GOTCHA})  # how things are done here, not what happened
 _PATH = re.compile(r"[\w.-]+/[\w./-]*\w")
 
@@ -80,13 +82,27 @@ def above(score: float, floor: float) -> float:
     return score if score > floor else 0.0
 
 
+@lru_cache(maxsize=4096)
+def held_terms(episode: Episode) -> frozenset[str]:
+    """The terms a memory holds, as every layer's search reads it. Kept for the memories seen
+    lately: a context reads each candidate's terms in every category that found it, and the
+    next contexts find many of the same (episodes are frozen, so they key the cache)."""
+    return frozenset(terms(search_text(episode)))
+
+
+@lru_cache(maxsize=4096)
+def entity_names(episode: Episode) -> frozenset[str]:
+    """The files, modules and components a memory names (kept as ``held_terms`` is)."""
+    return frozenset(e.name for e in extract(episode).entities if e.label in ENTITY_LABELS)
+
+
 def slight(wanted: frozenset[str], episode: Episode) -> bool:
     """Whether ``episode`` holds only short terms of the subject (``SHORT`` letters or fewer)
     while the subject has longer ones. Short words are the generic ones of a task's words
     ("api", "key", "end" of "Fix API key authentication rejecting keys that end in a
     newline"): several things of every area are called so (the idempotency key, the admin
     API client), so a match on them alone is not agreement."""
-    held = wanted & set(terms(search_text(episode)))
+    held = wanted & held_terms(episode)
     longer = {w for w in wanted if len(w) > SHORT}
     return bool(held) and bool(longer) and not held & longer
 
@@ -193,9 +209,6 @@ def floor(candidate: Candidate, top: float, best: float, specs: Mapping[str, flo
     return max(limits.relative * top, share * best)
 
 
-ENTITY_LABELS = frozenset({"File", "Module", "Component"})
-
-
 class Entities:
     """The files, modules and components the task is about: those its ``top`` best candidates
     name. A memory outside the task's specs that names such things, none of them the task's,
@@ -204,21 +217,14 @@ class Entities:
 
     def __init__(self, candidates: Sequence[Candidate], specs: Mapping[str, float],
                  top: int) -> None:
-        self._named: dict[str, frozenset[str]] = {}
         self._specs = specs
         best = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:top]
-        self.task = frozenset().union(*(self.named(c.episode) for c in best))
-
-    def named(self, episode: Episode) -> frozenset[str]:
-        if episode.id not in self._named:
-            self._named[episode.id] = frozenset(
-                e.name for e in extract(episode).entities if e.label in ENTITY_LABELS)
-        return self._named[episode.id]
+        self.task = frozenset().union(*(entity_names(c.episode) for c in best))
 
     def far(self, episode: Episode) -> bool:
         if not self.task or spec_of(episode) in self._specs:
             return False
-        named = self.named(episode)
+        named = entity_names(episode)
         return bool(named) and not named & self.task
 
 

@@ -1,0 +1,51 @@
+"""The graph index keeps recently read episodes decoded: whatever the writes in between, it
+answers ``episode(key)`` as its rows do."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from backends.graph import index as graph_index
+from backends.graph.index import Entry, EpisodeIndex
+from backends.model import Episode
+
+DIMENSION = 8
+STEPS = st.lists(st.tuples(st.sampled_from(["put", "read", "drop", "rebuild"]),
+                           st.integers(0, 5), st.integers(0, 3)), max_size=30)
+
+
+def entry(n: int, version: int) -> Entry:
+    episode = Episode.parse(id=f"ep-{n}", group_id="g", kind="note", name=f"memory {n}",
+                            body=f"version {version}", created_at=datetime(2026, 1, 1, tzinfo=UTC))
+    return Entry(episode, episode.body, np.zeros(DIMENSION, dtype=np.float32))
+
+
+@given(STEPS, st.integers(1, 4))
+def test_a_decoded_episode_is_the_stored_one(steps: list[tuple[str, int, int]],
+                                             kept: int) -> None:
+    graph_index.DECODED, before = kept, graph_index.DECODED  # a small cache evicts too
+    index = EpisodeIndex.open(None, DIMENSION, "test")
+    model: dict[str, Episode] = {}
+    try:
+        for step, n, version in steps:
+            key = f"ep-{n}"
+            if step == "put":
+                written = entry(n, version)
+                index.put([written])
+                model[key] = written.episode
+            elif step == "drop":
+                index.drop(key)
+                model.pop(key, None)
+            elif step == "rebuild":
+                written = entry(n, version)
+                index.rebuilt([written])
+                model = {key: written.episode}
+            assert index.episode(key) == model.get(key)
+        assert all(index.episode(f"ep-{n}") == model.get(f"ep-{n}") for n in range(6))
+    finally:
+        graph_index.DECODED = before
+        index.close()
