@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
-from backends.model import Hit
+from backends.model import Episode, Hit
 from backends.protocol import MemoryBackend
 from backends.ranking import terms
 from memory.agent.scopes import (
@@ -121,16 +122,24 @@ def concern_hits(hits: Sequence[Hit], concern: str) -> list[Hit]:
     """The memories found, scored by the share of the concern's terms they hold (a term or a
     longer word it begins: "fail" in "failure"). The concern only weighs what the subject's
     searches found (``selection.fuse``), so it is read in their text, not searched."""
-    wanted = set(terms(concern))
+    wanted = frozenset(terms(concern))
     if not wanted:
         return []
     scored = {}
     for hit in hits:
         if hit.episode.id not in scored:
-            held = held_terms(hit.episode)
-            share = sum(any(t.startswith(w) for t in held) for w in wanted) / len(wanted)
-            scored[hit.episode.id] = Hit(episode=hit.episode, score=share, layer=hit.layer)
+            share = concern_share(wanted, hit.episode)
+            scored[hit.episode.id] = Hit.model_construct(episode=hit.episode, score=share,
+                                                         layer=hit.layer)  # a share: in [0, 1]
     return [hit for hit in scored.values() if hit.score > 0]
+
+
+@lru_cache(maxsize=4096)
+def concern_share(wanted: frozenset[str], episode: Episode) -> float:
+    """The share of ``wanted`` that ``episode`` holds; kept for the memories seen lately (every
+    category reads it in what all found, and a task type's concern is the same every time)."""
+    held = held_terms(episode)
+    return sum(any(t.startswith(w) for t in held) for w in wanted) / len(wanted)
 
 
 def fit(head: str, blocks: Sequence[Block], allocation: int) -> tuple[list[Block], int]:
