@@ -194,27 +194,38 @@ class EpisodeIndex:
     def search(
         self,
         query: str,
+        *,
+        groups: Collection[str] | None,
+        kinds: Collection[str] | None,
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` keys by their words, scores in (0, 1], best first."""
+        if limit <= 0:
+            return []
+        # Lexical scores as the shared ranking gives them, as the file layer reports them: the
+        # same relative cuts (context selection) then mean the same on both layers.
+        return [(str(key), score) for key, score in
+                self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)]
+
+    def neighbours(
+        self,
+        hits: list[tuple[str, float]],
         query_vector: Vectors,
         *,
         groups: Collection[str] | None,
         kinds: Collection[str] | None,
         limit: int,
     ) -> list[tuple[str, float]]:
-        """The best ``limit`` keys, scores in (0, 1], best first."""
-        if limit <= 0:
-            return []
-        # Lexical scores as the shared ranking gives them, as the file layer reports them: the
-        # same relative cuts (context selection) then mean the same on both layers.
-        hits = [(str(key), score) for key, score in
-                self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)]
-        if len(hits) < limit and len(self):
-            found = {key for key, _ in hits}
-            below = hits[-1][1] if hits else 1.0  # vector-only hits rank under every match
-            hits += [(key, VECTOR_WEIGHT * below * similarity)
-                     for key, similarity in self._loaded().nearest(query_vector, groups, kinds,
-                                                                   limit)
-                     if key not in found][: limit - len(hits)]
-        return hits
+        """``hits`` (``search``'s) filled up to ``limit`` with the nearest vectors, each below
+        every match."""
+        if len(hits) >= limit or not len(self):
+            return hits
+        found = {key for key, _ in hits}
+        below = hits[-1][1] if hits else 1.0
+        return hits + [(key, VECTOR_WEIGHT * below * similarity)
+                       for key, similarity in self._loaded().nearest(query_vector, groups, kinds,
+                                                                     limit)
+                       if key not in found][: limit - len(hits)]
 
     def _put(self, entries: Sequence[Entry]) -> None:
         for entry in entries:

@@ -91,13 +91,15 @@ async def search(
     valid: now, or at ``as_of``, which also leaves out memories not valid then."""
     if limit <= 0 or not query.strip():
         return []
-    try:
-        vector = (await embed(embedder, [query]))[0]
-    except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
-        log.warning("searching without vectors: %s", exc)
-        vector = np.zeros(embedder.dimension, dtype=np.float32)
     wanted = limit if as_of is None else 4 * limit
-    lexical = index.search(query, vector, groups=group_ids, kinds=kinds, limit=wanted)
+    lexical = index.search(query, groups=group_ids, kinds=kinds, limit=wanted)
+    if len(lexical) < wanted:  # the query is embedded only when its words leave room
+        try:
+            vector = (await embed(embedder, [query]))[0]
+        except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone
+            log.warning("searching without vectors: %s", exc)
+            vector = np.zeros(embedder.dimension, dtype=np.float32)
+        lexical = index.neighbours(lexical, vector, groups=group_ids, kinds=kinds, limit=wanted)
     ranked = fuse(lexical, linked(links, query, group_ids, kinds, at=as_of), wanted)
     found = [(episode, score)
              for key, score in ranked if (episode := index.episode(key)) is not None]
