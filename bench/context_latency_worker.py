@@ -5,8 +5,8 @@ plain searches (each task's description, ten hits of the project's group); print
     python -P bench/context_latency_worker.py FOLDER RUNS
 
 It uses only what every version of dualmem since the context issue has (``build_context``,
-``GraphBackend.open``, ``bench.context``), so the same script measures the code of an earlier
-commit put first on ``PYTHONPATH``.
+``GraphBackend.open``, ``bench.context``'s tasks and timing loop), so the same script measures
+the code of an earlier commit put first on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from backends.graph import GraphBackend
 from backends.model import Hit
-from bench.context import TASKS
+from bench.context import TASKS, _latencies
 from bench.context_corpus import PROJECT
 from memory.agent.scopes import project_group
 from memory.context import build_context
@@ -53,14 +53,7 @@ async def run(folder: Path, runs: int) -> dict[str, Any]:
             await build_context(store, task, phase=phase, project_id=PROJECT)
         timed.wall.clear()
         timed.cpu.clear()
-        wall, cpu, over = [], [], 0
-        for n in range(runs):
-            task, phase = TASKS[n % len(TASKS)]
-            started, used = time.perf_counter(), time.process_time()
-            result = await build_context(store, task, phase=phase, project_id=PROJECT)
-            wall.append((time.perf_counter() - started) * 1000)
-            cpu.append((time.process_time() - used) * 1000)
-            over += result.tokens_used > result.budget
+        wall, cpu, over = await _latencies(store, runs)
         context_searches = {"wall": timed.wall, "cpu": timed.cpu}
         timed.wall, timed.cpu = [], []
         for n in range(runs):

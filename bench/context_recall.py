@@ -8,7 +8,7 @@ for the labelled tasks of ``bench.context_tasks``.
 Each selection runs in processes of its own (``bench/context_worker.py``) on three layers: the
 file layer, the graph layer, and a non-holder: an ``auto`` process on a home whose graph this
 process holds, answering from the journal. The earlier selections of ``BASELINES`` (before
-issue 17, and its second round) are extracted from git and put first on the worker's
+issue 17, and its third round) are extracted from git and put first on the worker's
 ``PYTHONPATH``, measured in the same run; "ours" is the working tree (``--ours``: it alone).
 The tasks the values were chosen on, the held-out tasks and the fresh tasks (labelled and
 committed before the fourth round) are reported apart.
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "auto-claude"
 BASELINES = {
     "before 17": "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406",  # before issue 17
-    "main": "eb5c0c2aa2d0210f73dd95617b580274072d4d37",  # its second round
+    "round 3": "d240113307956ae7dbbc633b549a127028ff261f",  # its third round, before FRESH
 }
 ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH)
 SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH))
