@@ -51,8 +51,8 @@ def interrupted(file: Path) -> bool:
     return file.with_name(f"{file.name}.shadow").exists()
 
 
-def rewrite(file: Path, engine: Engine) -> Path:
-    """Rewrite the (closed) database from its rows; returns where the damaged one is now."""
+def rewrite(file: Path, engine: Engine) -> tuple[Path, bool]:
+    """Rewrite the (closed) database from its rows: ``replace``'s answer."""
     kuzu = engines.load(engine)
     database = kuzu.Database(str(file))
     connection = kuzu.Connection(database)
@@ -79,24 +79,31 @@ def export(run: Callable[[str], object], directory: Path) -> Path:
     return folder
 
 
-def replace(file: Path, folder: Path, engine: Engine) -> Path:
-    """With the database closed: load ``export``'s ``folder`` into a new database, put it in place
-    of ``file`` and move the damaged one aside; returns where the damaged one is now."""
-    kuzu = engines.load(engine)
-    fresh = folder / file.name
-    database = kuzu.Database(str(fresh))
-    connection = kuzu.Connection(database)
+def replace(file: Path, folder: Path, engine: Engine) -> tuple[Path, bool]:
+    """With the database closed: load ``export``'s ``folder`` into a new database, put it in
+    place of ``file`` and move the damaged one aside. Returns where the damaged one is now, and
+    whether the full-text indexes it had were left out (Kùzu 0.11 cannot import more than one:
+    "default_english_stopwords already exists"; they are to be built again)."""
     try:
-        connection.execute(f"IMPORT DATABASE '{folder / 'rows'}'")
+        indexes = folder / "rows" / "index.cypher"
+        dropped = bool(indexes.read_text(encoding="utf-8").strip())
+        indexes.write_text("", encoding="utf-8")
+        kuzu = engines.load(engine)
+        fresh = folder / file.name
+        database = kuzu.Database(str(fresh))
+        connection = kuzu.Connection(database)
+        try:
+            connection.execute(f"IMPORT DATABASE '{folder / 'rows'}'")
+        finally:
+            connection.close()
+            database.close()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        aside = file.with_name(f"{file.name}{DAMAGED_SUFFIX}{stamp}")
+        aside.mkdir()
+        for part in file.parent.glob(f"{file.name}*"):
+            if part.is_file():  # the database and its WAL (and shadow) files
+                part.rename(aside / part.name)
+        fresh.rename(file)
     finally:
-        connection.close()
-        database.close()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    aside = file.with_name(f"{file.name}{DAMAGED_SUFFIX}{stamp}")
-    aside.mkdir()
-    for part in file.parent.glob(f"{file.name}*"):
-        if part.is_file():  # the database and its WAL (and shadow) files
-            part.rename(aside / part.name)
-    fresh.rename(file)
-    shutil.rmtree(folder, ignore_errors=True)
-    return aside
+        shutil.rmtree(folder, ignore_errors=True)
+    return aside, dropped

@@ -221,7 +221,8 @@ class _Core:
         db = self.db
         self._db = None
         await db.close()
-        aside = await asyncio.to_thread(salvage.replace, db.file, folder, self.engine)
+        # The write dropped graphiti's full-text indexes first (unindex): none to rebuild here.
+        aside, _ = await asyncio.to_thread(salvage.replace, db.file, folder, self.engine)
         log.warning("the graph's key index held keys of rows never committed (a process "
                     "killed mid-write); rewrote %s from its rows, the damaged file is in %s",
                     db.file, aside)
