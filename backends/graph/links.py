@@ -64,8 +64,10 @@ class GraphLinks:
     def __init__(self, places: Places | None = None) -> None:
         """``places``: where stored episodes live, kept current by their writer; None: kept
         here, through ``put``, ``add_place`` and ``drop``."""
-        self._own = _MemoryPlaces() if places is None else None
-        self._places: Places = self._own if places is None else places
+        self._own: _MemoryPlaces | None = None
+        if places is None:
+            places = self._own = _MemoryPlaces()
+        self._places = places
         self._groups: dict[str, str] = {}  # entity -> group
         self._by_term: dict[str, set[str]] = defaultdict(set)
         self._terms: dict[str, frozenset[str]] = {}
