@@ -40,8 +40,10 @@ def duplicated_key(exc: BaseException) -> str | None:
 
 
 def has_row(session: Any, key: str) -> bool:
-    """Whether any keyed table has a committed row with ``key`` (a session's connection)."""
-    return any(session.rows(f"MATCH (n:{table}) WHERE n.uuid = $key RETURN count(*)", key=key)[0][0]
+    """Whether any keyed table has a committed row with ``key``. A scan: a lookup by key goes
+    through the damaged index, which can answer with a row that was never committed."""
+    return any(session.rows(f"MATCH (n:{table}) WHERE concat(n.uuid, '') = $key "
+                            "RETURN count(*)", key=key)[0][0]
                for table in KEYED_TABLES)
 
 
