@@ -155,7 +155,7 @@ class _Core:
         if index is not None:
             index.close()
         if db is not None:
-            db.abandon()
+            await db.close()
 
     async def unindex(self) -> None:
         """Before a write: drop graphiti's full-text indexes, which the write would leave
