@@ -10,7 +10,8 @@ offer is a rewrite: ``EXPORT DATABASE`` writes every committed row (and the sche
 
 So a database whose last checkpoint was interrupted (its shadow file is left) is rewritten at
 open, before anything writes to it; and a write refused for a key no row has rewrites it then
-and is tried again. The damaged file is kept beside the new one, never deleted.
+(the damaged database is abandoned, not closed: ``GraphDatabase.abandon``) and is tried again.
+The damaged file is kept beside the new one, never deleted.
 """
 
 from __future__ import annotations
