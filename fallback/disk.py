@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ def stage(path: Path, data: bytes) -> Staged:
     which needs no lock (the temp file's name is this writer's own)."""
     folder = path.parent
     make_folder(folder)
-    temp = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    temp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:

@@ -10,7 +10,6 @@ input can name a place outside the root.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,8 @@ def file_name(episode_id: str) -> str:
         raise InvalidEpisode(f"invalid episode id {episode_id!r}")
     if _PLAIN_NAME.fullmatch(episode_id):
         return episode_id + EPISODE_SUFFIX
+    import hashlib  # loads OpenSSL (~5 ms): only an id that is not plain needs it
+
     folded = episode_id.lower().replace(":", "_")
     digest = hashlib.sha256(episode_id.encode()).hexdigest()[:20]
     return f"{folded}~{digest}{EPISODE_SUFFIX}"

@@ -11,7 +11,6 @@ is a *hand bullet*: it becomes an episode of its own, source ``manual``, with th
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -177,4 +176,6 @@ def _generated_line(episode: Episode) -> str:
 
 
 def _check(episode_id: str, text: str) -> str:
+    import hashlib  # loads OpenSSL (~5 ms): only writing or reading a view needs it
+
     return hashlib.sha256(f"{episode_id}\n{text}".encode()).hexdigest()[:10]
