@@ -103,8 +103,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(name: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line, with the arguments of command ``name`` (of none: enough to
-    find which command a line asks for, and to print the list of commands)."""
+    """The command line of command ``name`` with its arguments, or, without a name, every
+    command without theirs: enough to find which command a line asks for, and to print the
+    list of commands."""
     # --json is accepted before the command and after it; SUPPRESS keeps a subcommand
     # from resetting a global --json to False.
     json_flag = _Parser(add_help=False)
@@ -134,13 +135,18 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "`enrich` (default: $DUALMEM_LLM, else none)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if name is not None:
+        # A known command's line needs no other command's parser (each costs ~0.5 ms, most
+        # of it argparse looking up translations of its headings).
+        sub = commands.add_parser(name, help=COMMANDS[name][1], description=COMMANDS[name][1],
+                                  parents=[json_flag])
+        _command(name).arguments(sub)
+        return parser
     for each, (_, help_text) in COMMANDS.items():
-        # Only the command asked for knows --help: on the first pass, "COMMAND --help" must
-        # reach the second, where the command's arguments are there to be listed.
-        sub = commands.add_parser(each, help=help_text, description=help_text,
-                                  parents=[json_flag], add_help=each == name)
-        if each == name:
-            _command(each).arguments(sub)
+        # No --help here: on the first pass, "COMMAND --help" must reach the second, where the
+        # command's arguments are there to be listed.
+        commands.add_parser(each, help=help_text, description=help_text, parents=[json_flag],
+                            add_help=False)
     return parser
 
 
