@@ -7,9 +7,8 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import NamedTuple, overload
 
 from backends.errors import WriteFailed
 from fallback.lock import FolderLock
@@ -24,8 +23,7 @@ class LockBusy(WriteFailed):
     home); the same change may well succeed a moment later."""
 
 
-@dataclass(frozen=True)
-class Staged:
+class Staged(NamedTuple):
     """A file's new content written and synced beside it, not yet in its place."""
 
     path: Path

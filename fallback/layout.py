@@ -11,8 +11,8 @@ input can name a place outside the root.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from backends.errors import InvalidEpisode
 from backends.model import EPISODE_ID, GROUP_ID, check_group_id
@@ -40,8 +40,7 @@ def file_name(episode_id: str) -> str:
     return f"{folded}~{digest}{EPISODE_SUFFIX}"
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     root: Path
 
     @property

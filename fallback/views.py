@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id
 from fallback.layout import VIEW_FILES
@@ -32,8 +32,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SUMMARY_CHARS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     raw: str
     generated_id: str | None = None  # a generated bullet, untouched since we wrote it
     hand_text: str | None = None  # a person's bullet
