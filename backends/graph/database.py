@@ -60,6 +60,7 @@ _META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KE
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+_ABANDONED: list[tuple[Any, Any]] = []
 
 
 class Session:
@@ -170,6 +171,21 @@ class GraphDatabase:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, _disconnect, session, self._database,
                                    self._owner_file)
+        self._executor.shutdown(wait=False)
+
+    def abandon(self) -> None:
+        """Leave the database open for good, never to be closed or used again: closing one
+        whose key index is damaged, after writes, aborts the process (salvage.py). Its native
+        objects are kept alive until the process ends, so that no destructor closes it either;
+        the lock it holds is on a file moved aside by then."""
+        import ctypes  # here: only a damaged database needs it
+
+        session, self._session = self._session, None
+        if session is not None:
+            session._statements.clear()
+            _ABANDONED.append((session._connection, self._database))
+            for native in (session._connection._connection, self._database._database):
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(native))  # outlives interpreter exit
         self._executor.shutdown(wait=False)
 
     def close_now(self) -> None:
