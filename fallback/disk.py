@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple, overload
 
+from backends import processes
 from backends.errors import WriteFailed
 from fallback.lock import FolderLock
 
@@ -133,13 +134,7 @@ def remove_dead_writers_temps(folders: Iterable[Path]) -> list[Path]:
 def _alive(pid: int) -> bool:
     if pid <= 0:
         return True  # not a pid we wrote: leave it
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, someone else's (EPERM)
-    return True
+    return processes.alive(pid)
 
 
 def remove(path: Path) -> bool:
