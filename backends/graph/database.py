@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from backends import processes
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
@@ -329,10 +330,9 @@ def owner_pid(directory: Path) -> int | None:
     """The live process holding the database under ``directory`` read-write, when it said so."""
     try:
         pid = int(json.loads((directory / OWNER_FILE).read_text())["pid"])
-        os.kill(pid, 0)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return pid
+    return pid if pid > 0 and processes.alive(pid) else None
 
 
 def _ensure_schema(session: Session) -> dict[str, str]:
