@@ -10,10 +10,13 @@ Per size, with the synthetic episodes of ``bench.file_layer`` (8 groups, ~300 ch
   database and answering one OR-query; tantivy opening its index and answering one query;
 - search p50/p95 over the query's own group (3 words), and over all groups with 6 common words;
 - peak resident memory of a process that opens the store and answers the 200 queries;
-- a single upsert into the file layer, a ``gotcha`` (shown in a view) and a ``task_outcome``
-  (median of 20);
-- ``dualmem --backend file search`` as a whole process (p50/p95 of 15), beside ``python -c pass``;
+- a single upsert into the file layer of each kind (median of 20), into a copy of the home;
+- ``dualmem --backend file search`` and ``--backend graph`` as whole processes (p50/p95 of 15),
+  beside ``python -c pass``;
 - the file layer's LoCoMo dev R@10 / MRR (once per run).
+
+The machine may be shared: every timing is given as wall and as CPU time of the process (CPU is
+the figure to read when the load average, printed per size, is above the core count).
 
 The stores are built once per size under ``$DUALMEM_BENCH_CACHE`` (default: the system's temp
 folder, ``dualmem-open-search/SIZE``) and reused by later runs: a 100k graph takes a while.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -34,12 +38,14 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 from backends.graph import GraphBackend
 from backends.model import Episode
 from bench import locomo
+from bench.file_layer import KINDS as EPISODE_KINDS
 from bench.file_layer import common_queries, queries, synthetic
 from bench.locomo import percentiles
 from bench.migrate import lay_down
@@ -63,7 +69,7 @@ elif kind == "fts5":
     import re, sqlite3
 else:
     import tantivy
-started = time.perf_counter()
+started, started_cpu = time.perf_counter(), time.process_time()
 if kind == "file":
     # One loop for the whole run: run_until_complete adds some 20 us to each search.
     loop = asyncio.new_event_loop()
@@ -97,17 +103,15 @@ else:
                 (tantivy.Occur.Must, tantivy.Query.term_query(index.schema, "grp", group))])
         return searcher.search(query, 10).hits
 ask(*questions["own"][0])
-first = time.perf_counter() - started
-own, common = [], []
-for text, group in questions["own"]:
-    t = time.perf_counter()
-    ask(text, group)
-    own.append(time.perf_counter() - t)
-for text in questions["common"]:
-    t = time.perf_counter()
-    ask(text)
-    common.append(time.perf_counter() - t)
-print(json.dumps({"first": first, "own": own, "common": common, "peak_mb": peak_mb()}))
+first, first_cpu = time.perf_counter() - started, time.process_time() - started_cpu
+took = {"own": [], "common": [], "own_cpu": [], "common_cpu": []}
+for key, asked in (("own", questions["own"]), ("common", [[q] for q in questions["common"]])):
+    for args in asked:
+        t, c = time.perf_counter(), time.process_time()
+        ask(*args)
+        took[key].append(time.perf_counter() - t)
+        took[key + "_cpu"].append(time.process_time() - c)
+print(json.dumps({"first": first, "first_cpu": first_cpu, **took, "peak_mb": peak_mb()}))
 """
 
 
@@ -141,40 +145,64 @@ def probe(kind: str, where: Path, questions: dict[str, object]) -> dict[str, obj
             for _ in range(5)]
     results = [orjson.loads(run.stdout) for run in runs]
     best = results[0]
-    best["first"] = statistics.median(r["first"] for r in results)
+    for key in ("first", "first_cpu"):
+        best[key] = statistics.median(r[key] for r in results)
     return dict(best)
 
 
-async def single_upserts(where: Path, kind: str, count: int = 20) -> float:
+async def single_upserts(where: Path, kind: str, count: int = 20) -> tuple[float, float]:
+    """Median wall and CPU ms of one upsert of ``kind`` into the file layer at ``where``."""
     store = await FileBackend.open(where, watch=False)
     try:
-        took = []
+        took, cpu = [], []
         for n in range(count):
             episode = Episode.create(group_id="project-0", kind=kind, key=f"single-{n}",
                                      name=f"single {kind} {n}", body=f"one more {kind} {n}")
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             await store.upsert(episode)
             took.append(time.perf_counter() - started)
-        return 1000 * statistics.median(took)
+            cpu.append(time.process_time() - started_cpu)
+        return 1000 * statistics.median(took), 1000 * statistics.median(cpu)
     finally:
         await store.aclose()
 
 
-def whole_process(home: Path, query: str, runs: int = 15) -> tuple[tuple[float, float], ...]:
-    commands = [[sys.executable, "-m", "memory", "--home", str(home.parent), "--backend",
-                 "file", "search", query], [sys.executable, "-c", "pass"]]
+def upserts_on_a_copy(files: Path) -> dict[str, tuple[float, float]]:
+    """``single_upserts`` of every kind, into a copy: the cached home stays as built."""
+    with tempfile.TemporaryDirectory(prefix="dualmem-open-search-") as tmp:
+        copy = Path(tmp) / "files"
+        shutil.copytree(files, copy, symlinks=True)
+        return {kind: asyncio.run(single_upserts(copy, kind)) for kind in EPISODE_KINDS}
+
+
+def whole_process(home: Path, query: str, runs: int = 15) -> dict[str, Timings]:
+    """Wall and CPU p50/p95 of ``dualmem search`` on each layer and of ``python -c pass``."""
+    commands = {layer: [sys.executable, "-m", "memory", "--home", str(home), "--backend",
+                        layer, "search", query] for layer in ("file", "graph")}
+    commands["python -c pass"] = [sys.executable, "-c", "pass"]
     # Bytecode as an installed dualmem has it (the first, untimed run writes it).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run(commands[0], capture_output=True, check=True, env=env)
-    figures = []
-    for command in commands:
-        took = []
+    figures = {}
+    for name, command in commands.items():
+        subprocess.run(command, capture_output=True, check=True, env=env)
+        took, cpu = [], []
         for _ in range(runs):
-            started = time.perf_counter()
+            started, children = time.perf_counter(), _children_cpu()
             subprocess.run(command, capture_output=True, check=True, env=env)
             took.append(time.perf_counter() - started)
-        figures.append(percentiles(took))
-    return tuple(figures)
+            cpu.append(_children_cpu() - children)
+        figures[name] = Timings(percentiles(took), percentiles(cpu))
+    return figures
+
+
+class Timings(NamedTuple):
+    wall: tuple[float, float]  # p50, p95 in ms
+    cpu: tuple[float, float]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def build(size: int, root: Path) -> None:
@@ -228,6 +256,7 @@ def measure(size: int, root: Path) -> None:
     started = time.perf_counter()
     build(size, root)
     built = time.perf_counter() - started
+    load_before = os.getloadavg()
     episodes = synthetic(size)
     own = queries(episodes)
     questions: dict[str, object] = {"own": own, "common": common_queries(episodes)}
@@ -235,35 +264,33 @@ def measure(size: int, root: Path) -> None:
     found = {kind: probe(kind, where, questions) for kind, where in
              (("file", home / "files"), ("graph", home / "graph"),
               ("fts5", root / "fts5.sqlite3"), ("tantivy", root / "tantivy"))}
-    upserts = {kind: asyncio.run(single_upserts(home / "files", kind))
-               for kind in ("gotcha", "task_outcome")}
-    search_process, python_pass = whole_process(home / "files", own[0][0])
-    print(f"\n{size:,} episodes (stores built or found in {built:.1f} s)")
-    print(f"{'figure':<40}" + "".join(f"{name:>14}" for name in
-                                      ("file layer", "graph layer", "SQLite FTS5", "tantivy")))
-
-    def row(label: str, pick: str) -> None:
-        cells = []
-        for kind in KINDS:
-            value = found[kind][pick]
-            cells.append(f"{1000 * value:.1f} ms" if isinstance(value, float) else value)
-        print(f"{label:<40}" + "".join(f"{cell:>14}" for cell in cells))
-
-    row("cold open to first result (median)", "first")
-    for label, key in (("search p50 / p95, own group", "own"),
-                       ("search p50 / p95, all groups, common", "common")):
-        cells = []
-        for kind in KINDS:
-            p50, p95 = percentiles(found[kind][key])  # type: ignore[arg-type]
-            cells.append(f"{p50:.2f}/{p95:.2f}")
-        print(f"{label + ' (ms)':<40}" + "".join(f"{cell:>14}" for cell in cells))
+    upserts = upserts_on_a_copy(home / "files")
+    processes = whole_process(home, own[0][0])
+    load = ", ".join(f"{a:.1f}-{b:.1f}" for a, b in zip(load_before, os.getloadavg(),
+                                                          strict=True))
+    print(f"\n{size:,} episodes (stores built or found in {built:.1f} s;"
+          f" load average 1/5/15 min, before-after: {load})")
+    print(f"{'figure (ms, wall / CPU)':<50}" + "".join(
+        f"{name:>16}" for name in ("file layer", "graph layer", "SQLite FTS5", "tantivy")))
+    cells = [f"{1000 * found[k]['first']:.1f}/{1000 * found[k]['first_cpu']:.1f}"  # type: ignore[operator]
+             for k in KINDS]
+    print(f"{'cold open to first result (median of 5)':<50}" + "".join(f"{c:>16}" for c in cells))
+    for label, key in (("search p50, own group", "own"), ("search p95, own group", "own"),
+                       ("search p50, all groups, 6 common words", "common"),
+                       ("search p95, all groups, 6 common words", "common")):
+        at = 0 if "p50" in label else 1
+        cells = [f"{percentiles(found[k][key])[at]:.2f}/"  # type: ignore[arg-type]
+                 f"{percentiles(found[k][key + '_cpu'])[at]:.2f}" for k in KINDS]  # type: ignore[arg-type]
+        print(f"{label:<50}" + "".join(f"{c:>16}" for c in cells))
     peaks = [f"{found[kind]['peak_mb']:.0f} MB" for kind in KINDS]
-    print(f"{'peak memory of a search process':<40}" + "".join(f"{p:>14}" for p in peaks))
-    for kind, took in upserts.items():
-        print(f"{'single ' + kind + ' upsert (median)':<40}{took:>11.1f} ms")
-    print(f"{'dualmem search, whole process p50/p95':<40}"
-          f"{search_process[0]:>8.0f}/{search_process[1]:.0f} ms   "
-          f"(python -c pass: {python_pass[0]:.0f}/{python_pass[1]:.0f} ms)")
+    print(f"{'peak memory of a search process':<50}" + "".join(f"{p:>16}" for p in peaks))
+    for kind, (wall, cpu) in upserts.items():
+        print(f"{'single ' + kind + ' upsert, file (median)':<50}{wall:>13.1f}/{cpu:.1f}")
+    for name, timings in processes.items():
+        label = name if name.startswith("python") else f"dualmem --backend {name} search"
+        print(f"{label + ', whole process':<50}"
+              f"wall p50/p95 {timings.wall[0]:.0f}/{timings.wall[1]:.0f},"
+              f" CPU p50/p95 {timings.cpu[0]:.0f}/{timings.cpu[1]:.0f}")
 
 
 def main(sizes: Sequence[int] = (1000, 10000, 100000)) -> None:

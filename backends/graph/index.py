@@ -191,6 +191,22 @@ class EpisodeIndex:
         holds the key too: the rows with their vectors and episodes stay unread)."""
         yield from self._db.execute("SELECT key, grp, kind FROM gx_episodes INDEXED BY gx_places")
 
+    def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
+        """key -> (group, kind) of those of ``keys`` indexed (``links.Places``)."""
+        listed = [key for key in keys if _storable(key)]
+        found: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(listed), 500):
+            part = listed[start : start + 500]
+            found.update((key, (grp, kind)) for key, grp, kind in self._db.execute(
+                "SELECT key, grp, kind FROM gx_episodes"
+                f" WHERE key IN ({','.join('?' * len(part))})", part))
+        return found
+
+    def group_size(self, group: str) -> int:
+        """How many episodes of ``group`` are indexed (read from ``gx_places`` alone)."""
+        return int(self._db.execute("SELECT count(*) FROM gx_episodes WHERE grp = ?",
+                                    (group,)).fetchone()[0])
+
     def search(
         self,
         query: str,

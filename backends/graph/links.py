@@ -1,6 +1,10 @@
 """The graph's entities, mentions and facts as search reads them (``expansion.Links``), held in
 memory beside the episode index: built from the rows at open, kept current by our own writes.
-A Kùzu round trip per query cost more than the whole lexical search."""
+A Kùzu round trip per query cost more than the whole lexical search.
+
+Where each episode lives (group, kind) is asked of ``Places``: the episode index on disk, so an
+open does not read a row per stored episode (at 100k that alone cost more than the 300 ms an
+open may take); a layer without one keeps them in memory (``add_place``)."""
 
 from __future__ import annotations
 
@@ -8,10 +12,43 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from backends.entities import Entity, Extraction
 from backends.expansion import holds, matchable
 from backends.model import Episode
+
+
+class Places(Protocol):
+    def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
+        """key -> (group, kind) of those of ``keys`` that are stored"""
+        ...
+
+    def group_size(self, group: str) -> int:
+        """How many episodes ``group`` holds."""
+        ...
+
+
+class _MemoryPlaces:
+    def __init__(self) -> None:
+        self.episodes: dict[str, tuple[str, str]] = {}  # episode -> (group, kind)
+        self.sizes: Counter[str] = Counter()
+
+    def put(self, key: str, group: str, kind: str) -> None:
+        if key not in self.episodes:
+            self.sizes[group] += 1
+        self.episodes[key] = (group, kind)
+
+    def drop(self, key: str) -> None:
+        known = self.episodes.pop(key, None)
+        if known is not None:
+            self.sizes[known[0]] -= 1
+
+    def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
+        return {key: self.episodes[key] for key in keys if key in self.episodes}
+
+    def group_size(self, group: str) -> int:
+        return self.sizes[group]
 
 
 @dataclass(slots=True)
@@ -24,7 +61,13 @@ class _Fact:
 
 
 class GraphLinks:
-    def __init__(self) -> None:
+    def __init__(self, places: Places | None = None) -> None:
+        """``places``: where stored episodes live, kept current by their writer; None: kept
+        here, through ``put``, ``add_place`` and ``drop``."""
+        self._own: _MemoryPlaces | None = None
+        if places is None:
+            places = self._own = _MemoryPlaces()
+        self._places = places
         self._groups: dict[str, str] = {}  # entity -> group
         self._by_term: dict[str, set[str]] = defaultdict(set)
         self._terms: dict[str, frozenset[str]] = {}
@@ -33,8 +76,6 @@ class GraphLinks:
         self._facts: dict[str, _Fact] = {}
         self._by_entity: dict[str, set[str]] = defaultdict(set)  # entity -> facts
         self._episode_facts: dict[str, set[str]] = defaultdict(set)
-        self._episodes: dict[str, tuple[str, str]] = {}  # episode -> (group, kind)
-        self._sizes: Counter[str] = Counter()
 
     @property
     def entity_count(self) -> int:
@@ -54,8 +95,7 @@ class GraphLinks:
             old = self._facts.get(fact_id)
             if old is not None and old.invalid_at is None:
                 old.invalid_at = at
-        self._episodes[episode.id] = (episode.group_id, episode.kind)
-        self._sizes[episode.group_id] += 1
+        self.add_place(episode.id, episode.group_id, episode.kind)
         self.add_mentions(episode.id, structure.entities, episode.group_id)
         for fact in structure.facts:
             self.add_fact(fact.uuid, fact.source, fact.target, episode.id, fact.valid_at,
@@ -63,9 +103,8 @@ class GraphLinks:
 
     def add_place(self, key: str, group: str, kind: str) -> None:
         """An episode by its key, group and kind (what an index keeps of it)."""
-        if key not in self._episodes:
-            self._sizes[group] += 1
-        self._episodes[key] = (group, kind)
+        if self._own is not None:
+            self._own.put(key, group, kind)
 
     def add_mentions(self, episode: str, entities: Iterable[Entity], group: str) -> None:
         for entity in entities:
@@ -87,9 +126,8 @@ class GraphLinks:
         self._episode_facts[episode].add(uuid)
 
     def drop(self, episode: str, keep_facts: Collection[str] = ()) -> None:
-        known = self._episodes.pop(episode, None)
-        if known is not None:
-            self._sizes[known[0]] -= 1
+        if self._own is not None:
+            self._own.drop(episode)
         touched = self._mentioned.pop(episode, set())
         for entity in touched:
             self._mentions[entity].discard(episode)
@@ -126,11 +164,14 @@ class GraphLinks:
 
     def mentioning(self, entities: Collection[str], groups: Collection[str] | None,
                    kinds: Collection[str] | None) -> Iterable[tuple[str, str]]:
-        for entity in entities:
-            for episode in self._mentions.get(entity, ()):
-                group, kind = self._episodes[episode]
-                if (groups is None or group in groups) and (kinds is None or kind in kinds):
-                    yield episode, entity
+        mentions = [(episode, entity) for entity in entities
+                    for episode in self._mentions.get(entity, ())]
+        places = self._places.located({episode for episode, _ in mentions})
+        for episode, entity in mentions:
+            group, kind = places.get(episode, ("", ""))
+            if group and (groups is None or group in groups) and (kinds is None
+                                                                  or kind in kinds):
+                yield episode, entity
 
     def neighbours(self, entities: Collection[str], at: datetime | None
                    ) -> Iterable[tuple[str, str]]:
@@ -141,4 +182,4 @@ class GraphLinks:
                     yield entity, fact.target if fact.source == entity else fact.source
 
     def size(self, group: str) -> int:
-        return self._sizes[group]
+        return self._places.group_size(group)

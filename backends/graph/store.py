@@ -220,7 +220,7 @@ class _Core:
         folder = await self.db.run(lambda session: salvage.export(session.script, self.directory))
         db = self.db
         self._db = None
-        await db.close()
+        db.abandon()
         # The write dropped graphiti's full-text indexes first (unindex): none to rebuild here.
         aside, _ = await asyncio.to_thread(salvage.replace, db.file, folder, self.engine)
         log.warning("the graph's key index held keys of rows never committed (a process "
@@ -294,9 +294,7 @@ class _Core:
         index = self._index = self._open_index()
         token = self.db.meta.get(INDEX_TOKEN)
         count = await self.read(lambda session: rows.count(session, None, None))
-        if index.current(token, count):
-            places = list(index.places())
-        else:
+        if not index.current(token, count):
             stored = await self.read(rows.every_row)
             vectors = [rows.decode(row.vector, self.embedder.dimension) for row in stored]
             missing = [search_text(row.episode)
@@ -311,18 +309,17 @@ class _Core:
                 # must not stop this open (the next one builds again).
                 with contextlib.suppress(WriteFailed):
                     await self._record_token(token)
-            places = [(row.episode.id, row.episode.group_id, row.episode.kind) for row in stored]
+        self.links = GraphLinks(index)
         if upgrade.outdated(self.db.meta):  # read-only: its rows cannot be upgraded here
             for row in await self.read(rows.every_row):
                 self.links.put(row.episode, extract(row.episode), (), now())
             return
-        group_of = {}
-        for key, group, kind in places:
-            self.links.add_place(key, group, kind)
-            group_of[key] = group
         mentions = await self.read(lambda session: session.rows(rows.MENTION_COLUMNS))
         facts = await self.read(lambda session: session.rows(rows.FACT_COLUMNS))
-        shared.add_links(self.links, group_of, [tuple(row) for row in mentions],
+        # The groups of the episodes that mention or state something, not of every episode.
+        places = index.located({row[0] for row in mentions} | {row[3] for row in facts})
+        shared.add_links(self.links, {key: place[0] for key, place in places.items()},
+                         [tuple(row) for row in mentions],
                          [(f, a, b, e, rows.aware(valid), rows.aware(invalid) if invalid else None)
                           for f, a, b, e, valid, invalid in facts])
 

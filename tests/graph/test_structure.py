@@ -187,3 +187,32 @@ def test_extraction_takes_any_structured_body(kind: str, body: dict[str, Any]) -
     assert all(e.name.strip() for e in found.entities)
     known = {e.uuid for e in found.entities}
     assert all(f.source in known and f.target in known for f in found.facts)
+
+
+async def test_a_reopened_graph_links_through_its_episode_index(tmp_path: Path) -> None:
+    # At open the links read the mentions from the rows and ask the episode index where each
+    # episode lives: a search naming an entity reaches the memories that mention it, within
+    # the group and kind asked for, before and after a reopen, and after a delete.
+    folder = tmp_path / "graph"
+    graph = await GraphBackend.open(folder)
+    mentioning = discovery("cache layer", {"files": ["src/cache.py"]})
+    elsewhere = discovery("cache layer", {"files": ["src/cache.py"]}, group_id="other")
+    # Lexically the better match (every word, many times), but it mentions no entity.
+    wordy = Episode.create(group_id="proj", kind="note", name="src cache py",
+                           body="src cache py, src cache py, src cache py")
+    await graph.upsert_many([mentioning, elsewhere, wordy])
+
+    async def found(kinds: list[str] | None = None) -> list[str]:
+        hits = await graph.search("`src/cache.py`", group_ids=["proj"], kinds=kinds)
+        return [hit.episode.id for hit in hits]
+
+    assert await found() == [mentioning.id, wordy.id]
+    await graph.aclose()
+    graph = await GraphBackend.open(folder)
+    try:
+        assert await found() == [mentioning.id, wordy.id]
+        assert await found(kinds=["note"]) == [wordy.id]
+        await graph.delete(mentioning.id)
+        assert await found() == [wordy.id]
+    finally:
+        await graph.aclose()
