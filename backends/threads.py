@@ -22,9 +22,13 @@ from datetime import UTC, datetime, timedelta
 
 from backends.model import Episode
 
-ADJACENT = 0.7
-"""a neighbour of a hit scores this share of the hit's score (or keeps its own, if higher).
-Measured on LoCoMo dev (bench/locomo_ideas.py): 0.7 lifts R@10 from 0.636 to 0.685."""
+ADJACENT = 0.75
+"""a turn next to a hit scores this share of the hit's score, one two turns away its square
+(or each keeps its own score, if higher)"""
+REACH = 2
+"""how many turns away from a hit, each way. Chosen on half of LoCoMo dev's conversations
+(bench/locomo_reach.py), R@10 there 0.655 lexical, 0.704 at one turn and 0.7, 0.735 at two
+turns and 0.75; on the other half 0.617, 0.663, 0.671."""
 _CONVERSATIONAL = re.compile(r"(?:.*[_.-])?(?:turn|message|utterance)")
 _TURN = re.compile(r"(.*):([0-9]{1,18})")
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
@@ -35,17 +39,13 @@ CREATE TABLE IF NOT EXISTS thr_turns (key TEXT PRIMARY KEY, thread TEXT NOT NULL
     at INTEGER NOT NULL, turn INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS thr_order ON thr_turns (thread, at, turn, key);
 """
-# One statement for every hit (no read per hit): each hit's turn just before and just after.
-_BESIDE = """
-SELECT h.key,
-  (SELECT t.key FROM thr_turns t WHERE t.thread = h.thread
-     AND (t.at, t.turn, t.key) < (h.at, h.turn, h.key)
-     ORDER BY t.at DESC, t.turn DESC, t.key DESC LIMIT 1),
-  (SELECT t.key FROM thr_turns t WHERE t.thread = h.thread
-     AND (t.at, t.turn, t.key) > (h.at, h.turn, h.key)
-     ORDER BY t.at, t.turn, t.key LIMIT 1)
-FROM thr_turns h WHERE h.key IN ({})
-"""
+# One statement for every hit (no read per hit): the ``REACH`` turns before and after each.
+_NEXT = """(SELECT t.key FROM thr_turns t WHERE t.thread = h.thread
+  AND (t.at, t.turn, t.key) {sign} (h.at, h.turn, h.key)
+  ORDER BY t.at {order}, t.turn {order}, t.key {order} LIMIT 1 OFFSET {offset})"""
+_BESIDE = "SELECT h.key, {} FROM thr_turns h WHERE h.key IN ({{}})".format(", ".join(
+    _NEXT.format(sign=sign, order=order, offset=offset)
+    for sign, order in (("<", "DESC"), (">", "ASC")) for offset in range(REACH)))
 
 
 def conversational(kind: str) -> bool:
@@ -90,27 +90,30 @@ def clear(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM thr_turns")
 
 
-def beside(db: sqlite3.Connection, keys: Collection[str]) -> dict[str, list[str]]:
-    """key -> the turns just before and after it in its thread, for the conversational ones of
-    ``keys``."""
+def beside(db: sqlite3.Connection, keys: Collection[str]) -> dict[str, list[list[str]]]:
+    """key -> the turns before it and the turns after it in its thread, nearest first (at most
+    ``REACH`` each way), for the conversational ones of ``keys``."""
     if not keys:
         return {}
     rows = db.execute(_BESIDE.format(",".join("?" * len(keys))), list(keys)).fetchall()
-    return {row[0]: [other for other in row[1:] if other is not None] for row in rows}
+    return {row[0]: [[key for key in side if key is not None]
+                     for side in (row[1:REACH + 1], row[REACH + 1:])] for row in rows}
 
 
 def lift(db: sqlite3.Connection, ranked: Sequence[tuple[str, float]], limit: int
          ) -> list[tuple[str, float]]:
-    """The best ``limit`` of ``ranked`` (key, score; best first) and the turns next to its hits,
-    each neighbour at ``ADJACENT`` times its best hit's score; ``ranked`` itself when no hit is
-    a conversational turn."""
+    """The best ``limit`` of ``ranked`` (key, score; best first) and the turns near its hits,
+    each at ``ADJACENT`` to the power of its distance times its best hit's score; ``ranked``
+    itself when no hit is a conversational turn."""
     top = ranked[:limit]
-    neighbours = beside(db, [key for key, _ in top])
-    if not neighbours:
+    near = beside(db, [key for key, _ in top])
+    if not near:
         return list(top)
     scores = dict(ranked)
     for key, score in top:
-        for other in neighbours.get(key, ()):
-            if ADJACENT * score > scores.get(other, 0.0):
-                scores[other] = ADJACENT * score
+        for side in near.get(key, ()):
+            for distance, other in enumerate(side, 1):
+                lifted = ADJACENT**distance * score
+                if lifted > scores.get(other, 0.0):
+                    scores[other] = lifted
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]

@@ -4,13 +4,14 @@ product's ranking from the same run. Each idea reranks or widens the shared lexi
 (``backends.textindex``, top ``CANDIDATES``) followed by the product's conversation adjacency
 (``backends.threads``):
 
+- ``adj``: the product's adjacency with its choices varied (``adjacent_variant``);
 - ``prf``: pseudo-relevance feedback (RM3-like): the ``PRF_TERMS`` terms of the top
   ``PRF_DOCS`` hits that are most distinctive for the conversation (score-weighted tf x idf)
   make a second query, whose scores are mixed in at ``PRF_WEIGHT``;
 - ``session``: every turn of a top hit's session joins at ``SESSION`` times the hit's score;
 - ``speaker``: a turn spoken by a person the question names is lifted by ``SPEAKER``.
 
-    python -m bench.locomo_reach
+    python -m bench.locomo_reach [PREFIX ...]   (only the ideas whose names start so)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import asyncio
 import itertools
 import math
 import re
+import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
@@ -53,10 +55,14 @@ class Conversations:
             self.session[key].append(row["id"])
             self.session_of[row["id"]] = key
         self.neighbours: dict[str, list[str]] = {row["id"]: [] for row in rows}
+        self.before: dict[str, str] = {}
+        self.after: dict[str, str] = {}
         for before, after in itertools.pairwise(rows):
             if (before["group_id"], before["session"]) == (after["group_id"], after["session"]):
                 self.neighbours[before["id"]].append(after["id"])
                 self.neighbours[after["id"]].append(before["id"])
+                self.after[before["id"]] = after["id"]
+                self.before[after["id"]] = before["id"]
         self.terms = {row["id"]: Counter(terms(f"{row['name']}\n{row['body']}")) for row in rows}
         df: dict[str, Counter[str]] = defaultdict(Counter)
         size: Counter[str] = Counter()
@@ -69,10 +75,29 @@ class Conversations:
 
 def adjacent(conv: Conversations, ranked: Ranked) -> Ranked:
     """As the product (``threads.lift``) over the top ``locomo.TOP``."""
+    return adjacent_variant(conv, ranked, locomo.TOP, threads.ADJACENT, threads.ADJACENT,
+                            threads.REACH, add=False)
+
+
+def adjacent_variant(conv: Conversations, ranked: Ranked, hits: int, before: float,
+                     after: float, reach: int, add: bool) -> Ranked:
+    """``adjacent`` with its choices open: how many hits lend their neighbours, the weight of
+    the turn before and after, how many turns away, and whether a lift adds to a neighbour's
+    own score instead of replacing a lower one."""
     scores = dict(ranked)
-    for key, score in ranked[:locomo.TOP]:
-        for other in conv.neighbours[key]:
-            scores[other] = max(scores.get(other, 0.0), threads.ADJACENT * score)
+    lifts: dict[str, float] = {}
+    for key, score in ranked[:hits]:
+        for step, weight in ((conv.before, before), (conv.after, after)):
+            other, factor = key, 1.0
+            for _ in range(reach):
+                other = step.get(other, "")
+                if not other:
+                    break
+                factor *= weight
+                lifts[other] = max(lifts.get(other, 0.0), factor * score)
+    for other, lift in lifts.items():
+        own = scores.get(other, 0.0)
+        scores[other] = own + (1 - own) * lift if add else max(own, lift)
     return _ordered(scores)
 
 
@@ -139,6 +164,15 @@ async def run() -> str:
                 "lexical (before)": lambda q: lexical[q.qid],
                 "product (+adjacency)": lambda q: adjacent(conv, lexical[q.qid]),
             }
+            for hits, before, after, reach, add in itertools.chain(
+                    ((10, w, w, 1, False) for w in (0.5, 0.6, 0.8, 0.9)),
+                    ((h, 0.7, 0.7, 1, False) for h in (5, 20)),
+                    ((10, b, a, 1, False) for b, a in ((0.5, 0.8), (0.6, 0.8), (0.8, 0.6))),
+                    ((10, w, w, r, False) for r in (2, 3) for w in (0.65, 0.7, 0.75, 0.8)),
+                    ((10, w, w, 1, True) for w in (0.3, 0.5, 0.7))):
+                ideas[f"adj {hits} {before}/{after} r{reach}{' +' if add else ''}"] = (
+                    lambda q, h=hits, b=before, a=after, r=reach, d=add: adjacent_variant(
+                        conv, lexical[q.qid], h, b, a, r, d))
             for docs, count, weight in itertools.product((3, 5, 10), (5, 10, 20),
                                                          (0.2, 0.35, 0.5)):
                 ideas[f"prf {docs}/{count}/{weight}"] = (
@@ -150,7 +184,10 @@ async def run() -> str:
             for lift in (0.1, 0.3):
                 ideas[f"speaker {lift}"] = (
                     lambda q, f=lift: adjacent(conv, speaker(conv, q, lexical[q.qid], f)))
+            chosen = sys.argv[1:]
             for name, idea in ideas.items():
+                if chosen and not any(name.startswith(prefix) for prefix in chosen):
+                    continue
                 started = time.perf_counter()
                 rankings = {q.qid: [key for key, _ in idea(q)] for q in data.questions}
                 took = (time.perf_counter() - started) / len(data.questions) * 1000
