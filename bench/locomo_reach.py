@@ -48,6 +48,7 @@ class Conversations:
                 if line.strip()]
         rows.sort(key=lambda row: (row["group_id"], row["session"], row["turn"]))
         self.speaker = {row["id"]: row["body"].split(":", 1)[0].casefold() for row in rows}
+        self.asks = {row["id"]: row["body"].rstrip().endswith("?") for row in rows}
         self.session: dict[str, list[str]] = defaultdict(list)
         self.session_of = {}
         for row in rows:
@@ -76,24 +77,26 @@ class Conversations:
 def adjacent(conv: Conversations, ranked: Ranked) -> Ranked:
     """As the product (``threads.lift``) over the top ``locomo.TOP``."""
     return adjacent_variant(conv, ranked, locomo.TOP, threads.ADJACENT, threads.ADJACENT,
-                            threads.REACH, add=False)
+                            threads.REACH, add=False, reply=threads.REPLY)
 
 
 def adjacent_variant(conv: Conversations, ranked: Ranked, hits: int, before: float,
-                     after: float, reach: int, add: bool) -> Ranked:
+                     after: float, reach: int, add: bool, reply: float | None = None) -> Ranked:
     """``adjacent`` with its choices open: how many hits lend their neighbours, the weight of
-    the turn before and after, how many turns away, and whether a lift adds to a neighbour's
-    own score instead of replacing a lower one."""
+    the turn before and after, how many turns away, whether a lift adds to a neighbour's
+    own score instead of replacing a lower one, and the weight of a step from a question (a
+    turn ending in "?") to its reply (None: as any step after)."""
     scores = dict(ranked)
     lifts: dict[str, float] = {}
     for key, score in ranked[:hits]:
         for step, weight in ((conv.before, before), (conv.after, after)):
             other, factor = key, 1.0
             for _ in range(reach):
+                asks = step is conv.after and reply is not None and conv.asks[other]
                 other = step.get(other, "")
                 if not other:
                     break
-                factor *= weight
+                factor *= reply if asks and reply is not None else weight
                 lifts[other] = max(lifts.get(other, 0.0), factor * score)
     for other, lift in lifts.items():
         own = scores.get(other, 0.0)

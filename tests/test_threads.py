@@ -22,19 +22,19 @@ def test_other_kinds_are_not(kind: str) -> None:
     assert not conversational(kind)
 
 
-def turn(episode_id: str, kind: str = "dialog_turn") -> Episode:
-    return Episode.parse(id=episode_id, group_id="g", kind=kind, name="n", body="b",
+def turn(episode_id: str, kind: str = "dialog_turn", body: str = "b") -> Episode:
+    return Episode.parse(id=episode_id, group_id="g", kind=kind, name="n", body=body,
                          created_at=datetime(2026, 1, 1, tzinfo=UTC))
 
 
-def where(episode_id: str, kind: str = "dialog_turn") -> tuple[str, int, int]:
+def where(episode_id: str, kind: str = "dialog_turn") -> tuple[str, int, int, bool]:
     found = place(turn(episode_id, kind))
     assert found is not None
     return found
 
 
 def test_a_final_number_in_the_id_is_the_turn_and_the_rest_its_thread() -> None:
-    thread, _, number = where("conv-26:D1:12")
+    thread, _, number, _ = where("conv-26:D1:12")
     assert thread.endswith("conv-26:D1") and number == 12
     assert where("conv-26:D1:3")[0] == thread
     assert where("conv-26:D2:3")[0] != thread
@@ -45,3 +45,10 @@ def test_an_id_without_a_turn_number_joins_its_group_s_one_thread_of_the_kind() 
     assert where("a1b2")[0] != where("a1b2", kind="message")[0]
     assert where("a1b2")[2] == 0
     assert place(turn("a1b2", kind="note")) is None
+
+
+@pytest.mark.parametrize(("body", "asks"), [("Did you go?", True), ("Did you go? \n", True),
+                                            ("Why? I wondered", False), ("Yes.", False)])
+def test_a_turn_that_ends_in_a_question_mark_asks(body: str, asks: bool) -> None:
+    found = place(turn("c:1", body=body))
+    assert found is not None and found[3] is asks

@@ -57,6 +57,15 @@ async def test_the_reply_to_a_matching_turn_is_found(store: MemoryBackend) -> No
     assert found[1:] == [REPLY, "conv:D1:8", "conv:D1:11", "conv:D1:7"]
 
 
+async def test_the_turn_after_a_question_counts_more_than_the_one_before(
+        store: MemoryBackend) -> None:
+    await upsert_all(store, turns())
+    found = await ranked(store, "finish anything")
+    # The match asks ("Did you finish anything?"): its reply, then the turn before it, then
+    # the turns two away (the reply's own next turn at the reply's share times the usual one).
+    assert found[:5] == ["conv:D1:4", "conv:D1:5", "conv:D1:3", "conv:D1:6", "conv:D1:2"]
+
+
 async def test_neighbours_stay_within_their_session(store: MemoryBackend) -> None:
     await upsert_all(store, [*turns(), *other_session()])
     # Not the last turns of the session before (D1:11, D1:10): they are another thread.
