@@ -8,18 +8,10 @@ MRR, with the tuning half (``bench.locomo_reach.TUNE``) and the held-out half ap
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
-
-import orjson
 
 from backends.protocol import MemoryBackend, upsert_all
-from bench import locomo
+from bench import locomo, other_process
 from bench.locomo_reach import TUNE
 
 
@@ -49,32 +41,15 @@ def bm25_rankings(data: locomo.LoCoMo) -> tuple[dict[str, list[str]], list[float
 
 
 async def run() -> str:
-    from backends.graph import GraphBackend
-    from fallback import FileBackend
-    from memory import open_memory
-
     data = locomo.load()
     results = {"plain BM25": bm25_rankings(data)}
-    with tempfile.TemporaryDirectory() as scratch:
-        files = await FileBackend.open(Path(scratch) / "files", watch=False)
-        try:
-            await upsert_all(files, data.items)
-            results["file layer"] = await ask(files, data)
-        finally:
-            await files.aclose()
-        graph = await GraphBackend.open(Path(scratch) / "graph")
-        try:
-            await upsert_all(graph, data.items)
-            results["graph layer"] = await ask(graph, data)
-        finally:
-            await graph.aclose()
-        home = Path(scratch) / "home"
-        async with open_memory(home, "auto") as store:
-            if not getattr(store, "holds_graph", False):
-                raise RuntimeError("auto did not take the graph in an empty home")
-            await upsert_all(store, data.items)
-            results["auto, graph holder"] = await ask(store, data)
-            results["auto, other process"] = await asyncio.to_thread(_other_process, home)
+
+    async def fill_and_ask(store: MemoryBackend) -> tuple[dict[str, list[str]], list[float]]:
+        await upsert_all(store, data.items)
+        return await ask(store, data)
+
+    results.update(await other_process.on_every_layer(
+        "bench.locomo_layers", fill_and_ask, lambda answer: (answer[0], answer[1])))
     return table(data, results)
 
 
@@ -98,30 +73,12 @@ def table(data: locomo.LoCoMo, results: dict[str, tuple[dict[str, list[str]], li
     return "\n".join(lines)
 
 
-def _other_process(home: Path) -> tuple[dict[str, list[str]], list[float]]:
-    env = dict(os.environ, GRAPHITI_TELEMETRY_ENABLED="false")
-    done = subprocess.run([sys.executable, "-m", "bench.locomo_layers", "--other-process",
-                           str(home)], capture_output=True, check=True, env=env,
-                          cwd=Path(__file__).resolve().parents[1])
-    answer = orjson.loads(done.stdout)
-    return answer["rankings"], answer["latencies"]
-
-
-async def _answer_as_other_process(home: Path) -> None:
-    from memory import open_memory
-
-    async with open_memory(home, "auto") as store:
-        if getattr(store, "holds_graph", True):
-            raise RuntimeError("the other process took the graph: it was meant to be held")
-        rankings, latencies = await ask(store, locomo.load())
-    sys.stdout.buffer.write(orjson.dumps({"rankings": rankings, "latencies": latencies}))
+async def _ask_all(store: MemoryBackend) -> tuple[dict[str, list[str]], list[float]]:
+    return await ask(store, locomo.load())
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--other-process"]:
-        asyncio.run(_answer_as_other_process(Path(sys.argv[2])))
-    else:
-        print(asyncio.run(run()))
+    other_process.main(run, _ask_all)
 
 
 if __name__ == "__main__":

@@ -110,14 +110,14 @@ def prf(conv: Conversations, search: Search, question: locomo.Question, ranked: 
         return ranked
     asked = set(terms(question.text))
     idf = conv.idf[question.group_id]
-    mass: Counter[str] = Counter()
+    mass: dict[str, float] = defaultdict(float)
     for key, score in ranked[:docs]:
         counts = conv.terms[key]
         total = sum(counts.values()) or 1
         for term, tf in counts.items():
             if term not in asked and not term.isdigit():
                 mass[term] += score * tf / total * idf.get(term, 0.0)
-    extra = [term for term, _ in mass.most_common(count)]
+    extra = sorted(mass, key=lambda term: (-mass[term], term))[:count]
     if not extra:
         return ranked
     expanded = dict(search(f"{question.text} {' '.join(extra)}", question.group_id))
@@ -145,6 +145,46 @@ def _ordered(scores: Mapping[str, float]) -> Ranked:
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def _ideas(conv: Conversations, search: Search, lexical: Mapping[str, Ranked]
+           ) -> dict[str, Callable[[locomo.Question], Ranked]]:
+    def variant(hits: int, before: float, after: float, reach: int, add: bool,
+                reply: float | None) -> Callable[[locomo.Question], Ranked]:
+        return lambda q: adjacent_variant(conv, lexical[q.qid], hits, before, after, reach,
+                                          add, reply)
+
+    def with_prf(docs: int, count: int, weight: float) -> Callable[[locomo.Question], Ranked]:
+        return lambda q: adjacent(conv, prf(conv, search, q, lexical[q.qid], docs, count, weight))
+
+    def with_session(hits: int, share: float) -> Callable[[locomo.Question], Ranked]:
+        return lambda q: session(conv, adjacent(conv, lexical[q.qid]), hits, share)
+
+    def with_speaker(lift: float) -> Callable[[locomo.Question], Ranked]:
+        return lambda q: adjacent(conv, speaker(conv, q, lexical[q.qid], lift))
+
+    ideas: dict[str, Callable[[locomo.Question], Ranked]] = {
+        "lexical (before)": lambda q: lexical[q.qid],
+        "product (+adjacency)": lambda q: adjacent(conv, lexical[q.qid]),
+    }
+    choices: list[tuple[int, float, float, int, bool, float | None]] = [
+        *((10, w, w, 1, False, None) for w in (0.5, 0.6, 0.7, 0.8, 0.9)),
+        *((h, 0.7, 0.7, 1, False, None) for h in (5, 20)),
+        *((10, b, a, 1, False, None) for b, a in ((0.5, 0.8), (0.6, 0.8), (0.8, 0.6))),
+        *((10, w, w, r, False, None) for r in (2, 3) for w in (0.65, 0.7, 0.75, 0.8)),
+        *((10, w, w, 1, True, None) for w in (0.3, 0.5, 0.7)),
+        *((10, 0.75, 0.75, 2, False, q) for q in (0.8, 0.85, 0.9, 0.95, 1.0))]
+    for hits, before, after, reach, add, reply in choices:
+        name = (f"adj {hits} {before}/{after} r{reach}{' +' if add else ''}"
+                f"{f' ?{reply}' if reply else ''}")
+        ideas[name] = variant(hits, before, after, reach, add, reply)
+    for docs, count, weight in itertools.product((3, 5, 10), (5, 10, 20), (0.2, 0.35, 0.5)):
+        ideas[f"prf {docs}/{count}/{weight}"] = with_prf(docs, count, weight)
+    for hits, share in itertools.product((1, 3), (0.2, 0.4, 0.6)):
+        ideas[f"session {hits}/{share}"] = with_session(hits, share)
+    for lift in (0.1, 0.3):
+        ideas[f"speaker {lift}"] = with_speaker(lift)
+    return ideas
+
+
 async def run() -> str:
     from fallback import FileBackend
 
@@ -163,30 +203,7 @@ async def run() -> str:
                 return text.search(query, groups=[group], limit=CANDIDATES)
 
             lexical = {q.qid: search(q.text, q.group_id) for q in data.questions}
-            ideas: dict[str, Callable[[locomo.Question], Ranked]] = {
-                "lexical (before)": lambda q: lexical[q.qid],
-                "product (+adjacency)": lambda q: adjacent(conv, lexical[q.qid]),
-            }
-            for hits, before, after, reach, add in itertools.chain(
-                    ((10, w, w, 1, False) for w in (0.5, 0.6, 0.8, 0.9)),
-                    ((h, 0.7, 0.7, 1, False) for h in (5, 20)),
-                    ((10, b, a, 1, False) for b, a in ((0.5, 0.8), (0.6, 0.8), (0.8, 0.6))),
-                    ((10, w, w, r, False) for r in (2, 3) for w in (0.65, 0.7, 0.75, 0.8)),
-                    ((10, w, w, 1, True) for w in (0.3, 0.5, 0.7))):
-                ideas[f"adj {hits} {before}/{after} r{reach}{' +' if add else ''}"] = (
-                    lambda q, h=hits, b=before, a=after, r=reach, d=add: adjacent_variant(
-                        conv, lexical[q.qid], h, b, a, r, d))
-            for docs, count, weight in itertools.product((3, 5, 10), (5, 10, 20),
-                                                         (0.2, 0.35, 0.5)):
-                ideas[f"prf {docs}/{count}/{weight}"] = (
-                    lambda q, d=docs, c=count, w=weight: adjacent(
-                        conv, prf(conv, search, q, lexical[q.qid], d, c, w)))
-            for hits, share in itertools.product((1, 3), (0.2, 0.4, 0.6)):
-                ideas[f"session {hits}/{share}"] = (
-                    lambda q, h=hits, s=share: session(conv, adjacent(conv, lexical[q.qid]), h, s))
-            for lift in (0.1, 0.3):
-                ideas[f"speaker {lift}"] = (
-                    lambda q, f=lift: adjacent(conv, speaker(conv, q, lexical[q.qid], f)))
+            ideas = _ideas(conv, search, lexical)
             chosen = sys.argv[1:]
             for name, idea in ideas.items():
                 if chosen and not any(name.startswith(prefix) for prefix in chosen):
