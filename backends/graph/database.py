@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import errno
 import json
+import logging
 import os
 import warnings
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backends.errors import BackendUnavailable, WriteFailed
-from backends.graph import engines, space
+from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.graphiti_import import import_graphiti
 
@@ -58,6 +59,7 @@ _NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Session:
@@ -195,6 +197,8 @@ def _connect(directory: Path, *, read_only: bool,
         raise BackendUnavailable(LAYER, reason, f"{directory}: {exc.strerror}") from exc
     if not read_only:
         _ensure_room_to_open(file)
+    rewritten_without_indexes = (not read_only and salvage.interrupted(file)
+                                 and _rewrite(file, engine))
     try:
         database = kuzu.Database(str(file), read_only=read_only)
     except RuntimeError as exc:
@@ -203,6 +207,9 @@ def _connect(directory: Path, *, read_only: bool,
     owner_file = None if read_only else directory / OWNER_FILE  # a reader holds nothing
     try:
         meta = _ensure_schema(session)
+        if rewritten_without_indexes:
+            session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=STALE)
+            meta[GRAPHITI_INDEXES] = STALE
     except BackendUnavailable:
         _disconnect(session, database, owner_file)
         raise
@@ -213,6 +220,22 @@ def _connect(directory: Path, *, read_only: bool,
         _write_owner(owner_file)
         _remove_dead_copy_files(directory)
     return database, session, meta
+
+
+def _rewrite(file: Path, engine: Engine) -> bool:
+    """A database whose last checkpoint was cut short, rewritten from its rows (salvage.py);
+    when it cannot be (no room), opened as it is: a write that meets a damaged key still
+    rewrites it (store.py). Returns whether graphiti's full-text indexes are to be rebuilt."""
+    try:
+        space.ensure_room(file.parent, payload=2 * file.stat().st_size)
+        aside, dropped = salvage.rewrite(file, engine)
+    except (WriteFailed, OSError, RuntimeError) as exc:
+        log.warning("%s: its last checkpoint was cut short, and it could not be rewritten "
+                    "(%s); opening it as it is", file, exc)
+        return False
+    log.warning("%s: its last checkpoint was cut short (a process killed); rewrote it from its "
+                "rows, the file as it was is in %s", file, aside)
+    return dropped
 
 
 def _remove_dead_copy_files(directory: Path) -> None:

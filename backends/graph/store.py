@@ -28,7 +28,7 @@ from backends.errors import (
     StoreCorrupt,
     WriteFailed,
 )
-from backends.graph import engines, rows, shared, space, upgrade
+from backends.graph import engines, rows, salvage, shared, space, upgrade
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.database import (
     FRESH,
@@ -190,13 +190,43 @@ class _Core:
                               "open the graph again to go on")
         space.ensure_room(self.directory, payload)
         try:
-            return await self.db.run(work)
+            try:
+                return await self.db.run(work)
+            except RuntimeError as exc:
+                if not await self._keys_without_rows(exc):
+                    raise
+                await self._salvage()
+                return await self.db.run(work)
         except OSError as exc:  # a COPY file that could not be written: nothing reached Kùzu
             raise WriteFailed(f"graph layer: {exc.strerror or exc}") from exc
         except RuntimeError as exc:
             if str(exc).startswith(_IO_FAILURE):
                 self.failed = str(exc)
             raise WriteFailed(f"graph layer: {exc}") from exc
+
+    async def _keys_without_rows(self, exc: RuntimeError) -> bool:
+        """Whether ``exc`` is a write refused for a key that no row has (salvage.py)."""
+        key = salvage.duplicated_key(exc)
+        if key is None:
+            return False
+        try:
+            return not await self.db.run(partial(salvage.has_row, key=key))
+        except RuntimeError:
+            return False
+
+    async def _salvage(self) -> None:
+        """Rewrite the database from its rows (salvage.py), the damaged file kept aside."""
+        space.ensure_room(self.directory, payload=2 * self.db.file.stat().st_size)
+        folder = await self.db.run(lambda session: salvage.export(session.script, self.directory))
+        db = self.db
+        self._db = None
+        await db.close()
+        # The write dropped graphiti's full-text indexes first (unindex): none to rebuild here.
+        aside, _ = await asyncio.to_thread(salvage.replace, db.file, folder, self.engine)
+        log.warning("the graph's key index held keys of rows never committed (a process "
+                    "killed mid-write); rewrote %s from its rows, the damaged file is in %s",
+                    db.file, aside)
+        self._db = await GraphDatabase.connect(self.directory, engine=self.engine)
 
     async def resync(self, latest: dict[str, tuple[Episode, Vectors]]) -> None:
         """After a failed write of ``latest`` (id -> what was written): learn what the rows hold

@@ -1,0 +1,109 @@
+"""A database whose primary-key index holds keys that no row has, rewritten from its rows.
+
+Kùzu 0.11 leaves such keys in its file when its process is killed while a checkpoint runs (every
+``COPY`` checkpoints; measured: about one `kill -9` in 30 during a migration): the rows were
+never committed, yet their keys are taken, so writing those ids again fails with "duplicated
+primary key" for ever (in a transaction, at its COMMIT), and no statement reaches such a key.
+Worse, closing such a database after writes to it can abort the process. What the engine does
+offer is a rewrite: ``EXPORT DATABASE`` writes every committed row (and the schema) to files,
+``IMPORT DATABASE`` loads them into a new database, whose index holds exactly its rows.
+
+So a database whose last checkpoint was interrupted (its shadow file is left) is rewritten at
+open, before anything writes to it; and a write refused for a key no row has rewrites it then
+and is tried again. The damaged file is kept beside the new one, never deleted.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from backends.errors import WriteFailed
+from backends.graph import engines
+from backends.graph.address import Engine
+
+_DUPLICATE = re.compile(r"Found duplicated primary key value (.+?), which violates")
+DAMAGED_SUFFIX = ".damaged-"
+KEYED_TABLES = ("Episodic", "Entity", "RelatesToNode_")
+"""the tables our writes create rows in by ``uuid``"""
+
+
+def duplicated_key(exc: BaseException) -> str | None:
+    """The key a write failed on as already taken, if that is why it failed."""
+    found = _DUPLICATE.search(str(exc))
+    return found.group(1) if found else None
+
+
+def has_row(session: Any, key: str) -> bool:
+    """Whether any keyed table has a committed row with ``key`` (a session's connection)."""
+    return any(session.rows(f"MATCH (n:{table}) WHERE n.uuid = $key RETURN count(*)", key=key)[0][0]
+               for table in KEYED_TABLES)
+
+
+def interrupted(file: Path) -> bool:
+    """Whether the database's last checkpoint was cut short (Kùzu removes the shadow file of
+    pages it was copying in once a checkpoint completes)."""
+    return file.with_name(f"{file.name}.shadow").exists()
+
+
+def rewrite(file: Path, engine: Engine) -> tuple[Path, bool]:
+    """Rewrite the (closed) database from its rows: ``replace``'s answer."""
+    kuzu = engines.load(engine)
+    database = kuzu.Database(str(file))
+    connection = kuzu.Connection(database)
+    try:  # nothing has written to it: closing it is safe
+        folder = export(connection.execute, file.parent)
+    finally:
+        connection.close()
+        database.close()
+    return replace(file, folder, engine)
+
+
+def export(run: Callable[[str], object], directory: Path) -> Path:
+    """Write every committed row and the schema to a new folder with ``run`` (a statement
+    runner of the open database)."""
+    folder = Path(tempfile.mkdtemp(prefix=".salvage-", dir=directory))
+    if any(c in str(folder) for c in "'\\"):  # the path goes into the statement's text
+        folder.rmdir()
+        folder = Path(tempfile.mkdtemp(prefix="dualmem-salvage-"))
+    if any(c in str(folder) for c in "'\\"):
+        folder.rmdir()
+        raise WriteFailed(f"graph layer: no folder to rewrite {directory} in without quotes")
+    rows = folder / "rows"
+    run(f"EXPORT DATABASE '{rows}' (FORMAT='parquet')")
+    return folder
+
+
+def replace(file: Path, folder: Path, engine: Engine) -> tuple[Path, bool]:
+    """With the database closed: load ``export``'s ``folder`` into a new database, put it in
+    place of ``file`` and move the damaged one aside. Returns where the damaged one is now, and
+    whether the full-text indexes it had were left out (Kùzu 0.11 cannot import more than one:
+    "default_english_stopwords already exists"; they are to be built again)."""
+    try:
+        indexes = folder / "rows" / "index.cypher"
+        dropped = bool(indexes.read_text(encoding="utf-8").strip())
+        indexes.write_text("", encoding="utf-8")
+        kuzu = engines.load(engine)
+        fresh = folder / file.name
+        database = kuzu.Database(str(fresh))
+        connection = kuzu.Connection(database)
+        try:
+            connection.execute(f"IMPORT DATABASE '{folder / 'rows'}'")
+        finally:
+            connection.close()
+            database.close()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        aside = file.with_name(f"{file.name}{DAMAGED_SUFFIX}{stamp}")
+        aside.mkdir()
+        for part in file.parent.glob(f"{file.name}*"):
+            if part.is_file():  # the database and its WAL (and shadow) files
+                part.rename(aside / part.name)
+        fresh.rename(file)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return aside, dropped
