@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck bench faults server-writers clean
+.PHONY: demo test slow lint typecheck bench faults server-writers clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,15 +15,19 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/dualmem demo
 
-# Kùzu and LadybugDB cannot share a process (backends/graph/engines.py): the graph suites run
-# once more, on LadybugDB, in a pytest of their own.
-# The last line runs the contract and graph suites again on the other embedded engine
-# (LadybugDB), less the slow 12k-episode runs whose code is the same on both engines.
+# Kùzu and LadybugDB cannot share a process (backends/graph/engines.py): the last line runs
+# the contract and graph suites again on LadybugDB, in a pytest of their own (the contract on
+# the layers over that engine only: tests/every_layer.py).
+# Tests marked `slow` are full-size runs of properties `make test` checks at a smaller size
+# (12k episodes where it writes 3k): `make slow` runs them.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
 	DUALMEM_TEST_GRAPH_ENGINE=ladybug $(BIN)/python -m pytest -q -m "not slow" tests/contract tests/graph
+
+slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -7,7 +7,6 @@ FORMAT.md); an aware one in another zone is converted, so both layers store the 
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import Callable, Mapping
@@ -206,6 +205,8 @@ class Episode(Value):
 
     def content_hash(self) -> str:
         """A digest of every field: equal hashes mean equal memories, in any layer."""
+        import hashlib  # loads OpenSSL (~5 ms): only migration and checks hash
+
         return hashlib.sha256(orjson.dumps(self.to_json(), option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

@@ -85,15 +85,19 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.casefold()) if w not in STOPWORDS]
 
 
+def max_edits(term: str) -> int:
+    """How far a misspelling of ``term`` may be: one edit, two from eight letters."""
+    return 1 if len(term) < 8 else 2
+
+
 def typo_candidates(term: str, vocabulary: list[str]) -> list[str]:
-    """Vocabulary terms within one edit of ``term`` (two from eight letters) that do not
-    merely extend it (prefixes are widened on their own), closest first."""
+    """Vocabulary terms within ``max_edits`` of ``term`` that do not merely extend it
+    (prefixes are widened on their own), closest first."""
     from rapidfuzz import process  # only a query term the index does not know needs it
     from rapidfuzz.distance import Levenshtein
 
-    max_edits = 1 if len(term) < 8 else 2
     found = process.extract(term, vocabulary, scorer=Levenshtein.distance,
-                            score_cutoff=max_edits, limit=MAX_WIDENED)
+                            score_cutoff=max_edits(term), limit=MAX_WIDENED)
     return [candidate for candidate, _distance, _ in found if not candidate.startswith(term)]
 
 

@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from backends import topk
+from backends import topk, typos
 from backends.ranking import (
     K1,
     MAX_QUERY_TERMS,
@@ -42,6 +42,10 @@ CHUNK = 512
 VERSION = "4"
 """of the tables' layout and of the text taken in (ranking.search_text): an index of another
 version is built again"""
+TYPO_SCANS = 8
+"""typo look-ups an index answers inside SQLite before it loads its vocabulary for rapidfuzz:
+a one-shot search or hook makes a few and is spared the load and the import (~40 ms at 10k
+memories); a server makes many, and rapidfuzz over the loaded vocabulary is faster at scale"""
 _LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
 _MAX_U16 = 0xFFFF
 
@@ -138,6 +142,7 @@ class TextIndex:
         self._db = db
         self._chunk = chunk  # postings per chunk written (tests make it small)
         self._vocabulary: tuple[tuple[int, int], list[str]] | None = None
+        self._typo_scans = 0
 
     @staticmethod
     def create(db: sqlite3.Connection) -> None:
@@ -395,9 +400,16 @@ class TextIndex:
             (term, term + _LAST, MAX_WIDENED))
         found += [(candidate, count, PREFIX_WEIGHT) for candidate, count in prefixed]
         if not df:
-            for candidate in typo_candidates(term, self._vocabulary_list()):
+            for candidate in self._typos(term):
                 found.append((candidate, self._df(candidate), TYPO_WEIGHT))
         return found
+
+    def _typos(self, term: str) -> list[str]:
+        """``typo_candidates`` of ``term``; the same terms either way (tests/test_typos.py)."""
+        if self._vocabulary is None and self._typo_scans < TYPO_SCANS:
+            self._typo_scans += 1
+            return typos.typo_terms(self._db, term)
+        return typo_candidates(term, self._vocabulary_list())
 
     def _vocabulary_list(self) -> list[str]:
         """Every term, loaded once per change of the index (typo widening needs them all)."""

@@ -1,7 +1,8 @@
 """End to end: the time of a whole ``dualmem`` process, as a hook or a script pays it, beside
 ``python -c pass`` measured in the same run.
 
-    python -m bench.cli_latency [SIZE ...]      (default: 1000 10000; DUALMEM_BENCH_RUNS=20)
+    python -m bench.cli_latency [--before TREE] [SIZE ...]
+                                    (default: 1000 10000; DUALMEM_BENCH_RUNS=20)
 
 For each size, a home of SIZE synthetic episodes (``bench.file_layer.synthetic``; every other
 one in the project's group), replayed into the graph for ``auto``. Every command runs RUNS
@@ -12,10 +13,16 @@ each (which builds any derived index). Measured: ``dualmem search`` and ``dualme
 time, and the CPU time of the process (on a loaded machine, the wall time is mostly waiting for
 a core), with the load average after each table.
 Target (issue 11): p95 <= 250 ms at 10k.
+
+``--before TREE`` runs each command a second time with another checkout of dualmem (e.g. a
+worktree of main) first on ``PYTHONPATH``, in the same rounds: a change's before and after,
+measured under one machine load. Both must read the same index layout (``textindex.VERSION``),
+or each would rebuild the other's.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import subprocess
@@ -44,6 +51,10 @@ class Command:
     label: str
     argv: list[str]
     stdin: bytes = b""
+    tree: Path = REPO  # the checkout of dualmem that runs it
+
+    def before(self, tree: Path) -> Command:
+        return Command(f"{self.label} [before]", self.argv, self.stdin, tree)
 
 
 def project_home(folder: Path, size: int) -> tuple[Path, list[str]]:
@@ -60,8 +71,8 @@ def project_home(folder: Path, size: int) -> tuple[Path, list[str]]:
     return home, [" ".join(w[n % 20 : n % 20 + 3]) for n, w in enumerate(words)]
 
 
-def _env() -> dict[str, str]:
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+def _env(tree: Path = REPO) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
     # Bytecode as an installed dualmem has it: the warm-up round writes it.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("DUALMEM_") and k != "PYTHONDONTWRITEBYTECODE"}
@@ -94,7 +105,7 @@ def _timed(command: Command, cwd: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one run. On a loaded machine the wall time is mostly waiting
     for a core: the CPU time is what the process itself costs."""
     cpu, started = _cpu(), time.perf_counter()
-    done = subprocess.run(command.argv, input=command.stdin, cwd=cwd, env=_env(),
+    done = subprocess.run(command.argv, input=command.stdin, cwd=cwd, env=_env(command.tree),
                           capture_output=True, check=False)
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     if done.returncode != 0 or done.stderr:  # a hook exits 0 even when it fails
@@ -103,13 +114,16 @@ def _timed(command: Command, cwd: Path) -> tuple[float, float]:
 
 
 def measure(
-    folder: Path, queries: Sequence[str], backend: str, runs: int
+    folder: Path, queries: Sequence[str], backend: str, runs: int, before: Path | None = None
 ) -> dict[str, list[tuple[float, float]]]:
     baseline = Command("python -c pass (baseline)", [sys.executable, "-c", "pass"])
     imports = Command("python -c 'import memory'", [sys.executable, "-c", "import memory"])
     times: dict[str, list[tuple[float, float]]] = {}
     for run in range(runs + 1):
-        for command in [baseline, imports, *commands(folder, backend, queries[run])]:
+        measured = [imports, *commands(folder, backend, queries[run])]
+        if before is not None:
+            measured += [command.before(before) for command in measured]
+        for command in [baseline, *measured]:
             timed = _timed(command, folder)
             if run:  # the first round warms up
                 times.setdefault(command.label, []).append(timed)
@@ -142,12 +156,12 @@ def report(times: dict[str, list[tuple[float, float]]], note: str) -> None:
         cpu_p50, cpu_p95 = percentiles([cpu for _, cpu in timed])
         verdict = "" if label.startswith("python") else (
             "  ok" if p95 <= TARGET_MS else "  over target")
-        print(f"  {label + note:<38}{p50:>8.0f}{p95:>8.0f}{p50 - base_p50:>+10.0f}"
+        print(f"  {label + note:<47}{p50:>8.0f}{p95:>8.0f}{p50 - base_p50:>+10.0f}"
               f"{cpu_p50:>9.0f}{cpu_p95:>9.0f}{verdict}")
     print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
 
 
-def main(sizes: Sequence[int] = (1000, 10000)) -> None:
+def main(sizes: Sequence[int] = (1000, 10000), before: Path | None = None) -> None:
     runs = int(os.environ.get("DUALMEM_BENCH_RUNS", "20"))
     print(f"cli latency bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cpu(s), "
           f"{runs} runs each; wall and CPU time of the whole process, ms")
@@ -156,17 +170,22 @@ def main(sizes: Sequence[int] = (1000, 10000)) -> None:
             folder = Path(scratch)
             home, queries = project_home(folder, size)
             print(f"\n{size:,} episodes ({(size + 1) // 2:,} in the project's group)")
-            print(f"  {'command':<38}{'p50':>8}{'p95':>8}{'p50-base':>10}{'cpu p50':>9}"
+            print(f"  {'command':<47}{'p50':>8}{'p95':>8}{'p50-base':>10}{'cpu p50':>9}"
                   f"{'cpu p95':>9}")
-            report(measure(folder, queries, "file", runs), "")
+            report(measure(folder, queries, "file", runs, before), "")
             migrated = subprocess.run(_dualmem("--home", str(home), "migrate"), cwd=folder,
                                       env=_env(), capture_output=True, check=False)
             if migrated.returncode != 0:
                 raise RuntimeError(migrated.stderr.decode())
-            report(measure(folder, queries, "auto", runs), ", graph free")
+            report(measure(folder, queries, "auto", runs, before), ", graph free")
             with graph_held(home):
-                report(measure(folder, queries, "auto", runs), ", graph held")
+                report(measure(folder, queries, "auto", runs, before), ", graph held")
 
 
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or (1000, 10000))
+    line = argparse.ArgumentParser(prog="python -m bench.cli_latency")
+    line.add_argument("--before", type=Path, metavar="TREE",
+                      help="another checkout of dualmem, measured in the same rounds")
+    line.add_argument("sizes", type=int, nargs="*", default=[1000, 10000], metavar="SIZE")
+    parsed = line.parse_args()
+    main(parsed.sizes, parsed.before)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import NamedTuple, overload
 
+from backends import processes
 from backends.errors import WriteFailed
 from fallback.lock import FolderLock
 
@@ -25,8 +24,7 @@ class LockBusy(WriteFailed):
     home); the same change may well succeed a moment later."""
 
 
-@dataclass(frozen=True)
-class Staged:
+class Staged(NamedTuple):
     """A file's new content written and synced beside it, not yet in its place."""
 
     path: Path
@@ -53,7 +51,7 @@ def stage(path: Path, data: bytes) -> Staged:
     which needs no lock (the temp file's name is this writer's own)."""
     folder = path.parent
     make_folder(folder)
-    temp = folder / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    temp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -136,13 +134,7 @@ def remove_dead_writers_temps(folders: Iterable[Path]) -> list[Path]:
 def _alive(pid: int) -> bool:
     if pid <= 0:
         return True  # not a pid we wrote: leave it
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, someone else's (EPERM)
-    return True
+    return processes.alive(pid)
 
 
 def remove(path: Path) -> bool:

@@ -10,10 +10,9 @@ input can name a place outside the root.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from backends.errors import InvalidEpisode
 from backends.model import EPISODE_ID, GROUP_ID, check_group_id
@@ -34,13 +33,14 @@ def file_name(episode_id: str) -> str:
         raise InvalidEpisode(f"invalid episode id {episode_id!r}")
     if _PLAIN_NAME.fullmatch(episode_id):
         return episode_id + EPISODE_SUFFIX
+    import hashlib  # loads OpenSSL (~5 ms): only an id that is not plain needs it
+
     folded = episode_id.lower().replace(":", "_")
     digest = hashlib.sha256(episode_id.encode()).hexdigest()[:20]
     return f"{folded}~{digest}{EPISODE_SUFFIX}"
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     root: Path
 
     @property

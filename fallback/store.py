@@ -11,7 +11,6 @@ that died between its files and the index) while a process runs.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 import time
@@ -48,9 +47,16 @@ from fallback.lock import FolderLock
 from fallback.tombstones import TombstoneFolder
 
 if TYPE_CHECKING:
+    import logging
+
     from fallback.watch import Watcher
 
-log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    import logging  # only a rare event logs; the import is ~10 ms of every one-shot command
+
+    return logging.getLogger(__name__)
+
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
 
@@ -276,7 +282,7 @@ class FileBackend:
             # Other writers kept the lock the whole wait: they keep the shared index current,
             # and what changed unseen is taken in by the next catch-up. Refusing every write of
             # this process for a busy moment at its start would be far worse.
-            log.info("the lock was busy; taking in unseen changes is put off")
+            _log().info("the lock was busy; taking in unseen changes is put off")
 
     def _sweep(self) -> None:
         """Remove the temp files of dead writers, once, in a process that watches or writes: the

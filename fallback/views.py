@@ -11,10 +11,9 @@ is a *hand bullet*: it becomes an episode of its own, source ``manual``, with th
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id
 from fallback.layout import VIEW_FILES
@@ -33,8 +32,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SUMMARY_CHARS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
     raw: str
     generated_id: str | None = None  # a generated bullet, untouched since we wrote it
     hand_text: str | None = None  # a person's bullet
@@ -177,4 +175,6 @@ def _generated_line(episode: Episode) -> str:
 
 
 def _check(episode_id: str, text: str) -> str:
+    import hashlib  # loads OpenSSL (~5 ms): only writing or reading a view needs it
+
     return hashlib.sha256(f"{episode_id}\n{text}".encode()).hexdigest()[:10]

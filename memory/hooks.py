@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -85,8 +85,7 @@ class HookInputError(DualmemError):
     """What Claude Code sent a hook is not a hook's JSON document."""
 
 
-@dataclass(frozen=True)
-class HookInput:
+class HookInput(NamedTuple):
     """The fields of Claude Code's hook input that dualmem reads (the others are ignored)."""
 
     hook_event_name: str = ""

@@ -3,12 +3,10 @@ error as the one line that reports it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     data: dict[str, Any]
     """The one JSON document printed with ``--json``."""
     text: str

@@ -39,9 +39,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -62,8 +61,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 _PATH_KEYS = ("path", "file", "file_path")
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(NamedTuple):
     """Where split memories go: the ``group_id`` (the project's), the ``spec`` they belong to
     (None: the project itself) and the ``source`` that writes them."""
 

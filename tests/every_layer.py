@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 from falkor_server import address_for
+from hypothesis import settings
 
 from backends.graph import GraphBackend, engines
+from backends.graph.address import DEFAULT_ENGINE
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.store.config import Config
@@ -53,7 +55,20 @@ FACTORIES: dict[str, Factory] = {
     "file": open_file_layer, "graph": open_graph_layer, "dual": open_dual_store,
     "falkor": open_falkor_layer, "dual-falkor": open_dual_on_falkor,
 }
+EMBEDDED = ("graph", "dual")
+"""the layers over the run's embedded engine (``engines.default``)"""
+if engines.default != DEFAULT_ENGINE:
+    # The other engine's pass (conftest.py): the files and the FalkorDB server are the same
+    # code as on the default pass, which ran them; only the embedded layers run again.
+    FACTORIES = {name: FACTORIES[name] for name in EMBEDDED}
 LAYERS = sorted(FACTORIES)
+
+
+def examples(layer: str) -> int:
+    """Hypothesis examples for a property that opens a fresh store of ``layer`` at every
+    example: the profile's on the files, a fifth on the layers over a database, where an open
+    costs ten times as much (the share the stateful contract runs)."""
+    return max(2, settings.default.max_examples // (1 if layer == "file" else 5))
 
 
 def command_line(layer: str, home: Path) -> list[str]:

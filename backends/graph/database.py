@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from backends import processes
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
@@ -60,6 +61,7 @@ _META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KE
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+_ABANDONED: list[tuple[Any, Any]] = []
 
 
 class Session:
@@ -170,6 +172,21 @@ class GraphDatabase:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, _disconnect, session, self._database,
                                    self._owner_file)
+        self._executor.shutdown(wait=False)
+
+    def abandon(self) -> None:
+        """Leave the database open for good, never to be closed or used again: closing one
+        whose key index is damaged, after writes, aborts the process (salvage.py). Its native
+        objects are kept alive until the process ends, so that no destructor closes it either;
+        the lock it holds is on a file moved aside by then."""
+        import ctypes  # here: only a damaged database needs it
+
+        session, self._session = self._session, None
+        if session is not None:
+            session._statements.clear()
+            _ABANDONED.append((session._connection, self._database))
+            for native in (session._connection._connection, self._database._database):
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(native))  # outlives interpreter exit
         self._executor.shutdown(wait=False)
 
     def close_now(self) -> None:
@@ -313,10 +330,9 @@ def owner_pid(directory: Path) -> int | None:
     """The live process holding the database under ``directory`` read-write, when it said so."""
     try:
         pid = int(json.loads((directory / OWNER_FILE).read_text())["pid"])
-        os.kill(pid, 0)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return pid
+    return pid if pid > 0 and processes.alive(pid) else None
 
 
 def _ensure_schema(session: Session) -> dict[str, str]:

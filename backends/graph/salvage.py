@@ -10,7 +10,8 @@ offer is a rewrite: ``EXPORT DATABASE`` writes every committed row (and the sche
 
 So a database whose last checkpoint was interrupted (its shadow file is left) is rewritten at
 open, before anything writes to it; and a write refused for a key no row has rewrites it then
-and is tried again. The damaged file is kept beside the new one, never deleted.
+(the damaged database is abandoned, not closed: ``GraphDatabase.abandon``) and is tried again.
+The damaged file is kept beside the new one, never deleted.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ def duplicated_key(exc: BaseException) -> str | None:
 
 
 def has_row(session: Any, key: str) -> bool:
-    """Whether any keyed table has a committed row with ``key`` (a session's connection)."""
-    return any(session.rows(f"MATCH (n:{table}) WHERE n.uuid = $key RETURN count(*)", key=key)[0][0]
+    """Whether any keyed table has a committed row with ``key``. A scan: a lookup by key goes
+    through the damaged index, which can answer with a row that was never committed."""
+    return any(session.rows(f"MATCH (n:{table}) WHERE concat(n.uuid, '') = $key "
+                            "RETURN count(*)", key=key)[0][0]
                for table in KEYED_TABLES)
 
 

@@ -220,7 +220,7 @@ class _Core:
         folder = await self.db.run(lambda session: salvage.export(session.script, self.directory))
         db = self.db
         self._db = None
-        await db.close()
+        db.abandon()
         # The write dropped graphiti's full-text indexes first (unindex): none to rebuild here.
         aside, _ = await asyncio.to_thread(salvage.replace, db.file, folder, self.engine)
         log.warning("the graph's key index held keys of rows never committed (a process "

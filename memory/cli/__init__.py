@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import orjson
 
@@ -77,14 +78,34 @@ def _command(name: str) -> Command:
     return commands[name]
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` finds it, without importing shutil
+    (with bz2 and lzma: ~6 ms), which argparse's own formatter does for every argument added."""
+    if os.environ.get("COLUMNS", "").isdigit() and int(os.environ["COLUMNS"]) > 0:
+        return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):  # no stdout, or not a terminal
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**{"formatter_class": _Formatter, **kwargs})
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
 def build_parser(name: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line, with the arguments of command ``name`` (of none: enough to
-    find which command a line asks for, and to print the list of commands)."""
+    """The command line of command ``name`` with its arguments, or, without a name, every
+    command without theirs: enough to find which command a line asks for, and to print the
+    list of commands."""
     # --json is accepted before the command and after it; SUPPRESS keeps a subcommand
     # from resetting a global --json to False.
     json_flag = _Parser(add_help=False)
@@ -114,13 +135,18 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "`enrich` (default: $DUALMEM_LLM, else none)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if name is not None:
+        # A known command's line needs no other command's parser (each costs ~0.5 ms, most
+        # of it argparse looking up translations of its headings).
+        sub = commands.add_parser(name, help=COMMANDS[name][1], description=COMMANDS[name][1],
+                                  parents=[json_flag])
+        _command(name).arguments(sub)
+        return parser
     for each, (_, help_text) in COMMANDS.items():
-        # Only the command asked for knows --help: on the first pass, "COMMAND --help" must
-        # reach the second, where the command's arguments are there to be listed.
-        sub = commands.add_parser(each, help=help_text, description=help_text,
-                                  parents=[json_flag], add_help=each == name)
-        if each == name:
-            _command(each).arguments(sub)
+        # No --help here: on the first pass, "COMMAND --help" must reach the second, where the
+        # command's arguments are there to be listed.
+        commands.add_parser(each, help=help_text, description=help_text, parents=[json_flag],
+                            add_help=False)
     return parser
 
 

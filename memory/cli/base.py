@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from backends.errors import DualmemError, InvalidEpisode
 from backends.model import Episode, check_group_id
@@ -32,8 +31,7 @@ def reads_the_journal(args: argparse.Namespace, config: Config) -> bool:
     return config.backend in ("file", "auto")
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     arguments: Callable[[argparse.ArgumentParser], object]
     run: Handler
     loopless: Callable[[argparse.Namespace, Config], bool] = never

@@ -18,7 +18,6 @@ its first take-over: its memories are written into the journal, except those del
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -46,11 +45,17 @@ from memory.store.providers import embedder_for, llm_for
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
     import asyncio
+    import logging
 
     from backends.graph.embedder import AnyEmbedder
     from backends.graph.history import RetiredFact
 
-log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    import logging  # only a rare event logs; the import is ~10 ms of every one-shot command
+
+    return logging.getLogger(__name__)
+
 
 GraphOpener = Callable[[], Awaitable[graphs.Graph]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
@@ -353,7 +358,7 @@ class DualBackend:
         self._applied = position
         verdict = Verdict(len(writes), len(removed), len(joining))
         if verdict.changed:
-            log.info("graph made equal to the journal: %s", verdict)
+            _log().info("graph made equal to the journal: %s", verdict)
             await graph.refresh_graphiti_indexes()  # after bulk writes, not after each
         return verdict
 
@@ -384,7 +389,7 @@ class DualBackend:
                 (self._graph_dir / APPLIED_FILE).unlink(missing_ok=True)
             self._rebuilt = f"the graph was emptied ({exc.detail}); the journal replayed into it"
         self._why = f"{self._holding}, but indexing failed (retrying): {exc}"
-        log.warning("graph indexing failed, will retry: %s", exc)
+        _log().warning("graph indexing failed, will retry: %s", exc)
         self._wake.set()
 
     # -- status and lifecycle ---------------------------------------------------------------
@@ -502,7 +507,7 @@ class DualBackend:
             moved = _move_aside(self._graph_dir)
             self._rebuilt = (f"rebuilt from the journal: the damaged graph ({exc.detail}) "
                              f"is in {moved}")
-            log.warning("the graph was damaged (%s); moved to %s, rebuilding", exc.detail, moved)
+            _log().warning("the graph was damaged (%s); moved to %s, rebuilding", exc.detail, moved)
             try:
                 graph = await self._open_graph()
             except BackendUnavailable as again:

@@ -3,7 +3,6 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -68,6 +67,8 @@ def index_folder(config: Config) -> Path | None:
     named by its address, password masked), or None for an embedded graph."""
     if config.graph_url is None:
         return None
+    import hashlib  # loads OpenSSL (~5 ms): only a server graph needs it
+
     digest = hashlib.sha256(str(config.graph_url).encode()).hexdigest()[:16]
     return config.home / "server-index" / digest
 

@@ -7,12 +7,10 @@ dependencies to report or repair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
-@dataclass(frozen=True)
-class DualStatus:
+class DualStatus(NamedTuple):
     """Where reads are answered now and why, what waits for the graph, the last migration."""
 
     layer: str
@@ -54,8 +52,7 @@ class DualStatus:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """What making the graph equal to the journal did (or, from ``differences``, would do)."""
 
     written: int

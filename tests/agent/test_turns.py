@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from backends.model import stable_id
-from backends.protocol import MemoryBackend
+from backends.protocol import MemoryBackend, upsert_all
 from memory.agent.scopes import TURN_STATE, turn_states_group
 from memory.agent.turns import (
     Retention,
@@ -81,12 +81,14 @@ async def test_default_retention_is_50_per_feature_and_200_per_project(
     store: MemoryBackend,
 ) -> None:
     minute = 0
+    turns = []
     for feature, count in [("A", 52), ("B", 50), ("C", 50), ("D", 52), ("E", 10)]:
         for n in range(1, count + 1):
             minute += 1
             status = "completed" if n == count and feature in "ABC" else "in_progress"
-            turn = state(feature, "T", n, minute, feature_status=status)
-            await store.upsert(turn.to_episode(PROJECT))
+            turns.append(state(feature, "T", n, minute, feature_status=status))
+    # One batch: what is pruned depends on the turns held, not on how they were written.
+    await upsert_all(store, [turn.to_episode(PROJECT) for turn in turns])
     # A, completed, loses its two oldest to the feature cap; D is running and keeps its 52
     # (FEAT-GE-001: in-progress features are never pruned); then 212 > 200 takes A's next twelve.
     pruned = await prune_turns(store, PROJECT, Retention())

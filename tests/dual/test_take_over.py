@@ -31,6 +31,9 @@ def test_a_writer_in_a_tight_loop_takes_over_when_the_holder_dies(tmp_path: Path
                     assert looper.stdout is not None
                     assert looper.stdout.readline().strip() == "started"
                     os.kill(holder.pid, signal.SIGKILL)
+                    # Reaped at once, as a parent does: a zombie still "lives" to kill(pid, 0),
+                    # and the looper would wait for RETRY_LIVE instead of taking over.
+                    holder.wait()
                     out, _ = looper.communicate(timeout=WAIT)
                 finally:
                     looper.kill()

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import orjson
-import pytest
 from falkor_server import address_for
 
 from backends.graph.address import ServerAddress
@@ -24,7 +23,6 @@ EACH = int(os.environ.get("DUALMEM_SERVER_WRITES", "100"))
 DEADLINE = 600  # seconds: a bound on a loaded machine, not a timing claim
 
 
-@pytest.mark.slow
 def test_four_processes_write_the_server_directly_and_nothing_is_pending(
     tmp_path: Path,
 ) -> None:

@@ -6,8 +6,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-import pytest
-
 from backends.model import stable_id
 from fallback import FileBackend, codec
 from fallback.layout import VIEW_FILES
@@ -24,7 +22,6 @@ def expected_ids(prefix: str) -> set[str]:
     }
 
 
-@pytest.mark.slow
 async def test_two_processes_adding_500_each_end_with_exactly_1000(home: Path) -> None:
     folder = home / "files"
     live = await FileBackend.open(folder)

@@ -61,7 +61,6 @@ async def _everything_found(client: Client, written: dict[str, str], who: int) -
     assert set(ids) == set(written.values())
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["file", "auto"])
 async def test_three_servers_on_one_home_are_one_memory(tmp_path: Path, backend: str) -> None:
     home = initialised(tmp_path)

@@ -1,0 +1,26 @@
+"""Whether a process that left its pid in a file (a lock's holder, a writer) still runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs. A zombie (exited, not yet reaped by its parent) does not: it holds
+    no lock and will write nothing more, and waiting for it to go waits on its parent."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, someone else's (EPERM)
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False  # no /proc here: what kill says stands
+    return stat[stat.rindex(")") + 2:].startswith("Z")  # the state follows "(name) "
