@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-import backends.threads as threads
+from backends import threads
 from backends.errors import StoreCorrupt
 from backends.expansion import linked
 from backends.model import Episode
