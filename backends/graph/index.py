@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from backends import threads
 from backends.errors import StoreCorrupt
 from backends.graph.embedder import Vectors
 from backends.model import Episode
@@ -32,7 +33,7 @@ from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
 
 FILE = "index.sqlite3"
-VERSION = f"2.{TEXT_VERSION}"
+VERSION = f"3.{TEXT_VERSION}"
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
 # So vectors never reorder lexical matches: they add near-duplicates below them that no query
@@ -90,6 +91,7 @@ class EpisodeIndex:
                 if statement.strip():
                     index._db.execute(statement)
             TextIndex.create(index._db)
+            threads.create(index._db)
             index._db.executemany("INSERT OR REPLACE INTO gx_meta VALUES (?, ?)", want.items())
         return index
 
@@ -117,6 +119,7 @@ class EpisodeIndex:
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes")
             self.lexical.clear()
+            threads.clear(self._db)
             self._db.execute("DELETE FROM gx_meta WHERE key IN ('token', 'unsettled')")
             self._vectors = None
             self._put(entries)
@@ -156,6 +159,7 @@ class EpisodeIndex:
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
             self.lexical.remove(key)
+            threads.drop(self._db, [key])
             if self._vectors is not None:
                 self._vectors.drop(key)
             self._settle()
@@ -206,8 +210,8 @@ class EpisodeIndex:
             return []
         # Lexical scores as the shared ranking gives them, as the file layer reports them: the
         # same relative cuts (context selection) then mean the same on both layers.
-        hits = [(str(key), score) for key, score in
-                self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)]
+        hits = threads.lift(self._db, [(str(key), score) for key, score in self.lexical.search(
+            query, groups=groups, kinds=kinds, limit=limit)], limit)
         if len(hits) < limit and len(self):
             found = {key for key, _ in hits}
             below = hits[-1][1] if hits else 1.0  # vector-only hits rank under every match
@@ -220,6 +224,7 @@ class EpisodeIndex:
     def _put(self, entries: Sequence[Entry]) -> None:
         self.lexical.add_many(Document(e.episode.id, e.text, e.episode.group_id, e.episode.kind)
                               for e in entries)
+        threads.put(self._db, (e.episode for e in entries))
         self._db.executemany("INSERT OR REPLACE INTO gx_episodes VALUES (?, ?, ?, ?, ?)", (
             (e.episode.id, e.episode.group_id, e.episode.kind,
              e.vector.astype(np.float32).tobytes(), orjson.dumps(e.episode.to_json()))
