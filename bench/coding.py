@@ -23,23 +23,16 @@ Generated from a fixed seed: the same memories and questions on every run.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import random
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
-import orjson
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend, upsert_all
+from bench import other_process
 from bench.bm25 import BM25
 
 GROUP = "shop"
@@ -243,57 +236,21 @@ def table(results: dict[str, Quality], data: Project) -> str:
 
 
 async def run() -> str:
-    from backends.graph import GraphBackend
-    from fallback import FileBackend
-    from memory import open_memory
-
     data = project()
     results = {"plain BM25": bm25_quality(data)}
-    with tempfile.TemporaryDirectory() as scratch:
-        files = await FileBackend.open(Path(scratch) / "files", watch=False)
-        try:
-            results["file layer"] = await measure(files, data)
-        finally:
-            await files.aclose()
-        graph = await GraphBackend.open(Path(scratch) / "graph")
-        try:
-            results["graph layer"] = await measure(graph, data)
-        finally:
-            await graph.aclose()
-        home = Path(scratch) / "home"
-        async with open_memory(home, "auto") as store:
-            if not getattr(store, "holds_graph", False):
-                raise RuntimeError("auto did not take the graph in an empty home")
-            results["auto, graph holder"] = await measure(store, data)
-            # Asked while this process still holds the graph, as a second session would.
-            results["auto, other process"] = await asyncio.to_thread(_other_process, home, data)
+    results.update(await other_process.on_every_layer(
+        "bench.coding", lambda store: measure(store, data),
+        lambda answer: _score(data.questions, answer["rankings"], answer["latencies"])))
     return table(results, data)
 
 
-def _other_process(home: Path, data: Project) -> Quality:
-    env = dict(os.environ, GRAPHITI_TELEMETRY_ENABLED="false")
-    done = subprocess.run([sys.executable, "-m", "bench.coding", "--other-process", str(home)],
-                          capture_output=True, check=True, env=env,
-                          cwd=Path(__file__).resolve().parents[1])
-    answer = orjson.loads(done.stdout)
-    return _score(data.questions, answer["rankings"], answer["latencies"])
-
-
-async def _answer_as_other_process(home: Path) -> None:
-    from memory import open_memory
-
-    async with open_memory(home, "auto") as store:
-        if getattr(store, "holds_graph", True):
-            raise RuntimeError("the other process took the graph: it was meant to be held")
-        rankings, latencies = await ask(store, project().questions)
-    sys.stdout.buffer.write(orjson.dumps({"rankings": rankings, "latencies": latencies}))
+async def _ask_all(store: MemoryBackend) -> dict[str, object]:
+    rankings, latencies = await ask(store, project().questions)
+    return {"rankings": rankings, "latencies": latencies}
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--other-process"]:
-        asyncio.run(_answer_as_other_process(Path(sys.argv[2])))
-    else:
-        print(asyncio.run(run()))
+    other_process.main(run, _ask_all)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import orjson
 
+from backends import threads
 from backends.errors import StoreCorrupt
 from backends.expansion import linked
 from backends.model import Episode
@@ -40,7 +41,7 @@ from fallback import entities
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = f"5.{TEXT_VERSION}"  # a change of either layout rebuilds the index
+SCHEMA_VERSION = f"6.{TEXT_VERSION}"  # a change of either layout rebuilds the index
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
@@ -143,6 +144,7 @@ class FileIndex:
                     db.execute(statement)
             TextIndex.create(db)
             entities.create(db)
+            threads.create(db)
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
                 ("schema", SCHEMA_VERSION), ("epoch", uuid.uuid4().hex), ("seq", "0")])
         return index
@@ -223,6 +225,7 @@ class FileIndex:
             self.text.add_many(Document(r.episode.id, search_text(r.episode), r.episode.group_id,
                                         r.episode.kind) for r in rows)
             entities.put(self._db, [row.episode for row in rows])
+            threads.put(self._db, [row.episode for row in rows])
 
     def drop(self, episode_ids: Collection[str]) -> None:
         """Record these ids as deleted (unknown ones are ignored), each a new change."""
@@ -234,6 +237,7 @@ class FileIndex:
                                      (episode_id, self._next_seq()))
             self.text.remove_many(episode_ids)
             entities.drop(self._db, episode_ids)
+            threads.drop(self._db, episode_ids)
 
     def get(self, episode_id: str) -> Episode | None:
         with self._lock:
@@ -348,7 +352,8 @@ class FileIndex:
     def search(self, query: str, group_ids: Collection[str] | None,
                kinds: Collection[str] | None, limit: int) -> list[tuple[Episode, float]]:
         with self._lock:
-            ranked = self.text.search(query, groups=group_ids, kinds=kinds, limit=limit)
+            ranked = threads.lift(self._db, self.text.search(
+                query, groups=group_ids, kinds=kinds, limit=limit), limit)
             found = []
             for key, score in ranked:
                 row = self._db.execute("SELECT doc FROM episodes WHERE id = ?", (key,)).fetchone()

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from backends import threads
 from backends.errors import StoreCorrupt
 from backends.graph.embedder import Vectors
 from backends.model import Episode
@@ -33,7 +34,7 @@ from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
 
 FILE = "index.sqlite3"
-VERSION = f"2.{TEXT_VERSION}"
+VERSION = f"3.{TEXT_VERSION}"
 DECODED = 4096  # episodes kept decoded: a few contexts' worth, a few MB
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
@@ -94,6 +95,7 @@ class EpisodeIndex:
                 if statement.strip():
                     index._db.execute(statement)
             TextIndex.create(index._db)
+            threads.create(index._db)
             index._db.executemany("INSERT OR REPLACE INTO gx_meta VALUES (?, ?)", want.items())
         return index
 
@@ -122,6 +124,7 @@ class EpisodeIndex:
             self._db.execute("DELETE FROM gx_episodes")
             self._decoded.clear()
             self.lexical.clear()
+            threads.clear(self._db)
             self._db.execute("DELETE FROM gx_meta WHERE key IN ('token', 'unsettled')")
             self._vectors = None
             self._put(entries)
@@ -162,6 +165,7 @@ class EpisodeIndex:
             self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
             self._decoded.pop(key, None)
             self.lexical.remove(key)
+            threads.drop(self._db, [key])
             if self._vectors is not None:
                 self._vectors.drop(key)
             self._settle()
@@ -220,8 +224,8 @@ class EpisodeIndex:
             return []
         # Lexical scores as the shared ranking gives them, as the file layer reports them: the
         # same relative cuts (context selection) then mean the same on both layers.
-        return [(str(key), score) for key, score in
-                self.lexical.search(query, groups=groups, kinds=kinds, limit=limit)]
+        return threads.lift(self._db, [(str(key), score) for key, score in self.lexical.search(
+            query, groups=groups, kinds=kinds, limit=limit)], limit)
 
     def neighbours(
         self,
@@ -248,6 +252,7 @@ class EpisodeIndex:
             self._decoded.pop(entry.episode.id, None)
         self.lexical.add_many(Document(e.episode.id, e.text, e.episode.group_id, e.episode.kind)
                               for e in entries)
+        threads.put(self._db, (e.episode for e in entries))
         self._db.executemany("INSERT OR REPLACE INTO gx_episodes VALUES (?, ?, ?, ?, ?)", (
             (e.episode.id, e.episode.group_id, e.episode.kind,
              e.vector.astype(np.float32).tobytes(), orjson.dumps(e.episode.to_json()))

@@ -22,12 +22,12 @@ from fallback.layout import Layout
 WORDS = ["graph", "lock", "kuzu", "journal", "index", "agent", "memory", "view", "deadline",
          # entities: a pattern naming two of them states a fact
          "src/lock.py", "`JournalIndex`", "kuzu.database"]
-ENTITY_TABLES = ("ent_entities", "ent_terms", "ent_mentions", "ent_facts")
+ENTITY_TABLES = ("ent_entities", "ent_terms", "ent_mentions", "ent_facts", "thr_turns")
 STEP = st.tuples(
     st.sampled_from(["api put", "api delete", "hand write", "hand delete", "reopen"]),
     st.integers(0, 5),
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
-    st.sampled_from(["note", "pattern"]),
+    st.sampled_from(["note", "pattern", "dialog_turn"]),  # turns: their order is kept too
 )
 
 

@@ -28,7 +28,9 @@ STEP = st.tuples(
 
 
 def episode(n: int, text: str) -> Episode:
-    return Episode.parse(id=f"ep-{n}", group_id=f"g{n % 2}", kind="note", name=f"memory {n}",
+    # g0 holds turns of a conversation (their order is indexed too), g1 notes.
+    kind = "dialog_turn" if n % 2 == 0 else "note"
+    return Episode.parse(id=f"ep-{n}", group_id=f"g{n % 2}", kind=kind, name=f"memory {n}",
                          body=text, created_at=datetime(2026, 1, 1, tzinfo=UTC)
                          + timedelta(minutes=n))
 
