@@ -71,6 +71,10 @@ class EpisodeIndex:
         """the stored vectors, read at the first search that needs them"""
         self._decoded: OrderedDict[str, Episode] = OrderedDict()
         """episodes recently read, decoded (only this index writes its rows)"""
+        self._places: dict[str, tuple[str, str]] = {}
+        """(group, kind) of the episodes ``located`` so far: entity links ask for the same
+        ones at every search"""
+        self._sizes: dict[str, int] = {}
 
     @classmethod
     def open(cls, folder: Path | None, dimension: int, embedder: str) -> EpisodeIndex:
@@ -123,6 +127,8 @@ class EpisodeIndex:
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes")
             self._decoded.clear()
+            self._places.clear()
+            self._sizes.clear()
             self.lexical.clear()
             threads.clear(self._db)
             self._db.execute("DELETE FROM gx_meta WHERE key IN ('token', 'unsettled')")
@@ -164,6 +170,8 @@ class EpisodeIndex:
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
             self._decoded.pop(key, None)
+            self._places.pop(key, None)
+            self._sizes.clear()
             self.lexical.remove(key)
             threads.drop(self._db, [key])
             if self._vectors is not None:
@@ -197,19 +205,22 @@ class EpisodeIndex:
 
     def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
         """key -> (group, kind) of those of ``keys`` indexed (``links.Places``)."""
-        listed = [key for key in keys if _storable(key)]
-        found: dict[str, tuple[str, str]] = {}
+        found = {key: place for key in keys if (place := self._places.get(key)) is not None}
+        listed = [key for key in keys if key not in found and _storable(key)]
         for start in range(0, len(listed), 500):
             part = listed[start : start + 500]
-            found.update((key, (grp, kind)) for key, grp, kind in self._db.execute(
-                "SELECT key, grp, kind FROM gx_episodes"
-                f" WHERE key IN ({','.join('?' * len(part))})", part))
+            for key, grp, kind in self._db.execute(
+                    "SELECT key, grp, kind FROM gx_episodes"
+                    f" WHERE key IN ({','.join('?' * len(part))})", part):
+                found[key] = self._places[key] = (grp, kind)
         return found
 
     def group_size(self, group: str) -> int:
         """How many episodes of ``group`` are indexed (read from ``gx_places`` alone)."""
-        return int(self._db.execute("SELECT count(*) FROM gx_episodes WHERE grp = ?",
-                                    (group,)).fetchone()[0])
+        if (size := self._sizes.get(group)) is None:
+            size = self._sizes[group] = int(self._db.execute(
+                "SELECT count(*) FROM gx_episodes WHERE grp = ?", (group,)).fetchone()[0])
+        return size
 
     def search(
         self,
@@ -248,8 +259,10 @@ class EpisodeIndex:
                        if key not in found][: limit - len(hits)]
 
     def _put(self, entries: Sequence[Entry]) -> None:
+        self._sizes.clear()
         for entry in entries:
             self._decoded.pop(entry.episode.id, None)
+            self._places.pop(entry.episode.id, None)
         self.lexical.add_many(Document(e.episode.id, e.text, e.episode.group_id, e.episode.kind)
                               for e in entries)
         threads.put(self._db, (e.episode for e in entries))
