@@ -15,6 +15,7 @@ read from it only when a search first needs them. A read-only graph builds it in
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import uuid
 from collections import OrderedDict
@@ -27,7 +28,7 @@ import numpy.typing as npt
 import orjson
 
 from backends import threads
-from backends.errors import StoreCorrupt
+from backends.errors import StoreCorrupt, WriteFailed
 from backends.graph.embedder import Vectors
 from backends.model import Episode
 from backends.textindex import VERSION as TEXT_VERSION
@@ -153,21 +154,22 @@ class EpisodeIndex:
         """Mark a write to the graph as under way: should it never reach ``put`` or ``drop``
         (a crash), the next open builds the index again."""
         # Durable before the graph changes (a lost mark would leave a stale index settled).
-        self._db.execute("PRAGMA synchronous=FULL")
-        try:
-            with self._transaction():
-                self._db.execute("INSERT OR REPLACE INTO gx_meta VALUES ('unsettled', '1')")
-        finally:
-            self._db.execute("PRAGMA synchronous=NORMAL")
+        with self._refused_as_write_failed():
+            self._db.execute("PRAGMA synchronous=FULL")
+            try:
+                with self._transaction():
+                    self._db.execute("INSERT OR REPLACE INTO gx_meta VALUES ('unsettled', '1')")
+            finally:
+                self._db.execute("PRAGMA synchronous=NORMAL")
 
     def put(self, entries: Sequence[Entry]) -> None:
         """Index (or re-index) each entry; settles a write ``begin`` marked."""
-        with self._transaction():
+        with self._refused_as_write_failed(), self._transaction():
             self._put(entries)
             self._settle()
 
     def drop(self, key: str) -> None:
-        with self._transaction():
+        with self._refused_as_write_failed(), self._transaction():
             self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
             self._decoded.pop(key, None)
             self._places.pop(key, None)
@@ -290,6 +292,16 @@ class EpisodeIndex:
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM gx_meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    @contextlib.contextmanager
+    def _refused_as_write_failed(self) -> Iterator[None]:
+        """The index file refusing a write (a full disk) as ``WriteFailed``. Before the graph is
+        written (``begin``) nothing is stored; after (``put``, ``drop``) the graph holds the
+        write and the mark left unsettled rebuilds the index at the next open."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            raise WriteFailed(f"graph layer: its search index {self.path or FILE}: {exc}") from exc
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
