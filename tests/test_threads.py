@@ -34,10 +34,10 @@ def where(episode_id: str, kind: str = "dialog_turn") -> tuple[str, int, int, bo
 
 
 def test_a_final_number_in_the_id_is_the_turn_and_the_rest_its_thread() -> None:
-    thread, _, number, _ = where("conv-26:D1:12")
-    assert thread.endswith("conv-26:D1") and number == 12
-    assert where("conv-26:D1:3")[0] == thread
-    assert where("conv-26:D2:3")[0] != thread
+    thread, _, number, _ = where("chat-7:s1:12")
+    assert thread.endswith("chat-7:s1") and number == 12
+    assert where("chat-7:s1:3")[0] == thread
+    assert where("chat-7:s2:3")[0] != thread
 
 
 def test_an_id_without_a_turn_number_joins_its_group_s_one_thread_of_the_kind() -> None:

@@ -10,7 +10,7 @@ from backends.model import Episode
 from backends.protocol import MemoryBackend, upsert_all
 from contract.episodes import BASE_TIME, make
 
-QUESTION = "What did Melanie paint?"
+QUESTION = "What did Priya bake?"
 # One session: every turn has the session's time (as an imported conversation has), so the
 # turn number in the id orders them; turn 10 follows turn 9, not turn 1.
 LINES = [
@@ -22,9 +22,9 @@ LINES = [
     "Yes, one thing I am proud of",
     "Tell me!",
     "Guess",
-    "A cake?",
-    "Oh wait, what did you paint, Melanie? You mentioned a canvas",
-    "A sunset over the lake, orange and violet",
+    "A scarf?",
+    "Oh wait, what did you bake, Priya? You mentioned an oven",
+    "A lemon tart with berries, my first one",
     "Beautiful. Send me a photo",
 ]
 REPLY = "conv:D1:10"
@@ -40,7 +40,7 @@ def other_session() -> list[Episode]:
     later = BASE_TIME + timedelta(days=3)
     return [make(0, id=f"conv:D2:{n}", kind="dialog_turn", group_id="talks", name=f"D2 {n}",
                  body=body, created_at=later)
-            for n, body in enumerate(["I paint every morning now",
+            for n, body in enumerate(["I bake every morning now",
                                       "Lucky you, my garden takes all my time"])]
 
 

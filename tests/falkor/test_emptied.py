@@ -10,7 +10,7 @@ from pathlib import Path
 
 import falkordb
 import pytest
-from falkor_server import FalkorServer, address_for, skip_unless_installed
+from falkor_server import FalkorServer, address_for
 
 from backends.errors import GraphEmptied
 from backends.graph.address import ServerAddress
@@ -87,7 +87,6 @@ async def replayed(store: DualBackend) -> str:
 
 
 async def test_auto_replays_the_journal_into_a_server_restarted_empty(tmp_path: Path) -> None:
-    skip_unless_installed()
     socket = tmp_path / "falkor.sock"
     address = ServerAddress("team", socket=str(socket))
     server = await asyncio.to_thread(FalkorServer, socket=socket)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from falkor_server import FalkorServer, skip_unless_installed
+from falkor_server import FalkorServer
 
 from backends.errors import ServerUnreachable
 from backends.graph.address import ServerAddress
@@ -37,7 +37,6 @@ def note(n: int) -> Episode:
 
 
 async def test_nobody_answering_is_named() -> None:
-    skip_unless_installed()
     with pytest.raises(ServerUnreachable, match="unreachable"):
         await FalkorBackend.open(ServerAddress("g", socket="/nonexistent/falkor.sock"))
 
@@ -45,7 +44,6 @@ async def test_nobody_answering_is_named() -> None:
 def test_the_command_line_says_so_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    skip_unless_installed()
     code = main(["--home", str(tmp_path), "--backend", "graph", "--graph-url",
                  "redis+unix:///nonexistent/falkor.sock?graph=g", "add", "--group", "g",
                  "--kind", "note", "--name", "n", "--body", "b"])
@@ -56,7 +54,6 @@ def test_the_command_line_says_so_in_one_line(
 
 
 async def test_auto_keeps_writing_and_replays_when_the_server_returns(tmp_path: Path) -> None:
-    skip_unless_installed()
     socket = tmp_path / "falkor.sock"
     address = ServerAddress("team", socket=str(socket))
     async with open_memory(tmp_path / "home", "auto", graph_url=str(address)) as store:
