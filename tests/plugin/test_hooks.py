@@ -48,10 +48,9 @@ def common(project: Path, event: str, transcript: Path | None = None) -> dict[st
     }
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def _project(parent: Path) -> Path:
     """A project folder with an initialised home holding a few memories."""
-    folder = tmp_path / "notes-app"
+    folder = parent / "notes-app"
     folder.mkdir()
     assert dualmem("--backend", "file", "init", cwd=folder).returncode == 0
     for kind, text in [
@@ -63,6 +62,19 @@ def project(tmp_path: Path) -> Path:
                        "--body", text, cwd=folder)
         assert done.returncode == 0, done.stderr
     return folder
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One such project for the tests whose hooks only read it: building one costs four
+    processes, which every test paid before."""
+    return _project(tmp_path_factory.mktemp("shared"))
+
+
+@pytest.fixture
+def own_project(tmp_path: Path) -> Path:
+    """A project of the test's own, for a test whose hooks store memories."""
+    return _project(tmp_path)
 
 
 def test_session_start_gives_the_project_memory_in_brief(project: Path) -> None:
@@ -128,20 +140,20 @@ def _listed(project: Path) -> list[dict[str, Any]]:
     return orjson.loads(done.stdout)["episodes"]  # type: ignore[no-any-return]
 
 
-def test_stop_records_what_the_session_marked_as_learned(project: Path) -> None:
+def test_stop_records_what_the_session_marked_as_learned(own_project: Path) -> None:
     transcript = _transcript(
-        project / "transcript.jsonl",
+        own_project / "transcript.jsonl",
         "Fixed the flaky save.\n\n- **Gotcha:** fsync the folder too, or a rename can be lost\n"
         "Pattern: retry a save once on EBUSY\n"
         "```\nGotcha: inside a code block, so not a lesson\n```\n"
         "Discovery: `notes/store.py`: saves notes atomically",
         "Nothing new learned this turn.",
     )
-    before = len(_listed(project))
-    document = common(project, "Stop", transcript) | {"stop_hook_active": False}
-    output, _ = hook("stop", document, cwd=project)
+    before = len(_listed(own_project))
+    document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
+    output, _ = hook("stop", document, cwd=own_project)
     assert output == {}
-    learned = {(e["kind"], e["name"]) for e in _listed(project)[before:]}
+    learned = {(e["kind"], e["name"]) for e in _listed(own_project)[before:]}
     assert learned == {
         ("gotcha", "fsync the folder too, or a rename can be lost"),
         ("pattern", "retry a save once on EBUSY"),
@@ -151,8 +163,8 @@ def test_stop_records_what_the_session_marked_as_learned(project: Path) -> None:
     again = document | {"stop_hook_active": True,
                         "last_assistant_message": "Gotcha: fsync the folder too, or a rename "
                         "can be lost"}
-    assert hook("stop", again, cwd=project)[0] == {}
-    assert len(_listed(project)) == before + 3
+    assert hook("stop", again, cwd=own_project)[0] == {}
+    assert len(_listed(own_project)) == before + 3
 
 
 @pytest.mark.parametrize(
