@@ -4,6 +4,11 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
+# The suites start hundreds of Python processes of this checkout (CLI, MCP servers, fault
+# children): with bytecode writing off (PYTHONDONTWRITEBYTECODE, set on some machines) each
+# compiles the project again and pytest rewrites every test module again.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo test slow lint typecheck bench faults server-writers clean
 
 $(STAMP): pyproject.toml constraints.txt
