@@ -18,7 +18,9 @@ transaction is open, so a layer can change its own tables and this index atomica
 from __future__ import annotations
 
 import bisect
+import importlib.util
 import sqlite3
+import sys
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -46,6 +48,9 @@ TYPO_SCANS = 8
 """typo look-ups an index answers inside SQLite before it loads its vocabulary for rapidfuzz:
 a one-shot search or hook makes a few and is spared the load and the import (~40 ms at 10k
 memories); a server makes many, and rapidfuzz over the loaded vocabulary is faster at scale"""
+DENSE_AFTER = 8
+"""searches an index answers with the pure-Python scorer (``topk``) before it imports numpy for
+``backends.dense``, unless numpy is loaded already (as TYPO_SCANS, for the same reason)"""
 _LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
 _MAX_U16 = 0xFFFF
 
@@ -82,6 +87,13 @@ def _forward_text(counts: Counter[str]) -> str:
 
 def _forward_terms(text: str) -> list[str]:
     return [entry.partition(":")[0] for entry in text.split()]
+
+
+def _reference(term: str, variants: list[tuple[str, float]], n: int) -> float:
+    """What ``term`` adds to the best score a document could reach: its own gain, or an
+    unknown term's (a document could hold it)."""
+    exact = next((gain for variant, gain in variants if variant == term), None)
+    return exact if exact is not None else idf(n, 0) * (K1 + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +150,14 @@ class _Chunk:
 class TextIndex:
     """The ``lex_*`` tables of one SQLite database."""
 
-    def __init__(self, db: sqlite3.Connection, *, chunk: int = CHUNK) -> None:
+    def __init__(self, db: sqlite3.Connection, *, chunk: int = CHUNK,
+                 dense: bool | None = None) -> None:
         self._db = db
         self._chunk = chunk  # postings per chunk written (tests make it small)
         self._vocabulary: tuple[tuple[int, int], list[str]] | None = None
         self._typo_scans = 0
+        self._searches = 0
+        self._dense = dense  # None: decided by _use_dense
 
     @staticmethod
     def create(db: sqlite3.Connection) -> None:
@@ -249,13 +264,14 @@ class TextIndex:
             return []
         flat = K1 * (1 - B)
         per_length = K1 * B / (total_length / n or 1.0)
-        impacts: dict[bytes, float] = {}
-        plans = [self._plan(term, n, parts, (flat, per_length), impacts) for term in query_terms]
-        reader = topk.Reader(lambda term: self._postings(term, parts), self._forward)
-        scores = topk.top(plans, reader, flat=flat, per_length=per_length, limit=limit)
+        variants = [[(variant, idf(n, df) * weight * (K1 + 1))
+                     for variant, df, weight in self._variants(term, n)] for term in query_terms]
+        scores = (self._dense_top(variants, parts, flat, per_length, limit) if self._use_dense()
+                  else self._pruned_top(variants, parts, flat, per_length, limit))
         if not scores:
             return []
-        best_possible = sum(plan.reference for plan in plans)
+        best_possible = sum(_reference(term, found, n) for term, found in zip(
+            query_terms, variants, strict=True))
         ranked = sorted(scores.values(), reverse=True)
         floor = ranked[min(limit, len(ranked)) - 1]
         best = {doc: value for doc, value in scores.items() if value >= floor}
@@ -373,18 +389,40 @@ class TextIndex:
         row = self._db.execute("SELECT df FROM lex_terms WHERE term = ?", (term,)).fetchone()
         return 0 if row is None else int(row[0])
 
-    def _plan(self, term: str, n: int, parts: set[int] | None, norms: tuple[float, float],
-              impacts: dict[bytes, float]) -> topk.Plan:
-        variants = [(variant, idf(n, df) * weight * (K1 + 1))
-                    for variant, df, weight in self._variants(term, n)]
+    # -- scoring ----------------------------------------------------------------------------
+
+    def _use_dense(self) -> bool:
+        """Whether to score with numpy (``backends.dense``): where it is loaded already, or
+        from this index's ``DENSE_AFTER``-th search on, if it can be imported. A one-shot
+        search or hook is spared the import (~60 ms); a server soon pays it once."""
+        if self._dense is None:
+            self._searches += 1
+            if "numpy" in sys.modules or self._searches > DENSE_AFTER:
+                self._dense = importlib.util.find_spec("numpy") is not None
+        return bool(self._dense)
+
+    def _dense_top(self, variants: list[list[tuple[str, float]]], parts: set[int] | None,
+                   flat: float, per_length: float, limit: int) -> dict[int, float]:
+        from backends import dense  # numpy: only once _use_dense says so
+
+        sql = "SELECT docs, tfs, lens FROM lex_postings WHERE term = ?"
+        (documents,) = self._db.execute("SELECT next_doc FROM lex_stats").fetchone()
+        return dense.top([found for found in variants if found],
+                         lambda term: self._db.execute(*_in_parts(sql, term, parts)),
+                         documents=int(documents), flat=flat, per_length=per_length, limit=limit)
+
+    def _pruned_top(self, variants: list[list[tuple[str, float]]], parts: set[int] | None,
+                    flat: float, per_length: float, limit: int) -> dict[int, float]:
+        impacts: dict[bytes, float] = {}
+        plans = [self._plan(found, parts, (flat, per_length), impacts) for found in variants]
+        reader = topk.Reader(lambda term: self._postings(term, parts), self._forward)
+        return topk.top(plans, reader, flat=flat, per_length=per_length, limit=limit)
+
+    def _plan(self, variants: list[tuple[str, float]], parts: set[int] | None,
+              norms: tuple[float, float], impacts: dict[bytes, float]) -> topk.Plan:
         blocks = [block for variant, gain in variants
                   for block in self._blocks(variant, gain, parts, norms, impacts)]
-        exact = next((gain for variant, gain in variants if variant == term), None)
-        return topk.Plan(
-            variants=variants,
-            blocks=sorted(blocks, key=lambda block: -block.bound),
-            reference=exact if exact is not None else idf(n, 0) * (K1 + 1),
-        )
+        return topk.Plan(variants=variants, blocks=sorted(blocks, key=lambda block: -block.bound))
 
     def _variants(self, term: str, n: int) -> list[tuple[str, int, float]]:
         """The term itself and, for a term of four letters or more that is rare or unknown here,

@@ -9,9 +9,10 @@ can reach the top. Once the later terms together stay below it, no new document 
 all; the candidates are then only updated, and once few enough could still reach the floor,
 they are scored completely from their stored terms instead, best first, until the next cannot.
 
-Every score returned is computed one way, term by term in plan order, so a pruned search and an
-exhaustive one agree to the last bit. Postings are scored through C-level maps over a table of
-(tf, length) -> value, which is what makes walking them affordable in Python.
+Every score returned is computed one way, term by term in the order the plans are given (not the
+walk's), so a pruned search, an exhaustive one and ``dense`` agree to the last bit. Postings
+are scored through C-level maps over a table of (tf, length) -> value, which is what makes
+walking them affordable in Python.
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ class Plan:
 
     variants: Sequence[tuple[str, float]]
     blocks: Sequence[Block]  # best bound first
-    reference: float  # what it adds to the best score a document could reach
 
     @property
     def bound(self) -> float:
@@ -100,7 +100,8 @@ def _value(gain: float, tf: int, size: int, flat: float, per_length: float) -> f
 class _Search:
     def __init__(self, plans: Sequence[Plan], reader: Reader, flat: float, per_length: float,
                  limit: int) -> None:
-        self.order = sorted((plan for plan in plans if plan.blocks), key=lambda p: -p.bound)
+        self.given = [plan for plan in plans if plan.blocks]  # the order scores add in
+        self.order = sorted(self.given, key=lambda p: -p.bound)  # the order terms are walked in
         self.reader = reader
         self.flat, self.per_length, self.limit = flat, per_length, limit
         self.needles = {variant: f" {variant}:" for plan in self.order
@@ -148,8 +149,14 @@ class _Search:
                                          per_doc.values()), strict=True))
             if walked < len(order):  # else what is left is _finish's
                 self._raise_floor(partial)
-        if not rest[walked] and not loose:
-            return partial | self.exact  # every posting of every term was added
+        if not rest[walked] and not loose:  # every posting of every term was added
+            if all(a is b for a, b in zip(self.order, self.given, strict=True)):
+                return partial | self.exact
+            # Summed in walk order: the top (within rounding) is scored again in given order.
+            cut = heapq.nlargest(self.limit, partial.values())[-1] - _SLACK
+            self._completed([doc for doc, score in partial.items()
+                             if score >= cut and doc not in self.exact])
+            return self.exact
         return self._finish(rest[walked], loose)
 
     def _walk(self, block: Block, per_doc: dict[int, float], entering: bool,
@@ -219,7 +226,7 @@ class _Search:
         for doc, length, text in self.reader.forward(docs) if docs else ():
             size = min(length, _MAX_U16)
             total = 0.0
-            for plan in self.order:
+            for plan in self.given:
                 best = 0.0
                 for variant, gain in plan.variants:
                     at = text.find(needles[variant])

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,18 +14,21 @@ from hypothesis import strategies as st
 from backends.ranking import stem, terms
 from backends.textindex import CHUNK, TextIndex
 
+REPO = Path(__file__).resolve().parents[1]
 WORDS = ["paint", "painting", "sunrise", "lake", "kuzu", "graph", "lock", "file", "agent", "test",
          "memory", "deadline", "budget", "token", "coach", "player", "gate", "review", "the", "a"]
 
 
-def empty(chunk: int = CHUNK) -> TextIndex:
+def empty(chunk: int = CHUNK, *, dense: bool = False) -> TextIndex:
+    """An index scoring with ``topk`` (pure Python), or with numpy (``backends.dense``)."""
     db = sqlite3.connect(":memory:", isolation_level=None)
     TextIndex.create(db)
-    return TextIndex(db, chunk=chunk)
+    return TextIndex(db, chunk=chunk, dense=dense)
 
 
-def build(documents: dict[str, str], groups: int = 3, chunk: int = CHUNK) -> TextIndex:
-    index = empty(chunk)
+def build(documents: dict[str, str], groups: int = 3, chunk: int = CHUNK, *,
+          dense: bool = False) -> TextIndex:
+    index = empty(chunk, dense=dense)
     for n, (key, text) in enumerate(sorted(documents.items())):
         index.add(key, text, group=f"g{n % groups}", kind="note")
     return index
@@ -84,6 +91,51 @@ def test_pruned_top_k_equals_the_exhaustive_ranking(
     assert index.search(query, groups=groups, limit=limit) == exhaustive[:limit]
     assert all(0.0 < score <= 1.0 for _, score in exhaustive)
     assert [score for _, score in exhaustive] == sorted((s for _, s in exhaustive), reverse=True)
+
+
+@given(
+    documents=st.dictionaries(
+        st.text("abcdefghij", min_size=1, max_size=4),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
+        min_size=1, max_size=40,
+    ),
+    # Misspelt and cut words too: widened terms take the best of several variants.
+    query=st.lists(st.sampled_from([*WORDS, "paintin", "memroy", "deadlin", "revie"]),
+                   min_size=1, max_size=6).map(" ".join),
+    limit=st.integers(1, 8),
+    chunk=st.sampled_from([1, 2, 5, CHUNK]),
+    groups=st.sampled_from([None, {"g0"}, {"g1", "g2"}]),
+    removed=st.sets(st.text("abcdefghij", min_size=1, max_size=4), max_size=10),
+)
+def test_the_numpy_scorer_ranks_exactly_as_the_pure_python_one(
+    documents: dict[str, str], query: str, limit: int, chunk: int, groups: set[str] | None,
+    removed: set[str],
+) -> None:
+    indexes = [build(documents, chunk=chunk, dense=dense) for dense in (False, True)]
+    for index in indexes:
+        index.remove_many(removed)  # removals leave loose chunk bounds behind
+    pure, dense = (index.search(query, groups=groups, limit=limit) for index in indexes)
+    assert dense == pure  # keys, order and scores to the last bit
+
+
+def test_an_index_loads_numpy_only_after_some_searches_unless_loaded() -> None:
+    script = """
+        import sqlite3, sys
+        from backends.textindex import DENSE_AFTER, TextIndex
+        db = sqlite3.connect(":memory:")
+        TextIndex.create(db)
+        index = TextIndex(db)
+        index.add("k", "graph lock", group="g", kind="note")
+        seen = []
+        for _ in range(DENSE_AFTER + 1):
+            index.search("graph")
+            seen.append("numpy" in sys.modules)
+        print(seen.index(True), DENSE_AFTER)
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
+                          text=True, cwd=REPO, timeout=120, check=True)
+    first, after = map(int, done.stdout.split())
+    assert first == after
 
 
 EDITS = st.lists(
