@@ -9,7 +9,6 @@ import os
 import random
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -243,11 +242,13 @@ async def test_a_writer_killed_mid_render_leaves_views_the_next_open_mends(
     root = tmp_path / "files"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for _ in range(4):
-        with subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(root),
-                               str(SMALL_PAGE)], stdout=subprocess.PIPE, env=env) as child:
-            assert child.stdout is not None and child.stdout.readline() == b"ready\n"
-            await asyncio.sleep(rng.uniform(0.05, 0.5))
-            child.send_signal(signal.SIGKILL)
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _KILLED_WRITER, str(root), str(SMALL_PAGE),
+            stdout=asyncio.subprocess.PIPE, env=env)
+        assert child.stdout is not None and await child.stdout.readline() == b"ready\n"
+        await asyncio.sleep(rng.uniform(0.05, 0.5))
+        child.send_signal(signal.SIGKILL)
+        await child.wait()
         store = await FileBackend.open(root)  # a watching open also sweeps dead writers' files
         try:
             seen = pages(root, "g")
