@@ -773,7 +773,6 @@ def _row(episode: Episode, sig: Signature) -> Row:
                hand, shown and not hand and views.starts_page(episode.id))
 
 
-
 class _Pages:
     """The pages of one view: the first, then one per bullet that starts a page."""
 

@@ -32,7 +32,9 @@ _TITLES = {"pattern": "Patterns", "gotcha": "Gotchas"}
 _INTRO = (
     "<!-- dualmem: bullets ending in a dualmem comment are written from the stored memories and"
     " rewritten when they change. Add your own as plain '- text' bullets: each becomes a memory"
-    " of its own and is never overwritten. Removing your bullet removes its memory. -->"
+    " of its own and is never overwritten. Removing your bullet removes its memory. Memories"
+    " past the first hundred or so are on later pages beside this file, named after it and the"
+    " time of their first memory. -->"
 )
 _GENERATED = re.compile(r"- (?P<text>.*?) <!-- dualmem (?P<id>\S+) (?P<check>[0-9a-f]{10}) -->")
 _BULLET = re.compile(r"[-*+][ \t]+(?P<text>\S.*?)\s*")
