@@ -648,7 +648,8 @@ class FileBackend:
         (none of them hand-shaped before, none starting a page, ``before`` giving where they
         showed) changed, the pages they were and are on, by splicing their bullets where the
         page allows it."""
-        if self._read_only is not None:
+        touched = sorted((group, kind) for group, kind in touched if kind in VIEW_FILES)
+        if self._read_only is not None or not touched:
             return
         if changed is not None and len(changed) > _MAX_SPLICED:
             changed = None
@@ -656,9 +657,7 @@ class FileBackend:
         was = dict(before or {})
         if any(e is not None and e.starts for e in [*entries.values(), *was.values()]):
             changed = None  # the pages themselves move: render the view's every page
-        for group, kind in sorted(touched):
-            if kind not in VIEW_FILES:
-                continue
+        for group, kind in touched:
             pages = _Pages(kind, self._index.page_starts(group, kind))
             if changed is None:
                 self._write_pages(group, kind, pages, drop)
