@@ -27,7 +27,7 @@ from collections.abc import (
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from backends.errors import (
     BackendUnavailable,
@@ -645,29 +645,36 @@ class FileBackend:
         before: Mapping[str, ViewEntry | None] | None = None,
     ) -> None:
         """Render the views of ``touched``: every page, or, when only the episodes ``changed``
-        (none of them hand-shaped before, none starting a page, ``before`` giving where they
-        showed) changed, the pages they were and are on, by splicing their bullets where the
-        page allows it."""
+        (none of them hand-shaped before; ``before`` gives where they showed) changed, the
+        pages they were and are on, by splicing their bullets where the page allows it. A
+        bullet that starts a page, or did, renders its page and the one before whole."""
         touched = sorted((group, kind) for group, kind in touched if kind in VIEW_FILES)
         if self._read_only is not None or not touched:
             return
         if changed is not None and len(changed) > _MAX_SPLICED:
             changed = None
-        entries = {} if changed is None else {i: self._index.view_entry(i) for i in changed}
-        was = dict(before or {})
-        if any(e is not None and e.starts for e in [*entries.values(), *was.values()]):
-            changed = None  # the pages themselves move: render the view's every page
+        now = {} if changed is None else {i: self._index.view_entry(i) for i in changed}
         for group, kind in touched:
             pages = _Pages(kind, self._index.page_starts(group, kind))
             if changed is None:
                 self._write_pages(group, kind, pages, drop)
                 continue
-            on = {0 if e.hand else pages.holding(e.created_at, i)
-                  for i, e in [*entries.items(), *was.items()]
-                  if e is not None and (e.group_id, e.kind) == (group, kind)}
+            is_here = _in_view(group, kind)
+            mine = [(i, e) for i, e in [*now.items(), *(before or {}).items()] if is_here(e)]
+            on = {0 if e.hand else pages.holding(e.created_at, i) for i, e in mine}
+            # A bullet that starts a page takes the end of the page before it; one that no
+            # longer does gives its page's bullets back to the page before it.
+            on |= {pages.holding(e.created_at, i) - 1 for i, e in now.items()
+                   if is_here(e) and e.starts}
+            moving = any(e.starts for _, e in mine)
             for at in sorted(on):
-                self._write_view(group, kind, pages.name(at), drop=drop, changed=changed,
-                                 bounds=pages.bounds(at))
+                self._write_view(group, kind, pages.name(at), drop=drop,
+                                 changed=None if moving else changed, bounds=pages.bounds(at))
+            names = {pages.name(at) for at in range(len(pages))}
+            gone = {page_name(kind, e.created_at, i) for i, e in (before or {}).items()
+                    if is_here(e) and e.starts} - names
+            for name in sorted(gone):
+                self._write_view(group, kind, name, drop=drop, bounds=None)
 
     def _write_pages(self, group: str, kind: str, pages: _Pages, drop: Collection[str]) -> None:
         """Render every page of the view; a page file no longer in the view keeps only what
@@ -797,6 +804,13 @@ class _Pages:
     def bounds(self, at: int) -> _Bounds:
         return (None if at == 0 else self._starts[at - 1],
                 self._starts[at] if at < len(self._starts) else None)
+
+
+def _in_view(group: str, kind: str) -> Callable[[ViewEntry | None], TypeGuard[ViewEntry]]:
+    def is_here(entry: ViewEntry | None) -> TypeGuard[ViewEntry]:
+        return entry is not None and (entry.group_id, entry.kind) == (group, kind)
+
+    return is_here
 
 
 def _within(bounds: _Bounds, key: _Key) -> bool:

@@ -121,7 +121,7 @@ def render(
     """The page ``name`` (the first by default) of the view of ``shown``, (id, bullet) of the
     group's episodes of ``kind`` on it, oldest first: every line a person wrote is kept in
     place, except hand bullets whose episode id is in ``drop`` (deleted, or moved to the first
-    page); generated bullets follow, in order."""
+    page), then hand bullets not yet in it; generated bullets follow, in order."""
     if existing is None or not existing.strip():
         existing = header(group_id, kind, name or VIEW_FILES[kind])
     bullets = dict(shown)
@@ -141,6 +141,10 @@ def render(
     while kept and not kept[-1].strip():
         kept.pop()
     added = [line for episode_id, line in bullets.items() if episode_id not in present]
+    # A hand bullet joins the person's lines, where the next render keeps it: a render of
+    # its own output is that output.
+    kept += [line for line in added if not _ANY_GENERATED.search(line)]
+    added = [line for line in added if _ANY_GENERATED.search(line)]
     return "\n".join([*kept, "", *added] if added else kept) + "\n"
 
 
