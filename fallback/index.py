@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -41,7 +42,7 @@ from fallback import entities
 from fallback.layout import file_name
 
 FILE = "index.sqlite3"
-SCHEMA_VERSION = f"6.{TEXT_VERSION}"  # a change of either layout rebuilds the index
+SCHEMA_VERSION = f"7.{TEXT_VERSION}"  # a change of either layout rebuilds the index
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""
@@ -51,12 +52,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITH
 CREATE TABLE IF NOT EXISTS episodes (
     id TEXT PRIMARY KEY, group_id TEXT NOT NULL, kind TEXT NOT NULL, created_at TEXT NOT NULL,
     file TEXT NOT NULL, sig TEXT NOT NULL, hash TEXT NOT NULL, seq INTEGER NOT NULL,
-    bullet TEXT, hand INTEGER NOT NULL, doc BLOB NOT NULL) WITHOUT ROWID;
+    bullet TEXT, hand INTEGER NOT NULL, starts INTEGER NOT NULL, doc BLOB NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS episodes_by_time ON episodes (created_at, id);
 CREATE INDEX IF NOT EXISTS episodes_by_group ON episodes (
     group_id, kind, created_at, id, hand, bullet);
 CREATE INDEX IF NOT EXISTS episodes_by_seq ON episodes (seq);
 CREATE INDEX IF NOT EXISTS episodes_by_hand ON episodes (group_id, kind) WHERE hand = 1;
+CREATE INDEX IF NOT EXISTS episodes_by_page ON episodes (group_id, kind, created_at, id)
+    WHERE starts = 1;
 CREATE INDEX IF NOT EXISTS episodes_by_file ON episodes (group_id, file);
 CREATE TABLE IF NOT EXISTS gone (id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS gone_by_seq ON gone (seq);
@@ -78,6 +81,18 @@ def time_key(value: datetime) -> str:
     return f"{value:%Y-%m-%dT%H:%M:%S.%f}"
 
 
+class ViewEntry(NamedTuple):
+    """Where an episode shows in its view."""
+
+    group_id: str
+    kind: str
+    created_at: str
+    """``time_key`` of its creation: with the id, its place in the view's order"""
+    bullet: str | None
+    hand: bool
+    starts: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """What a write records of one episode."""
@@ -87,6 +102,8 @@ class Row:
     content_hash: str
     bullet: str | None
     hand: bool
+    starts: bool
+    """its generated bullet starts a later page of its view (``views.starts_page``)"""
 
 
 class FileIndex:
@@ -217,11 +234,11 @@ class FileIndex:
                 e = row.episode
                 self._db.execute("DELETE FROM gone WHERE id = ?", (e.id,))
                 self._db.execute(
-                    "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (e.id, e.group_id, e.kind, time_key(e.created_at), file_name(e.id),
                      row.signature,
                      row.content_hash, self._next_seq(), row.bullet, int(row.hand),
-                     orjson.dumps(e.to_json())))
+                     int(row.starts), orjson.dumps(e.to_json())))
             self.text.add_many(Document(r.episode.id, search_text(r.episode), r.episode.group_id,
                                         r.episode.kind) for r in rows)
             entities.put(self._db, [row.episode for row in rows])
@@ -319,13 +336,38 @@ class FileIndex:
                 "SELECT id, bullet, hand FROM episodes WHERE group_id = ? AND kind = ?"
                 " ORDER BY created_at, id", (group_id, kind))]
 
-    def view_entry(self, episode_id: str) -> tuple[str, str, str, str | None, bool] | None:
-        """(group, kind, created_at key, view bullet, hand-shaped) of the stored episode."""
+    def view_entry(self, episode_id: str) -> ViewEntry | None:
+        """Where the stored episode shows in its view."""
         with self._lock:
             row = self._db.execute(
-                "SELECT group_id, kind, created_at, bullet, hand FROM episodes WHERE id = ?",
-                (episode_id,)).fetchone()
-        return None if row is None else (row[0], row[1], row[2], row[3], bool(row[4]))
+                "SELECT group_id, kind, created_at, bullet, hand, starts FROM episodes"
+                " WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else ViewEntry(row[0], row[1], row[2], row[3], bool(row[4]),
+                                                  bool(row[5]))
+
+    def page_starts(self, group_id: str, kind: str) -> list[tuple[str, str]]:
+        """(created_at key, id) of each bullet that starts a later page of the view, in order."""
+        with self._lock:
+            return [(row[0], row[1]) for row in self._db.execute(
+                "SELECT created_at, id FROM episodes WHERE group_id = ? AND kind = ?"
+                " AND starts = 1 ORDER BY created_at, id", (group_id, kind))]
+
+    def page_bullets(self, group_id: str, kind: str, start: tuple[str, str] | None,
+                     end: tuple[str, str] | None) -> list[tuple[str, str]]:
+        """(id, view bullet) of the page from ``start`` (None: the first page, which shows
+        every hand-shaped episode too) to ``end`` (None: the last), oldest first."""
+        where = ["group_id = ?", "kind = ?", "bullet IS NOT NULL"]
+        params: list[str] = [group_id, kind]
+        if start is not None:
+            where.append("hand = 0 AND (created_at, id) >= (?, ?)")
+            params += start
+        if end is not None:
+            where.append("(hand = 1 OR (created_at, id) < (?, ?))")
+            params += end
+        with self._lock:
+            return [(row[0], row[1]) for row in self._db.execute(
+                f"SELECT id, bullet FROM episodes WHERE {' AND '.join(where)}"
+                " ORDER BY created_at, id", params)]
 
     def has_hand(self, group_id: str, kind: str) -> bool:
         """Whether any episode of the group and kind shows as a hand bullet."""
@@ -396,6 +438,11 @@ class FileIndex:
             row = self._db.execute("SELECT sig FROM views WHERE path = ?",
                                    (str(path),)).fetchone()
         return None if row is None else str(row[0])
+
+    def views(self) -> list[Path]:
+        """The view files as last written or reconciled."""
+        with self._lock:
+            return [Path(row[0]) for row in self._db.execute("SELECT path FROM views")]
 
     def record_view(self, path: Path, sig: Signature | None) -> None:
         with self.transaction():

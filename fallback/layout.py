@@ -2,6 +2,7 @@
 
     <root>/episodes/<group_id>/<file name of id>.json   one episode
     <root>/views/<group_id>/patterns.md | gotchas.md    Markdown views people read and edit
+    <root>/views/<group_id>/patterns-<time>-<hex>.md     a later page of a view (fallback.views)
     <root>/.lock                                         serializes writers across processes
 
 Every path is built from a validated group id and an id turned into a file name here, so no
@@ -10,6 +11,7 @@ input can name a place outside the root.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -20,6 +22,9 @@ from backends.model import EPISODE_ID, GROUP_ID, check_group_id
 VIEW_FILES = {"pattern": "patterns.md", "gotcha": "gotchas.md"}
 VIEW_KINDS = {name: kind for kind, name in VIEW_FILES.items()}
 EPISODE_SUFFIX = ".json"
+_PAGE_NAME = re.compile(
+    r"(?P<stem>patterns|gotchas)-(?P<day>\d{4}-\d\d-\d\d)T(?P<h>\d\d)(?P<m>\d\d)(?P<s>\d\d)"
+    r"-[0-9a-f]{6}\.md")
 
 # Safe on every file system, case-insensitive ones included; other ids get a digest suffix.
 _PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
@@ -61,8 +66,9 @@ class Layout(NamedTuple):
     def episode_path(self, group_id: str, episode_id: str) -> Path:
         return self.group_folder(group_id) / file_name(episode_id)
 
-    def view_path(self, group_id: str, kind: str) -> Path:
-        return self.views / check_group_id(group_id) / VIEW_FILES[kind]
+    def view_path(self, group_id: str, kind: str, page: str | None = None) -> Path:
+        """The view's first page, or its page of file name ``page``."""
+        return self.views / check_group_id(group_id) / (page or VIEW_FILES[kind])
 
     def groups(self) -> list[str]:
         """The group folders present on disk (names that are not group ids are ignored)."""
@@ -73,13 +79,17 @@ class Layout(NamedTuple):
     def view_paths(self) -> list[Path]:
         if not self.views.is_dir():
             return []
-        return sorted(
-            folder / name
-            for folder in self.views.iterdir()
-            if is_group_folder(folder)
-            for name in VIEW_FILES.values()
-            if (folder / name).is_file()
-        )
+        return sorted(path for folder in self.views.iterdir() if is_group_folder(folder)
+                      for path in self.pages_in(folder))
+
+    def pages_in(self, folder: Path) -> list[Path]:
+        """The view files (first and later pages) in a group's views folder."""
+        try:
+            with os.scandir(folder) as entries:
+                return [folder / e.name for e in entries
+                        if _view_kind(e.name) is not None and e.is_file()]
+        except OSError:
+            return []
 
     def group_folders(self) -> list[Path]:
         """Every group folder of episodes and of views (where writers leave temp files)."""
@@ -100,11 +110,32 @@ class Layout(NamedTuple):
 
     def view_of(self, path: Path) -> tuple[str, str] | None:
         """(group, kind) of a view path, or None when the path is not one."""
-        kind = VIEW_KINDS.get(path.name)
+        kind = _view_kind(path.name)
         group = path.parent.name
         if kind is None or path.parent.parent != self.views or not GROUP_ID.fullmatch(group):
             return None
         return group, kind
+
+
+def page_name(kind: str, created_key: str, episode_id: str) -> str:
+    """The file name of the later page of a view that the bullet of ``episode_id``, created at
+    ``created_key`` (``index.time_key``), starts: its time first, so that pages list in order."""
+    import hashlib  # as in file_name
+
+    day, clock = created_key[:19].split("T")
+    digest = hashlib.sha256(episode_id.encode()).hexdigest()[:6]
+    return f"{VIEW_FILES[kind].removesuffix('.md')}-{day}T{clock.replace(':', '')}-{digest}.md"
+
+
+def page_time(name: str) -> str:
+    """When the first bullet of the later page ``name`` was created, as people read it."""
+    found = _PAGE_NAME.fullmatch(name)
+    return "" if found is None else f"{found['day']} {found['h']}:{found['m']}:{found['s']}"
+
+
+def _view_kind(name: str) -> str | None:
+    found = _PAGE_NAME.fullmatch(name)
+    return VIEW_KINDS.get(name) if found is None else found["stem"][:-1]
 
 
 def is_group_folder(path: Path) -> bool:

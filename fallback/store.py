@@ -10,15 +10,24 @@ that died between its files and the index) while a process runs.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from backends.errors import (
     BackendUnavailable,
@@ -41,8 +50,8 @@ from backends.model import (
 from backends.protocol import Changes, Position, Tombstone
 from fallback import codec, disk, views
 from fallback.blocking import blocking
-from fallback.index import FileIndex, Row, Signature, signature
-from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name
+from fallback.index import FileIndex, Row, Signature, ViewEntry, signature
+from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name, page_name
 from fallback.lock import FolderLock
 from fallback.tombstones import TombstoneFolder
 
@@ -59,6 +68,10 @@ def _log() -> logging.Logger:
 
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
+_Key = tuple[str, str]
+"""(created_at key, id): a bullet's place in its view's order"""
+_Bounds = tuple[_Key | None, _Key | None]
+"""a page's first key (None: the first page) and the next page's (None: the last page)"""
 
 LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
@@ -294,12 +307,16 @@ class FileBackend:
 
     def _catch_up(self, *, everything: bool = False) -> None:
         """Bring the index up to date with the disk: re-read the group folders whose mtime
-        moved (or all of them) and reconcile the views whose signature did. Takes the lock only
-        when something moved, so an open of an unchanged home writes nothing."""
+        moved (or all of them), reconcile the views whose signature did and render again the
+        views of which a page we wrote is gone. Takes the lock only when something moved, so an
+        open of an unchanged home writes nothing."""
         stale = self._stale_groups(everything)
-        edited = [view for view in self._layout.view_paths()
+        on_disk = self._layout.view_paths()
+        edited = [view for view in on_disk
                   if everything or self._index.view_signature(view) != _signature_of(view)]
-        if not stale and not edited:
+        lost = {group_kind for path in set(self._index.views()) - set(on_disk)
+                if (group_kind := self._layout.view_of(path)) is not None}
+        if not stale and not edited and not lost:
             return
         if self._read_only is not None:
             with self._index.transaction():  # what the files hold; nothing is written to them
@@ -312,7 +329,8 @@ class FileBackend:
             for view in edited:
                 group_kind = self._layout.view_of(view)
                 if group_kind is not None:
-                    self._reconcile(*group_kind)
+                    self._reconcile(*group_kind, view.name)
+            self._render(lost)
 
     def _stale_groups(self, everything: bool) -> list[str]:
         on_disk = set(self._layout.groups())
@@ -345,7 +363,8 @@ class FileBackend:
                 # Only a finished edit: a view read half-written would look like a person
                 # deleting bullets, and every view dualmem writes is reconciled already.
                 if (edited and self._index.view_signature(path) != _signature_of(path)
-                        and not self._guarded([path], partial(self._reconcile, *view), now)):
+                        and not self._guarded([path], partial(self._reconcile, *view, path.name),
+                                              now)):
                     later[path] = True
                     continue
             elif path.parent == self._layout.episodes and GROUP_ID.fullmatch(path.name):
@@ -363,9 +382,9 @@ class FileBackend:
     def _with_views_of_new_folders(self, changes: dict[Path, bool]) -> dict[Path, bool]:
         """A view written into a group's new views folder before the watch on that folder began
         goes unheard (inotify watches a new folder only once told of it): look at each."""
-        found = {folder / name: True for folder in changes
+        found = {path: True for folder in changes
                  if folder.parent == self._layout.views and GROUP_ID.fullmatch(folder.name)
-                 for name in VIEW_FILES.values() if (folder / name).is_file()}
+                 for path in self._layout.pages_in(folder)}
         return changes | found if found else changes
 
     def _guarded(self, paths: Sequence[Path], change: Callable[[], object], now: float) -> bool:
@@ -506,8 +525,8 @@ class FileBackend:
             with self._writing(undo, after=leaving):
                 moved = [(e, where) for e in batch
                          if (where := self._index.located(e.id)) is not None]
-                was_hand = any((entry := self._index.view_entry(e.id)) is not None and entry[4]
-                               for e, _ in moved)
+                before = {e.id: self._index.view_entry(e.id) for e, _ in moved}
+                was_hand = any(entry is not None and entry.hand for entry in before.values())
                 touched = {(e.group_id, e.kind) for e in batch}
                 touched |= {(where[0], where[1]) for _, where in moved}
                 rows: list[Row] = []
@@ -524,7 +543,8 @@ class FileBackend:
                 self._index.put(rows)
                 self._record_folders(folders | {self._layout.group_folder(where[0])
                                                 for _, where in moved})
-                self._render(touched, changed=None if was_hand else [e.id for e in batch])
+                self._render(touched, changed=None if was_hand else [e.id for e in batch],
+                             before=before)
         finally:
             for new in staged:
                 new.discard()
@@ -561,7 +581,8 @@ class FileBackend:
             self._index.drop([episode_id])
             self._record_folders({path.parent, *(copy.parent for copy in stale)})
             self._render({(where[0], where[1])}, drop={episode_id},
-                         changed=None if entry is None or entry[4] else [episode_id])
+                         changed=None if entry is None or entry.hand else [episode_id],
+                         before={episode_id: entry})
             return True
 
     def _record_folders(self, folders: Iterable[Path]) -> None:
@@ -573,11 +594,13 @@ class FileBackend:
         return {(where[0], where[1]) for i in episode_ids
                 if (where := self._index.located(i)) is not None}
 
-    def _reconcile(self, group: str, kind: str) -> None:
-        """Take in what a person changed in a view (under the lock): a new hand bullet becomes an
-        episode, a removed one takes its episode with it (a delete like any other, so the graph
-        hears of it); then render the view again if it is not current."""
-        path = self._layout.view_path(group, kind)
+    def _reconcile(self, group: str, kind: str, page: str) -> None:
+        """Take in what a person changed in page ``page`` of a view (under the lock): a new hand
+        bullet becomes an episode, a removed one takes its episode with it (a delete like any
+        other, so the graph hears of it); then render the page again if it is not current.
+        Hand bullets live on the first page: one typed on a later page moves there."""
+        first = page == VIEW_FILES[kind]
+        path = self._layout.view_path(group, kind, page)
         seen = self._read_view(path)
         text = seen[0]
         if text is None:
@@ -597,14 +620,18 @@ class FileBackend:
                                            codec.encode(episode))
                 added.append(_row(episode, signature(status)))
         removed = [episode_id for episode_id, _, hand in self._index.bullets(group, kind)
-                   if hand and episode_id not in bullets]
+                   if hand and episode_id not in bullets] if first else []
         for episode_id in removed:
             disk.remove(self._layout.episode_path(group, episode_id))
         self._index.put(added)
         self._index.drop(removed)
         self._tombstones.bury(removed)
         self._record_folders({self._layout.group_folder(group)})
-        self._write_view(group, kind, seen=seen)
+        moved = set() if first else {i for i in bullets if self._index.located(i) is not None}
+        pages = _Pages(kind, self._index.page_starts(group, kind))
+        self._write_view(group, kind, page, drop=moved, seen=seen, bounds=pages.find(page))
+        if moved:
+            self._write_view(group, kind, VIEW_FILES[kind], bounds=pages.bounds(0))
         if rejected:
             self._index.report(path, "; ".join(rejected))
         else:
@@ -615,38 +642,81 @@ class FileBackend:
         touched: Iterable[tuple[str, str]],
         drop: Collection[str] = (),
         changed: Collection[str] | None = None,
+        before: Mapping[str, ViewEntry | None] | None = None,
     ) -> None:
-        """Render the views of ``touched``; when only the episodes ``changed`` (none of them
-        hand-shaped before) changed, by splicing their bullets where the view allows it."""
-        if self._read_only is not None:
+        """Render the views of ``touched``: every page, or, when only the episodes ``changed``
+        (none of them hand-shaped before; ``before`` gives where they showed) changed, the
+        pages they were and are on, by splicing their bullets where the page allows it. A
+        bullet that starts a page, or did, renders its page and the one before whole."""
+        touched = sorted((group, kind) for group, kind in touched if kind in VIEW_FILES)
+        if self._read_only is not None or not touched:
             return
         if changed is not None and len(changed) > _MAX_SPLICED:
             changed = None
-        for group, kind in sorted(touched):
-            if kind in VIEW_FILES:
-                self._write_view(group, kind, drop=drop, changed=changed)
+        now = {} if changed is None else {i: self._index.view_entry(i) for i in changed}
+        for group, kind in touched:
+            pages = _Pages(kind, self._index.page_starts(group, kind))
+            if changed is None:
+                self._write_pages(group, kind, pages, drop)
+                continue
+            is_here = _in_view(group, kind)
+            mine = [(i, e) for i, e in [*now.items(), *(before or {}).items()] if is_here(e)]
+            on = {0 if e.hand else pages.holding(e.created_at, i) for i, e in mine}
+            # A bullet that starts a page takes the end of the page before it; one that no
+            # longer does gives its page's bullets back to the page before it.
+            on |= {pages.holding(e.created_at, i) - 1 for i, e in now.items()
+                   if is_here(e) and e.starts}
+            moving = any(e.starts for _, e in mine)
+            for at in sorted(on):
+                self._write_view(group, kind, pages.name(at), drop=drop,
+                                 changed=None if moving else changed, bounds=pages.bounds(at))
+            names = {pages.name(at) for at in range(len(pages))}
+            gone = {page_name(kind, e.created_at, i) for i, e in (before or {}).items()
+                    if is_here(e) and e.starts} - names
+            for name in sorted(gone):
+                self._write_view(group, kind, name, drop=drop, bounds=None)
+
+    def _write_pages(self, group: str, kind: str, pages: _Pages, drop: Collection[str]) -> None:
+        """Render every page of the view; a page file no longer in the view keeps only what
+        people wrote in it, and goes when that is nothing but the title and rules we wrote."""
+        for at in range(len(pages)):
+            self._write_view(group, kind, pages.name(at), drop=drop, bounds=pages.bounds(at))
+        names = {pages.name(at) for at in range(len(pages))}
+        for path in self._layout.pages_in(self._layout.view_path(group, kind).parent):
+            if path.name not in names and self._layout.view_of(path) == (group, kind):
+                self._write_view(group, kind, path.name, drop=drop, bounds=None)
 
     def _write_view(
         self,
         group: str,
         kind: str,
+        page: str,
         *,
         drop: Collection[str] = (),
         seen: _ViewRead | None = None,
         changed: Collection[str] | None = None,
+        bounds: _Bounds | None,
     ) -> None:
-        """Render the view from the index; ``seen`` is the view as the caller read it. With
-        ``changed``, a view as we last wrote it is spliced instead (``views.splice``)."""
-        path = self._layout.view_path(group, kind)
+        """Render page ``page`` of the view from the index: the bullets within ``bounds``
+        (None: a page no longer in the view, which shows none); ``seen`` is the page as the
+        caller read it. With ``changed``, a page as we last wrote it is spliced instead
+        (``views.splice``)."""
+        path = self._layout.view_path(group, kind, page)
         try:
             existing, sig = seen or self._read_view(path)
             rendered = None
-            if (changed is not None and existing is not None
+            if (changed is not None and existing is not None and bounds is not None
                     and sig == self._index.view_signature(path)):
-                rendered = self._spliced(existing, group, kind, changed)
+                rendered = self._spliced(existing, group, kind, changed, bounds)
             if rendered is None:
-                shown = [(i, line) for i, line, _ in self._index.bullets(group, kind)]
-                rendered = views.render(existing, group, kind, shown, drop)
+                shown = [] if bounds is None else self._index.page_bullets(group, kind, *bounds)
+                rendered = views.render(existing, group, kind, shown, drop, page)
+            if bounds is None and rendered == views.render(None, group, kind, [], name=page):
+                if existing is not None:
+                    disk.remove(path)
+                    disk.sync_folder(path.parent)
+                self._index.record_view(path, None)
+                return
             if rendered != existing:
                 # A person may be saving it right now, without our lock: then let theirs stand
                 # (their close brings us back here).
@@ -659,17 +729,22 @@ class FileBackend:
         except StoreCorrupt as exc:
             self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be
 
-    def _spliced(self, text: str, group: str, kind: str, changed: Collection[str]) -> str | None:
-        """``text`` with the bullets of ``changed`` as the index has them now, or None."""
-        if self._index.has_hand(group, kind):
+    def _spliced(self, text: str, group: str, kind: str, changed: Collection[str],
+                 bounds: _Bounds) -> str | None:
+        """``text`` with the bullets of ``changed`` on the page of ``bounds`` as the index has
+        them now, or None."""
+        if bounds[0] is None and self._index.has_hand(group, kind):
             return None  # hand bullets move between a view's parts as it is rendered: render
         spliced: str | None = text
         for episode_id in changed:
             entry = self._index.view_entry(episode_id)
             line = before = after = None
-            if entry is not None and entry[:2] == (group, kind):
-                _, _, created_at, line, _ = entry
-                after, before = self._index.neighbours(group, kind, created_at, episode_id)
+            if (entry is not None and (entry.group_id, entry.kind) == (group, kind)
+                    and (_within(bounds, (entry.created_at, episode_id)) if not entry.hand
+                         else bounds[0] is None)):
+                line = entry.bullet
+                after, before = self._index.neighbours(group, kind, entry.created_at,
+                                                       episode_id)
             spliced = views.splice(text, episode_id, line, before=before, after=after)
             if spliced is None:
                 return None
@@ -699,8 +774,48 @@ class FileBackend:
 
 def _row(episode: Episode, sig: Signature) -> Row:
     shown = episode.kind in VIEW_FILES
+    hand = shown and views.is_hand_shaped(episode)
     return Row(episode, sig, episode.content_hash(), views.bullet(episode) if shown else None,
-               shown and views.is_hand_shaped(episode))
+               hand, shown and not hand and views.starts_page(episode.id))
+
+
+class _Pages:
+    """The pages of one view: the first, then one per bullet that starts a page."""
+
+    def __init__(self, kind: str, starts: list[_Key]) -> None:
+        self._kind = kind
+        self._starts = starts
+
+    def __len__(self) -> int:
+        return len(self._starts) + 1
+
+    def holding(self, created_at: str, episode_id: str) -> int:
+        """The page the bullet of this place in the order is on."""
+        return bisect.bisect_right(self._starts, (created_at, episode_id))
+
+    def name(self, at: int) -> str:
+        return VIEW_FILES[self._kind] if at == 0 else page_name(self._kind, *self._starts[at - 1])
+
+    def find(self, name: str) -> _Bounds | None:
+        """The bounds of the page of file name ``name``; None when it is none of this view's."""
+        at = next((at for at in range(len(self)) if self.name(at) == name), None)
+        return None if at is None else self.bounds(at)
+
+    def bounds(self, at: int) -> _Bounds:
+        return (None if at == 0 else self._starts[at - 1],
+                self._starts[at] if at < len(self._starts) else None)
+
+
+def _in_view(group: str, kind: str) -> Callable[[ViewEntry | None], TypeGuard[ViewEntry]]:
+    def is_here(entry: ViewEntry | None) -> TypeGuard[ViewEntry]:
+        return entry is not None and (entry.group_id, entry.kind) == (group, kind)
+
+    return is_here
+
+
+def _within(bounds: _Bounds, key: _Key) -> bool:
+    start, end = bounds
+    return (start is None or start <= key) and (end is None or key < end)
 
 
 def _validated(episode: Episode, max_body_bytes: int) -> Episode:

@@ -7,6 +7,13 @@ render. Every other line belongs to a person and is kept as it is. A person's bu
 ``* text`` or ``+ text`` at the start of a line), or a generated bullet whose text a person changed,
 is a *hand bullet*: it becomes an episode of its own, source ``manual``, with the stable id
 ``stable_id(group, kind, natural_key(text))``.
+
+A view is split into pages so that a write rewrites one page, not every bullet of the group: the
+first page is ``patterns.md`` (it holds every hand bullet); a generated bullet whose id's digest is
+0 modulo ``PAGE`` starts a later page, ``patterns-<its time>-<digest>.md``, that holds it and the
+generated bullets after it up to the next such bullet. The split is a function of the stored
+episodes alone, so pages changed write by write are those rendered whole, and a page holds
+``PAGE`` bullets on average (over ten times that with odds of e^-10).
 """
 
 from __future__ import annotations
@@ -16,20 +23,28 @@ from collections.abc import Collection, Iterable
 from typing import NamedTuple
 
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id
-from fallback.layout import VIEW_FILES
+from fallback.layout import VIEW_FILES, page_time
 
 MANUAL = "manual"
+PAGE = 128
+"""a generated bullet starts a page with odds 1 in PAGE: the mean page size in bullets"""
 _TITLES = {"pattern": "Patterns", "gotcha": "Gotchas"}
 _INTRO = (
     "<!-- dualmem: bullets ending in a dualmem comment are written from the stored memories and"
     " rewritten when they change. Add your own as plain '- text' bullets: each becomes a memory"
-    " of its own and is never overwritten. Removing your bullet removes its memory. -->"
+    " of its own and is never overwritten. Removing your bullet removes its memory. Memories"
+    " past the first hundred or so are on later pages beside this file, named after it and the"
+    " time of their first memory. -->"
 )
 _GENERATED = re.compile(r"- (?P<text>.*?) <!-- dualmem (?P<id>\S+) (?P<check>[0-9a-f]{10}) -->")
 _BULLET = re.compile(r"[-*+][ \t]+(?P<text>\S.*?)\s*")
 _ANY_GENERATED = re.compile(r" <!-- dualmem \S+ [0-9a-f]{10} -->$", re.M)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SUMMARY_CHARS = 200
+_LATER_INTRO = (
+    "<!-- dualmem: a later page of {first}, written from the stored memories that follow those"
+    " of the page before it. Bullets you add here are moved to {first}, where your own live. -->"
+)
 
 
 class Line(NamedTuple):
@@ -81,18 +96,34 @@ def bullet(episode: Episode) -> str:
     return f"- {episode.body}" if is_hand_shaped(episode) else _generated_line(episode)
 
 
+def starts_page(episode_id: str) -> bool:
+    """Whether the generated bullet of ``episode_id`` starts a later page of its view."""
+    return int(_digest(episode_id)[:8], 16) % PAGE == 0
+
+
+def header(group_id: str, kind: str, name: str) -> str:
+    """What a new page of the view starts with: a title and the rules."""
+    first = VIEW_FILES[kind]
+    if name == first:
+        return f"# {_TITLES[kind]}: {group_id}\n\n{_INTRO}"
+    title = f"# {_TITLES[kind]}: {group_id}, from {page_time(name)}"
+    return f"{title}\n\n{_LATER_INTRO.format(first=first)}"
+
+
 def render(
     existing: str | None,
     group_id: str,
     kind: str,
     shown: Iterable[tuple[str, str]],
     drop: Collection[str] = (),
+    name: str | None = None,
 ) -> str:
-    """The view of ``shown``, (id, bullet) of the group's episodes of ``kind`` oldest first:
-    every line a person wrote is kept in place, except hand bullets whose episode id is in
-    ``drop`` (deleted); generated bullets follow, in order."""
+    """The page ``name`` (the first by default) of the view of ``shown``, (id, bullet) of the
+    group's episodes of ``kind`` on it, oldest first: every line a person wrote is kept in
+    place, except hand bullets whose episode id is in ``drop`` (deleted, or moved to the first
+    page), then hand bullets not yet in it; generated bullets follow, in order."""
     if existing is None or not existing.strip():
-        existing = f"# {_TITLES[kind]}: {group_id}\n\n{_INTRO}"
+        existing = header(group_id, kind, name or VIEW_FILES[kind])
     bullets = dict(shown)
     present: set[str] = set()
     kept: list[str] = []
@@ -110,6 +141,10 @@ def render(
     while kept and not kept[-1].strip():
         kept.pop()
     added = [line for episode_id, line in bullets.items() if episode_id not in present]
+    # A hand bullet joins the person's lines, where the next render keeps it: a render of
+    # its own output is that output.
+    kept += [line for line in added if not _ANY_GENERATED.search(line)]
+    added = [line for line in added if _ANY_GENERATED.search(line)]
     return "\n".join([*kept, "", *added] if added else kept) + "\n"
 
 
@@ -175,6 +210,10 @@ def _generated_line(episode: Episode) -> str:
 
 
 def _check(episode_id: str, text: str) -> str:
+    return _digest(f"{episode_id}\n{text}")[:10]
+
+
+def _digest(text: str) -> str:
     import hashlib  # loads OpenSSL (~5 ms): only writing or reading a view needs it
 
-    return hashlib.sha256(f"{episode_id}\n{text}".encode()).hexdigest()[:10]
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from contract.episodes import make
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from backends.model import Episode, natural_key, stable_id
 from fallback import FileBackend, views
+from fallback.index import ViewEntry
 from file.helpers import eventually
 
 
@@ -276,7 +277,8 @@ class WholeRenders(FileBackend):
     """The oracle: every write renders the views it touches whole."""
 
     def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = (),
-                changed: Collection[str] | None = None) -> None:
+                changed: Collection[str] | None = None,
+                before: Mapping[str, ViewEntry | None] | None = None) -> None:
         super()._render(touched, drop)
 
 
