@@ -21,28 +21,14 @@ from pathlib import Path
 
 from bench.file_layer import KINDS
 
+# The baseline tree's own ``single_upserts`` runs in the child, so both trees time the same loop.
 _CHILD = """
-import asyncio, json, statistics, sys, time
-from backends.model import Episode
-from fallback import FileBackend
+import asyncio, json, sys
+from pathlib import Path
+from bench.open_search import single_upserts
 
 async def main(root, kinds):
-    store = await FileBackend.open(root, watch=False)
-    result = {}
-    try:
-        for kind in kinds:
-            took, cpu = [], []
-            for n in range(20):
-                episode = Episode.create(group_id="project-0", kind=kind, key=f"view-bench-{n}",
-                                         name=f"single {kind} {n}", body=f"one more {kind} {n}")
-                started, started_cpu = time.perf_counter(), time.process_time()
-                await store.upsert(episode)
-                took.append(time.perf_counter() - started)
-                cpu.append(time.process_time() - started_cpu)
-            result[kind] = [1000 * statistics.median(took), 1000 * statistics.median(cpu)]
-    finally:
-        await store.aclose()
-    print(json.dumps(result))
+    print(json.dumps({kind: await single_upserts(Path(root), kind) for kind in kinds}))
 
 asyncio.run(main(sys.argv[1], sys.argv[2:]))
 """

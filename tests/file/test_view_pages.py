@@ -56,14 +56,21 @@ def signatures(root: Path) -> dict[str, tuple[int, int]]:
             for name in pages(root)}
 
 
-async def test_a_view_is_cut_into_pages_in_order(home: Path) -> None:
-    root = home / "files"
-    files = await FileBackend.open(root, watch=False)
+async def write_patterns(root: Path, files: FileBackend | None = None) -> None:
+    """30 patterns (enough for a few pages at the tests' page size), through ``files`` or a
+    store opened for the purpose."""
+    store = files or await FileBackend.open(root, watch=False)
     try:
         for n in range(30):
-            await files.upsert(make(n, kind="pattern"))
+            await store.upsert(make(n, kind="pattern"))
     finally:
-        await files.aclose()
+        if files is None:
+            await store.aclose()
+
+
+async def test_a_view_is_cut_into_pages_in_order(home: Path) -> None:
+    root = home / "files"
+    await write_patterns(root)
     found = pages(root)
     assert len(found) > 2 and "patterns.md" in found
     first, *later = [generated_ids(text) for _, text in sorted(
@@ -100,8 +107,7 @@ async def test_removing_the_memory_that_starts_a_page_joins_it_to_the_page_befor
     root = home / "files"
     files = await FileBackend.open(root, watch=False)
     try:
-        for n in range(30):
-            await files.upsert(make(n, kind="pattern"))
+        await write_patterns(root, files)
         starter = next(n for n in range(1, 30) if views.starts_page(f"ep-{n:04d}"))
         name = next(name for name, text in pages(root).items()
                     if generated_ids(text)[:1] == [f"ep-{starter:04d}"])
@@ -118,8 +124,7 @@ async def test_a_bullet_typed_on_a_later_page_becomes_a_memory_on_the_first(home
     root = home / "files"
     files = await FileBackend.open(root)
     try:
-        for n in range(30):
-            await files.upsert(make(n, kind="pattern"))
+        await write_patterns(root, files)
         later = root / "views" / "project_a" / max(set(pages(root)) - {"patterns.md"})
         later.write_text(later.read_text() + "- Typed on a later page\n")
         memory = stable_id("project_a", "pattern", natural_key("Typed on a later page"))
@@ -134,12 +139,7 @@ async def test_a_bullet_typed_on_a_later_page_becomes_a_memory_on_the_first(home
 
 async def test_a_page_removed_by_hand_is_written_again_at_the_next_open(home: Path) -> None:
     root = home / "files"
-    files = await FileBackend.open(root, watch=False)
-    try:
-        for n in range(30):
-            await files.upsert(make(n, kind="pattern"))
-    finally:
-        await files.aclose()
+    await write_patterns(root)
     whole = pages(root)
     (root / "views" / "project_a" / max(whole)).unlink()
     files = await FileBackend.open(root, watch=False)
