@@ -293,7 +293,7 @@ class EpisodeIndex:
     ) -> list[tuple[str, float]]:
         """The ``wanted`` nearest keys not in ``found``, of ``groups`` and ``kinds``, with
         cosine >= ``VECTOR_ONLY_MIN``, nearest first (ties by key: any row order answers
-        alike). One product over the mapped matrix; only its candidates are looked up."""
+        alike). One product over the stored matrix; only its candidates are looked up."""
         # Rounded: the same vector gives the same similarity in any row.
         similarity = np.round(self._vectors.similarities(query_vector, self._high()), 6)
         rows = np.flatnonzero(similarity >= VECTOR_ONLY_MIN)

@@ -1,5 +1,5 @@
 """The graph index's vectors across processes: a second process reads what the holder wrote
-(rows appended while it has the file mapped, too), and ``kill -9`` while batches are appended
+(rows appended while it has the file open, too), and ``kill -9`` while batches are appended
 loses no batch whose ``put`` had returned."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_a_second_process_reads_what_the_holder_wrote(tmp_path: Path) -> None:
     try:
         first = [f"first-{n}" for n in range(10)]
         assert ask(first) == {"current": True, "nearest": first}
-        # Written after the reader mapped the file, past its end: the file grows under it.
+        # Written after the reader opened the file, past its end: the file grows under it.
         holder.put([entry(f"later-{n}") for n in range(300)])
         holder.put([entry("first-3")])  # a rewrite moves to a fresh row
         holder.drop("first-4")

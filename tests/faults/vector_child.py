@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from backends.graph.embedder import Vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.model import Episode
 
@@ -21,10 +22,11 @@ EMBEDDER = "test"
 BATCH = 50
 
 
-def vector_of(key: str) -> np.ndarray:
+def vector_of(key: str) -> Vectors:
     """A vector of its own for each key (random directions: its nearest is itself)."""
     raw = np.random.default_rng(zlib.crc32(key.encode())).standard_normal(DIMENSION)
-    return (raw / np.linalg.norm(raw)).astype(np.float32)
+    out: Vectors = (raw / np.linalg.norm(raw)).astype(np.float32)
+    return out
 
 
 def entry(key: str) -> Entry:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from backends.graph.embedder import Vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.vectors import FILE as VECTOR_FILE
 from backends.graph.vectors import HEADER
@@ -35,11 +36,12 @@ QUERIES = [np.eye(DIMENSION, dtype=np.float32)[i] for i in range(4)] + [
     np.full(DIMENSION, DIMENSION ** -0.5, dtype=np.float32)]
 
 
-def vector(shape: tuple[int, int, float]) -> np.ndarray:
+def vector(shape: tuple[int, int, float]) -> Vectors:
     first, second, weight = shape
     raw = np.eye(DIMENSION, dtype=np.float32)[first] + weight * np.eye(
         DIMENSION, dtype=np.float32)[second]
-    return (raw / np.linalg.norm(raw)).astype(np.float32)
+    out: Vectors = (raw / np.linalg.norm(raw)).astype(np.float32)
+    return out
 
 
 def entry(n: int, place: int, shape: tuple[int, int, float]) -> Entry:
