@@ -22,7 +22,7 @@ On disk, ``<home>/graph/``:
 - ``owner.json``: the pid of the process holding the database, so a refused opener can name it.
 
 The search index (``index.py``: ``index.sqlite3``, and its vectors read in place from
-``vectors.f16``, ``vectors.py``) is derived: rebuilt from the rows when missing, stale or damaged.
+``vectors.f32``, ``vectors.py``) is derived: rebuilt from the rows when missing, stale or damaged.
 """
 
 import typing

@@ -9,7 +9,7 @@ search answers without a Kùzu lookup per hit.
 It lives in ``<graph>/index.sqlite3``, a derived cache: an open uses it as it is when it is of
 this version and embedder, says no write was left half done (``begin`` marks one, ``put`` and
 ``drop`` settle it), holds as many episodes as the graph, and carries the token the graph
-recorded when it was last built, and its vectors (``vectors.py``, ``vectors.f16`` beside it)
+recorded when it was last built, and its vectors (``vectors.py``, ``vectors.f32`` beside it)
 are stamped with that token and hold every row it points at; else it is emptied and built again
 from the rows. A read-only graph builds it in memory.
 """

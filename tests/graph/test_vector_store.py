@@ -1,4 +1,4 @@
-"""The graph index's vectors, read in place from ``vectors.f16``: after any puts, rewrites,
+"""The graph index's vectors, read in place from ``vectors.f32``: after any puts, rewrites,
 drops, reopens and rebuilds they answer as a store built at once from what was written, and a
 matrix file missing, torn, of another build or of another dimension is never used as it is."""
 
