@@ -72,7 +72,8 @@ class VectorFile:
             return cls(None, dimension, None, header + body)
         part = path.with_name(path.name + ".part")
         with open(part, "wb") as out:
-            out.write(header + body)
+            out.write(header)
+            out.write(body)
         os.replace(part, path)
         return cls.open(path, dimension)
 
@@ -101,12 +102,17 @@ class VectorFile:
             return
         data = _stored(vectors)
         self._grow(max(rows) + 1)
-        for row, vector in zip(rows, data, strict=True):
-            at = HEADER + row * self._row_bytes
+        first = 0
+        for last in range(len(rows)):  # one write per run of consecutive rows
+            if last + 1 < len(rows) and rows[last + 1] == rows[last] + 1:
+                continue
+            at = HEADER + rows[first] * self._row_bytes
+            raw = data[first : last + 1].tobytes()
             if self._fd is None:
-                self._memory[at : at + self._row_bytes] = vector.tobytes()
+                self._memory[at : at + len(raw)] = raw
             else:
-                os.pwrite(self._fd, vector.tobytes(), at)
+                os.pwrite(self._fd, raw, at)
+            first = last + 1
 
     def clear(self, rows: Sequence[int]) -> None:
         """Zero ``rows`` (no key reads them any more): they stop matching any query."""
