@@ -4,6 +4,7 @@ matrix file missing, torn, of another build or of another dimension is never use
 
 from __future__ import annotations
 
+import errno
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from backends.graph.embedder import Vectors
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.vectors import FILE as VECTOR_FILE
-from backends.graph.vectors import HEADER
+from backends.graph.vectors import HEADER, VectorFile
 from backends.model import Episode
 
 DIMENSION = 8
@@ -143,5 +144,32 @@ def test_a_matrix_file_not_of_this_build_is_not_used_and_is_built_again(
         assert index.current(token, len(written))
         found = index.neighbours([], written[1].vector, groups=None, kinds=None, limit=1)
         assert [key for key, _ in found] == ["ep-1"]
+    finally:
+        index.close()
+
+
+def test_no_room_for_the_matrix_file_searches_from_memory_and_builds_again_next_open(
+    folder: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    create = VectorFile.create
+
+    def full(path: Path | None, *args: object) -> VectorFile:
+        if path is not None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return create(path, *args)  # type: ignore[arg-type]
+
+    written = [entry(n, n, (n % 4, (n + 1) % 4, 0.5)) for n in range(3)]
+    index = EpisodeIndex.open(folder, DIMENSION, EMBEDDER)
+    monkeypatch.setattr(VectorFile, "create", staticmethod(full))
+    try:
+        token = index.rebuilt(written)
+        found = index.neighbours([], written[2].vector, groups=None, kinds=None, limit=1)
+        assert [key for key, _ in found] == ["ep-2"]
+    finally:
+        index.close()
+    monkeypatch.undo()
+    index = EpisodeIndex.open(folder, DIMENSION, EMBEDDER)
+    try:
+        assert not index.current(token, len(written))
     finally:
         index.close()
