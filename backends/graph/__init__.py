@@ -21,7 +21,8 @@ On disk, ``<home>/graph/``:
   ``await GraphBackend.reembed(path, embedder)`` has recomputed the stored vectors.
 - ``owner.json``: the pid of the process holding the database, so a refused opener can name it.
 
-The search index (``index.py``) is derived: rebuilt from the rows at every open.
+The search index (``index.py``: ``index.sqlite3``, and its vectors read in place from
+``vectors.f32``, ``vectors.py``) is derived: rebuilt from the rows when missing, stale or damaged.
 """
 
 import typing

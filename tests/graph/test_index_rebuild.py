@@ -1,10 +1,11 @@
 """The graph's search index file is a cache of the rows: kept current write by write, across
-reopens, a write that died between the graph and the index, and an index file lost or
-damaged, it answers exactly as an index built again from the rows."""
+reopens, a write that died between the graph and the index, and an index or vector file lost
+or damaged, it answers exactly as an index built again from the rows."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -16,12 +17,14 @@ from hypothesis import strategies as st
 
 from backends.graph import GraphBackend
 from backends.graph.index import FILE as INDEX_FILE
+from backends.graph.vectors import FILE as VECTOR_FILE
+from backends.graph.vectors import HEADER
 from backends.model import Episode
 
 WORDS = ["graph", "lock", "kuzu", "journal", "index", "agent", "memory", "view", "deadline"]
 STEP = st.tuples(
     st.sampled_from(["put", "put", "delete", "reopen", "die after the graph", "lose the index",
-                     "damage the index"]),
+                     "damage the index", "lose the vectors", "tear the vectors"]),
     st.integers(0, 4),
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
 )
@@ -81,6 +84,10 @@ async def play(folder: Path, steps: list[tuple[str, int, str]]) -> None:
                     (folder / INDEX_FILE).unlink()
                 elif action == "damage the index":
                     (folder / INDEX_FILE).write_bytes(b"not a database")
+                elif action == "lose the vectors":
+                    (folder / VECTOR_FILE).unlink()
+                elif action == "tear the vectors":
+                    os.truncate(folder / VECTOR_FILE, HEADER + 1)
                 graph = await GraphBackend.open(folder)
         kept = await answers(graph)
     finally:
