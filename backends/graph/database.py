@@ -217,7 +217,7 @@ def _connect(directory: Path, *, read_only: bool,
     rewritten_without_indexes = (not read_only and salvage.interrupted(file)
                                  and _rewrite(file, engine))
     try:
-        database = kuzu.Database(str(file), read_only=read_only)
+        database = engines.open_database(kuzu, file, read_only=read_only)
     except RuntimeError as exc:
         raise _open_error(file, exc, engine) from exc
     session = Session(kuzu.Connection(database))

@@ -21,6 +21,7 @@ import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from backends.errors import BackendUnavailable
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, Engine
@@ -41,7 +42,17 @@ default: Engine = DEFAULT_ENGINE
 """the engine ``GraphBackend.open`` uses when none is named (the configuration always names
 one; a test run on LadybugDB sets this, so suites that open graphs by path run on it)"""
 
+BUFFER_POOL = 1 << 30
+"""bytes of the engine's page cache. Its default, 80 % of the machine's memory, costs every open
+~100k page faults (a tenth of a second of system time, paid by each CLI call that opens the
+graph) and lets one agent's graph claim most of a laptop; a 100k-memory graph is ~250 MB."""
+
 _loaded: dict[str, Engine] = {}
+
+
+def open_database(module: ModuleType, file: Path, *, read_only: bool = False) -> Any:
+    """The engine's ``Database`` on ``file``, with our page cache size."""
+    return module.Database(str(file), read_only=read_only, buffer_pool_size=BUFFER_POOL)
 
 
 def loaded() -> Engine | None:

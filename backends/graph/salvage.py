@@ -57,7 +57,7 @@ def interrupted(file: Path) -> bool:
 def rewrite(file: Path, engine: Engine) -> tuple[Path, bool]:
     """Rewrite the (closed) database from its rows: ``replace``'s answer."""
     kuzu = engines.load(engine)
-    database = kuzu.Database(str(file))
+    database = engines.open_database(kuzu, file)
     connection = kuzu.Connection(database)
     try:  # nothing has written to it: closing it is safe
         folder = export(connection.execute, file.parent)
@@ -93,7 +93,7 @@ def replace(file: Path, folder: Path, engine: Engine) -> tuple[Path, bool]:
         indexes.write_text("", encoding="utf-8")
         kuzu = engines.load(engine)
         fresh = folder / file.name
-        database = kuzu.Database(str(fresh))
+        database = engines.open_database(kuzu, fresh)
         connection = kuzu.Connection(database)
         try:
             connection.execute(f"IMPORT DATABASE '{folder / 'rows'}'")
