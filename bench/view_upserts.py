@@ -39,7 +39,8 @@ def measure(tree: Path, files: Path) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="dualmem-view-upserts-", dir=files.parent) as tmp:
         copy = Path(tmp) / "files"
         shutil.copytree(files, copy, symlinks=True)
-        run = subprocess.run([sys.executable, "-c", _CHILD, str(copy), *KINDS],
+        # -P: without it ``-c`` puts the working folder (this tree) before ``PYTHONPATH``
+        run = subprocess.run([sys.executable, "-P", "-c", _CHILD, str(copy), *KINDS],
                              env={**os.environ, "PYTHONPATH": str(tree)},
                              capture_output=True, check=True, text=True)
     result: dict[str, list[float]] = json.loads(run.stdout)
