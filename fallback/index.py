@@ -17,6 +17,7 @@ readers never take that lock (SQLite's WAL gives them a consistent snapshot).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import threading
@@ -106,6 +107,21 @@ class Row:
     """its generated bullet starts a later page of its view (``views.starts_page``)"""
 
 
+@contextmanager
+def _replacing(root: Path) -> Iterator[None]:
+    """Held while an index is replaced, by one process at a time (``flock`` on the folder, which
+    the kernel drops when a process dies). Without it, a process that opened the index while
+    another was creating it (its tables not yet committed) took it for damaged and unlinked it,
+    with its WAL, under the other: "database disk image is malformed" (6 writers opening a new
+    home at once: 9 of 120 failed)."""
+    folder = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)  # held for the milliseconds of an empty schema
+        yield
+    finally:
+        os.close(folder)
+
+
 class FileIndex:
     """One connection to ``<root>/index.sqlite3``, shared by the caller's threads."""
 
@@ -126,16 +142,29 @@ class FileIndex:
             # commits may wait in a WAL that an immutable reader does not see).
             return cls._create(sqlite3.connect(":memory:", isolation_level=None,
                                                check_same_thread=False), path), True
-        index = cls._connect(path)
-        if index is not None and index._current():
-            return index, False
+        index = cls._current_at(path)
         if index is not None:
+            return index, False
+        with _replacing(root):
+            # Another process may have made it while this one waited: it is not to be unlinked.
+            index = cls._current_at(path)
+            if index is not None:
+                return index, False
+            for leftover in (path, path.with_name(FILE + "-wal"), path.with_name(FILE + "-shm")):
+                leftover.unlink(missing_ok=True)
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                 timeout=30.0)
+            db.execute("PRAGMA journal_mode=WAL")
+            return cls._create(db, path), True
+
+    @classmethod
+    def _current_at(cls, path: Path) -> FileIndex | None:
+        """The index at ``path`` when it is there and current."""
+        index = cls._connect(path)
+        if index is not None and not index._current():
             index.close()
-        for leftover in (path, path.with_name(FILE + "-wal"), path.with_name(FILE + "-shm")):
-            leftover.unlink(missing_ok=True)
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
-        db.execute("PRAGMA journal_mode=WAL")
-        return cls._create(db, path), True
+            return None
+        return index
 
     @classmethod
     def _connect(cls, path: Path) -> FileIndex | None:

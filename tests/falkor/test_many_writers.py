@@ -34,10 +34,16 @@ def test_four_processes_write_the_server_directly_and_nothing_is_pending(
         for n in range(WRITERS)
     ]
     reports = []
-    for child in children:
-        out, err = child.communicate(timeout=DEADLINE)
-        assert child.returncode == 0, err
-        reports.append(orjson.loads(out))
+    try:
+        for child in children:
+            out, err = child.communicate(timeout=DEADLINE)
+            assert child.returncode == 0, err
+            reports.append(orjson.loads(out))
+    finally:  # a failed child must not leave the others running into the next test
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.communicate()
     assert reports == [{"layers": {"graph": EACH}, "pending": 0}] * WRITERS
     asyncio.run(holds_every_write(home, address))
 

@@ -56,3 +56,26 @@ async def test_two_processes_adding_500_each_end_with_exactly_1000(home: Path) -
             assert view.count("<!-- dualmem ") == patterns > 0
     finally:
         await reopened.aclose()
+
+
+async def test_processes_opening_a_new_folder_at_once_all_write(tmp_path: Path) -> None:
+    # Each one may find the index another is still creating: it must wait, not replace it
+    # (before, 9 of 120 such writers failed with "database disk image is malformed").
+    for round_ in range(8):
+        folder = tmp_path / f"round-{round_}"
+        writers = [
+            await asyncio.create_subprocess_exec(
+                sys.executable, "-W", "error", str(WRITER), str(folder), f"w{n}", "1",
+                stderr=asyncio.subprocess.PIPE,
+            )
+            for n in range(6)
+        ]
+        for writer in writers:
+            _, errors = await asyncio.wait_for(writer.communicate(), timeout=120)
+            assert writer.returncode == 0, errors.decode()
+        reopened = await FileBackend.open(folder, watch=False)
+        try:
+            assert {e.id async for e in reopened.scan()} == {
+                stable_id("group_0", "pattern", f"w{n}-0") for n in range(6)}
+        finally:
+            await reopened.aclose()
