@@ -57,7 +57,7 @@ def top(
     for variants in plans:
         if len(variants) == 1:
             docs, values = _values(postings(variants[0][0]), variants[0][1], flat, per_length)
-            np.add.at(total, docs, values)  # a document is in one chunk of a term: no repeats
+            total[docs] += values  # a document is in one chunk of a term: no repeats
             continue
         best = np.zeros(documents, dtype=np.float64)
         for variant, gain in variants:

@@ -670,7 +670,7 @@ class FileBackend:
             for at in sorted(on):
                 self._write_view(group, kind, pages.name(at), drop=drop,
                                  changed=None if moving else changed, bounds=pages.bounds(at))
-            names = {pages.name(at) for at in range(len(pages))}
+            names = set(pages.names())
             gone = {page_name(kind, e.created_at, i) for i, e in (before or {}).items()
                     if is_here(e) and e.starts} - names
             for name in sorted(gone):
@@ -679,9 +679,9 @@ class FileBackend:
     def _write_pages(self, group: str, kind: str, pages: _Pages, drop: Collection[str]) -> None:
         """Render every page of the view; a page file no longer in the view keeps only what
         people wrote in it, and goes when that is nothing but the title and rules we wrote."""
-        for at in range(len(pages)):
-            self._write_view(group, kind, pages.name(at), drop=drop, bounds=pages.bounds(at))
-        names = {pages.name(at) for at in range(len(pages))}
+        names = pages.names()
+        for at, name in enumerate(names):
+            self._write_view(group, kind, name, drop=drop, bounds=pages.bounds(at))
         for path in self._layout.pages_in(self._layout.view_path(group, kind).parent):
             if path.name not in names and self._layout.view_of(path) == (group, kind):
                 self._write_view(group, kind, path.name, drop=drop, bounds=None)
@@ -796,10 +796,14 @@ class _Pages:
     def name(self, at: int) -> str:
         return VIEW_FILES[self._kind] if at == 0 else page_name(self._kind, *self._starts[at - 1])
 
+    def names(self) -> list[str]:
+        """The file names of the pages, in order."""
+        return [self.name(at) for at in range(len(self))]
+
     def find(self, name: str) -> _Bounds | None:
         """The bounds of the page of file name ``name``; None when it is none of this view's."""
-        at = next((at for at in range(len(self)) if self.name(at) == name), None)
-        return None if at is None else self.bounds(at)
+        names = self.names()
+        return self.bounds(names.index(name)) if name in names else None
 
     def bounds(self, at: int) -> _Bounds:
         return (None if at == 0 else self._starts[at - 1],
