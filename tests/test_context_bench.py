@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.context_recall import ALL_TASKS, build_corpus, score, shown, signatures
-from bench.context_tasks import FRESH, TASKS
+from bench.context_tasks import FRESH, LATER, TASKS
 
 
 async def test_labels_name_one_memory_each_and_are_recognised_when_shown(
@@ -27,11 +27,12 @@ async def test_labels_name_one_memory_each_and_are_recognised_when_shown(
     assert (result.found, result.needed, result.distractors) == (1, len(rest) + 1, 1)
 
 
-async def test_fresh_tasks_are_of_several_types_and_every_label_can_be_recognised(
+async def test_unseen_tasks_are_of_several_types_and_every_label_can_be_recognised(
     tmp_path: Path,
 ) -> None:
     corpus = await build_corpus(tmp_path)
-    assert len(FRESH) >= 6
-    assert len({t.task.get("task_type", "implementation") for t in FRESH}) >= 5
+    for unseen in (FRESH, LATER):
+        assert len(unseen) >= 6
+        assert len({t.task.get("task_type", "implementation") for t in unseen}) >= 5
     shows = signatures(corpus.episodes)
     assert all(shows[key] for t in ALL_TASKS for key in corpus.needed[t.name])
