@@ -36,6 +36,10 @@ FULL_TEXT: dict[Engine, bool] = {"kuzu": True, "ladybug": False}
 """whether the engine bundles its full-text extension, which graphiti's ``Graphiti.search``
 needs on an embedded graph (LadybugDB downloads it on ``INSTALL FTS``: no network here; our own
 search needs none)"""
+NULL_WHEN_MISSING: dict[Engine, bool] = {"kuzu": True, "ladybug": False}
+"""whether a parameter a query names but the call leaves out is bound to NULL (Kùzu 0.11) or
+refused ("Parameter valid_at not found", LadybugDB 0.22). graphiti's Kùzu driver leaves out
+every None-valued parameter, relying on the former."""
 MAGIC: dict[Engine, bytes] = {"kuzu": b"KUZU", "ladybug": b"LBUG"}
 """how each engine's database file begins"""
 default: Engine = DEFAULT_ENGINE

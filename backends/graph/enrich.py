@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -29,7 +30,7 @@ from pydantic.warnings import PydanticDeprecatedSince20
 
 from backends.entities import Entity, entity_uuid, text_entities
 from backends.errors import DualmemError, ProviderFailed
-from backends.graph import rows
+from backends.graph import engines, rows
 from backends.graph.database import Session
 from backends.graph.graphiti_clients import GraphitiEmbedder
 from backends.model import Episode
@@ -85,6 +86,7 @@ _MENTION_PAIRS = (
 )
 _DROP_MENTIONS = "MATCH (:Episodic)-[r:MENTIONS]->(:Entity) WHERE r.uuid IN $uuids DELETE r"
 ROW_BYTES = 512
+_PARAMETER = re.compile(r"\$([A-Za-z_]\w*)")
 
 
 def free_text(episode: Episode) -> bool:
@@ -125,6 +127,9 @@ class SharedKuzuDriver(KuzuDriver):
             return [], None, None
         params = {k: v for k, v in kwargs.items() if v is not None
                   and k not in ("database_", "routing_")}
+        if not engines.NULL_WHEN_MISSING[self._core.engine]:
+            # What graphiti left out as None, given as None (Kùzu binds it so itself).
+            params = dict.fromkeys(_PARAMETER.findall(cypher_query_)) | params
 
         def work(session: Session) -> list[dict[str, Any]]:
             return session.dicts(cypher_query_, params)

@@ -15,18 +15,12 @@ import pytest
 
 from backends.entities import entity_uuid
 from backends.errors import ProviderFailed
-from backends.graph import GraphBackend, engines, remote
+from backends.graph import GraphBackend, remote
 from backends.model import Episode
 from memory import open_memory
 from memory.cli import main
 from tests.graph.old_graph import reading
 from tests.graph.scripted_chat import ScriptedChat
-
-# graphiti's add_episode fails on LadybugDB 0.22 ("Parameter valid_at not found", from its
-# Kùzu queries): enrichment is Kùzu's only, for now.
-pytestmark = pytest.mark.skipif(
-    engines.default != "kuzu",
-    reason=f"graphiti's add_episode fails on {engines.default} (Parameter valid_at not found)")
 
 GROUP = "shop"
 # "Redis" is nowhere in the text: only the LLM's extraction can link the memory to it.
