@@ -2,9 +2,12 @@
 holds, when a user has an LLM: more entities and facts beside the deterministic ones, never
 needed for correctness. Importing this module imports graphiti.
 
-- graphiti runs on the database this process holds: its queries go to the graph's one worker
-  thread (``SharedKuzuDriver``), between ours; a second ``kuzu.Database`` on the path would drop
-  the process's lock.
+- The same ``Enricher`` runs on every database: what differs (graphiti's driver on it, where
+  the record is kept, how a result is settled) is a ``Place``: ``KuzuPlace`` here (embedded
+  Kùzu or LadybugDB), ``falkor_enrich.FalkorPlace`` on a FalkorDB server.
+- On an embedded graph, graphiti runs on the database this process holds: its queries go to
+  the graph's one worker thread (``SharedKuzuDriver``), between ours; a second
+  ``kuzu.Database`` on the path would drop the process's lock.
 - Which episode was enriched, at which content, is recorded in the graph
   (``DualmemEnriched``): a run does only what is new or rewritten since, and a graph rebuilt
   from the journal is enriched again.
@@ -24,7 +27,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic.warnings import PydanticDeprecatedSince20
 
@@ -32,7 +35,10 @@ from backends.entities import Entity, entity_uuid, text_entities
 from backends.errors import DualmemError, ProviderFailed
 from backends.graph import engines, rows
 from backends.graph.database import Session
+from backends.graph.embedder import AnyEmbedder
 from backends.graph.graphiti_clients import GraphitiEmbedder
+from backends.graph.index import EpisodeIndex
+from backends.graph.links import GraphLinks
 from backends.model import Episode
 from backends.protocol import Enriched
 
@@ -79,8 +85,6 @@ _RECORDED = "MATCH (d:DualmemEnriched) RETURN d.uuid, d.digest"
 _RECORD = "MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
 _EXISTING = "MATCH (n:Entity) WHERE n.uuid IN $uuids RETURN n.uuid"
 _EDGES = "MATCH (e:Episodic {uuid: $uuid}) RETURN e.entity_edges"
-# graphiti mentions what our extraction already links the episode to (or what an interrupted
-# run linked): one MENTIONS edge per entity is enough.
 _MENTION_PAIRS = (
     "MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity) RETURN n.uuid, collect(r.uuid)"
 )
@@ -185,20 +189,65 @@ Progress = Callable[[int, int], None]
 """told (done, total) after each episode"""
 
 
-class Enricher:
-    """graphiti's ``add_episode`` over a ``_Core``'s episodes, one at a time: on demand
-    (``run``) or in the background after a write (``later``)."""
+class Place(Protocol):
+    """Where an ``Enricher`` works: a database graphiti's driver reaches, with the record of
+    what was enriched, and the graph layer's search state, which learns what graphiti linked."""
 
-    def __init__(self, core: _Core, llm: LLMClient) -> None:
-        self.core = core
+    @property
+    def driver(self) -> GraphDriver: ...
+
+    @property
+    def embedder(self) -> AnyEmbedder: ...
+
+    @property
+    def index(self) -> EpisodeIndex: ...
+
+    @property
+    def links(self) -> GraphLinks: ...
+
+    async def recorded(self) -> dict[str, str]:
+        """episode id -> the digest of the content it was enriched at"""
+        ...
+
+    async def enriched_at(self, episode_id: str) -> str | None:
+        """The digest ``episode_id`` was last enriched at, if any."""
+        ...
+
+    async def entity_edges(self, episode_id: str) -> list[str] | None:
+        """The episode's facts (graphiti's ``entity_edges``); None when it is not held."""
+        ...
+
+    async def ready(self) -> None:
+        """Make the database ready for graphiti's writes."""
+        ...
+
+    async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
+        """After graphiti saved: the episode's ``entity_edges`` are ``edges``, one MENTIONS
+        edge per entity is left (``doubles``; ``new``: graphiti's), and the episode is
+        recorded as enriched at its digest; at once, as far as the database can."""
+        ...
+
+
+def doubles(pairs: Iterable[Sequence[Any]], new: set[str]) -> list[str]:
+    """The MENTIONS edges to drop, from (entity, its edges' ids) pairs: graphiti mentions what
+    our extraction already links the episode to (or what an interrupted run linked); the first
+    edge, ours when there is one, stays."""
+    return [uuid for _, edges in pairs for uuid in sorted(edges, key=lambda uuid: uuid in new)[1:]]
+
+
+class Enricher:
+    """graphiti's ``add_episode`` over a ``Place``'s episodes, one at a time: on demand
+    (``run``, ``everything``) or in the background after a write (``later``)."""
+
+    def __init__(self, place: Place, llm: LLMClient) -> None:
+        self.place = place
         client = getattr(llm, "client", None)
         self.graphiti = _Graphiti(
-            graph_driver=SharedKuzuDriver(core), llm_client=llm,
-            embedder=GraphitiEmbedder(core.embedder),
+            graph_driver=place.driver, llm_client=llm,
+            embedder=GraphitiEmbedder(place.embedder),
             # Only search recipes that rerank call it; add_episode does not.
             cross_encoder=OpenAIRerankerClient(config=llm.config, client=client),
         )
-        self._recorded: dict[str, str] | None = None
         self._one_at_a_time = asyncio.Lock()
         self._queue: dict[str, Episode] = {}
         self._task: asyncio.Task[None] | None = None
@@ -228,19 +277,9 @@ class Enricher:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def recorded(self) -> dict[str, str]:
-        """episode id -> the digest of the content it was enriched at"""
-        if self._recorded is None:
-            def read(session: Session) -> list[list[Any]]:
-                session.script(_TABLE)
-                return session.rows(_RECORDED)
-
-            self._recorded = dict(await self.core.write(read, payload=ROW_BYTES))
-        return self._recorded
-
     async def due(self, episodes: Iterable[Episode]) -> tuple[list[Episode], int]:
         """The free-text episodes not enriched at their current content, and how many are."""
-        done = await self.recorded()
+        done = await self.place.recorded()
         todo, skipped = [], 0
         for episode in episodes:
             if not free_text(episode):
@@ -250,6 +289,12 @@ class Enricher:
             else:
                 todo.append(episode)
         return todo, skipped
+
+    async def everything(self, episodes: Iterable[Episode],
+                         progress: Progress | None = None) -> Enriched:
+        """``Enriches.enrich`` over ``episodes``: those due, in order."""
+        todo, skipped = await self.due(episodes)
+        return await self.run(todo, progress, Enriched(skipped=skipped))
 
     async def run(self, episodes: Sequence[Episode], progress: Progress | None = None,
                   report: Enriched | None = None) -> Enriched:
@@ -272,17 +317,16 @@ class Enricher:
         """Enrich one free-text episode unless it is enriched at this content (None); returns
         how many entities and facts graphiti linked to it."""
         async with self._one_at_a_time:  # the background and a run never do one twice
-            if not free_text(episode) or (await self.recorded()).get(episode.id) == digest(
+            if not free_text(episode) or await self.place.enriched_at(episode.id) == digest(
                     episode):
                 return None
             return await self._one(episode)
 
     async def _one(self, episode: Episode) -> tuple[int, int]:
-        core = self.core
-        async with core.write_lock:
-            await core.unindex()  # graphiti's MERGE/SET would leave its full-text indexes short
-        before = await core.read(lambda session: session.rows(_EDGES, uuid=episode.id))
-        if not before:
+        place = self.place
+        await place.ready()
+        before = await place.entity_edges(episode.id)
+        if before is None:
             return 0, 0  # deleted since it was listed
         try:
             result = await self.graphiti.add_episode(
@@ -295,35 +339,77 @@ class Enricher:
             raise ProviderFailed(f"LLM extraction of {episode.id}: "
                                  f"{type(exc).__name__}: {exc}") from exc
         theirs = [edge.uuid for edge in result.edges]
-        kept = [*(before[0][0] or []), *(u for u in theirs if u not in (before[0][0] or []))]
-        new = {edge.uuid for edge in result.episodic_edges}
-
-        def settle(session: Session) -> None:
-            with session.transaction():
-                session.rows(rows.SET_EDGES, uuid=episode.id, edges=kept)
-                doubles = [uuid for _, edges in session.rows(_MENTION_PAIRS, uuid=episode.id)
-                           for uuid in sorted(edges, key=lambda uuid: uuid in new)[1:]]
-                if doubles:
-                    session.rows(_DROP_MENTIONS, uuids=doubles)
-                session.rows(_RECORD, uuid=episode.id, digest=digest(episode))
-
-        await core.write(settle, payload=ROW_BYTES * (1 + len(kept)))
-        (await self.recorded())[episode.id] = digest(episode)
-        _learn(core, episode, result.nodes, result.edges)
+        kept = [*before, *(u for u in theirs if u not in before)]
+        await place.settle(episode, kept, {edge.uuid for edge in result.episodic_edges})
+        _learn(place, episode, result.nodes, result.edges)
         return len(result.nodes), len(result.edges)
 
 
-def _learn(core: _Core, episode: Episode, nodes: Sequence[EntityNode],
+def _learn(place: Place, episode: Episode, nodes: Sequence[EntityNode],
            edges: Sequence[EntityEdge]) -> None:
     """What search follows (``links``): graphiti's mentions and facts, as the rows now hold."""
-    if core.index.episode(episode.id) is None:
+    if place.index.episode(episode.id) is None:
         return
-    core.links.add_mentions(
+    place.links.add_mentions(
         episode.id,
         [Entity(node.uuid, next((x for x in node.labels if x != "Entity"), "Entity"), node.name)
          for node in nodes], episode.group_id)
     for edge in edges:
         valid_at: datetime = edge.valid_at or edge.created_at
-        core.links.add_fact(edge.uuid, edge.source_node_uuid, edge.target_node_uuid,
-                            episode.id, valid_at, edge.invalid_at)
+        place.links.add_fact(edge.uuid, edge.source_node_uuid, edge.target_node_uuid,
+                             episode.id, valid_at, edge.invalid_at)
 
+
+class KuzuPlace:
+    """An embedded graph (Kùzu or LadybugDB) held by a ``_Core``: graphiti's queries run on its
+    worker thread; the record is a node table; what was enriched is cached here."""
+
+    def __init__(self, core: _Core) -> None:
+        self.core = core
+        self.driver = SharedKuzuDriver(core)
+        self._recorded: dict[str, str] | None = None
+
+    @property
+    def embedder(self) -> AnyEmbedder:
+        return self.core.embedder
+
+    @property
+    def index(self) -> EpisodeIndex:
+        return self.core.index
+
+    @property
+    def links(self) -> GraphLinks:
+        return self.core.links
+
+    async def recorded(self) -> dict[str, str]:
+        if self._recorded is None:
+            def read(session: Session) -> list[list[Any]]:
+                session.script(_TABLE)
+                return session.rows(_RECORDED)
+
+            self._recorded = dict(await self.core.write(read, payload=ROW_BYTES))
+        return self._recorded
+
+    async def enriched_at(self, episode_id: str) -> str | None:
+        return (await self.recorded()).get(episode_id)
+
+    async def entity_edges(self, episode_id: str) -> list[str] | None:
+        found = await self.core.read(lambda session: session.rows(_EDGES, uuid=episode_id))
+        return list(found[0][0] or []) if found else None
+
+    async def ready(self) -> None:
+        async with self.core.write_lock:
+            # graphiti's MERGE/SET would leave its full-text indexes short
+            await self.core.unindex()
+
+    async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
+        def work(session: Session) -> None:
+            with session.transaction():
+                session.rows(rows.SET_EDGES, uuid=episode.id, edges=edges)
+                dropped = doubles(session.rows(_MENTION_PAIRS, uuid=episode.id), new)
+                if dropped:
+                    session.rows(_DROP_MENTIONS, uuids=dropped)
+                session.rows(_RECORD, uuid=episode.id, digest=digest(episode))
+
+        await self.core.write(work, payload=ROW_BYTES * (1 + len(edges)))
+        (await self.recorded())[episode.id] = digest(episode)

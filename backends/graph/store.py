@@ -138,9 +138,9 @@ class _Core:
             raise ProviderFailed("no LLM is configured (DUALMEM_LLM, --llm or "
                                  "open_memory(llm=...))")
         if self._enricher is None:
-            from backends.graph.enrich import Enricher
+            from backends.graph.enrich import Enricher, KuzuPlace
 
-            self._enricher = Enricher(self, self.llm)
+            self._enricher = Enricher(KuzuPlace(self), self.llm)
         return self._enricher
 
     async def close(self) -> None:
@@ -556,8 +556,8 @@ class GraphBackend:
                      progress: Callable[[int, int], None] | None = None) -> Enriched:
         """``Enriches.enrich``: graphiti's LLM extraction (enrich.py)."""
         enricher = self._open_core().enricher
-        todo, skipped = await enricher.due([e async for e in self.scan(group_ids=group_ids)])
-        return await enricher.run(todo, progress, Enriched(skipped=skipped))
+        return await enricher.everything([e async for e in self.scan(group_ids=group_ids)],
+                                         progress)
 
     async def build_graphiti_indexes(self) -> None:
         """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
