@@ -31,10 +31,10 @@ import logging
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -64,7 +64,10 @@ from backends.model import (
     ensure_body_fits,
     now,
 )
-from backends.protocol import Position
+from backends.protocol import Enriched, Position
+
+if TYPE_CHECKING:
+    from backends.graph.enrich import Enricher
 from backends.ranking import search_text
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,7 @@ _INDEXES = (
     "CREATE INDEX FOR (m:DualmemMeta) ON (m.key)",
     "CREATE INDEX FOR (c:DualmemChange) ON (c.uuid, c.seq)",
     "CREATE INDEX FOR (e:Episodic) ON (e.kind)",
+    "CREATE INDEX FOR (d:DualmemEnriched) ON (d.uuid)",
 )
 _COUNTER = "MERGE (m:DualmemMeta {key: 'changes'}) ON CREATE SET m.seq = 0"
 _INSTANCE = ("MERGE (m:DualmemMeta {key: 'instance'}) ON CREATE SET m.value = $value"
@@ -100,12 +104,12 @@ _STAMP = (
 _MENTIONS = (
     "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE {where}"
     " RETURN e.uuid AS episode, n.uuid AS entity,"
-    " [l IN labels(n) WHERE l <> 'Entity'][0] AS label, n.name AS name"
+    " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name"
 )
 _FACTS = (
     "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE {where}"
     " RETURN r.uuid AS fact, a.uuid AS source, b.uuid AS target, r.episodes[0] AS episode,"
-    " r.valid_at AS valid_at, r.invalid_at AS invalid_at"
+    " coalesce(r.valid_at, r.created_at) AS valid_at, r.invalid_at AS invalid_at"
 )
 _DELETE = (
     f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {_OURS}"
@@ -147,6 +151,15 @@ _KEEP = (
     " r.reference_time = $valid_at SET e.entity_edges = coalesce(e.entity_edges, []) + $fact_id"
     " WITH e {stamp} RETURN e.uuid AS uuid"
 )
+# LLM enrichment's result settled (falkor_enrich.py): the episode's facts, one MENTIONS edge per
+# entity, the record, and the change stamp that tells every process.
+SETTLE = (
+    "MATCH (e:Episodic {uuid: $uuid}) WHERE e.kind IS NOT NULL SET e.entity_edges = $edges"
+    " WITH e OPTIONAL MATCH (e)-[r:MENTIONS]->(:Entity) WHERE r.uuid IN $doubles"
+    " WITH e, collect(r) AS doubled FOREACH (r IN doubled | DELETE r)"
+    " MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
+    " WITH e" + _STAMP.format(carry="e")
+)
 _PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
 _PUT_POSITION = ("MATCH (i:DualmemMeta {key: 'instance'}) WHERE i.value = $instance"
                  " MERGE (m:DualmemMeta {key: $key}) SET m.value = $value RETURN i.value")
@@ -160,8 +173,11 @@ class FalkorBackend:
     """many processes (and homes) write this graph at once: it is not derived from one journal"""
 
     def __init__(self, driver: Any, address: ServerAddress, embedder: AnyEmbedder,
-                 max_body_bytes: int, copy: LocalCopy | None) -> None:
+                 max_body_bytes: int, copy: LocalCopy | None, llm: Any = None) -> None:
         self._driver: Any | None = driver
+        self._llm = llm
+        """graphiti's ``LLMClient`` for enrichment (falkor_enrich.py), or None"""
+        self._enricher: Enricher | None = None
         self.address = address
         self._embedder = embedder
         self._max_body_bytes = max_body_bytes
@@ -182,10 +198,12 @@ class FalkorBackend:
 
     @classmethod
     async def open(cls, address: ServerAddress, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                   embedder: AnyEmbedder | None = None,
-                   index_folder: Path | None = None) -> FalkorBackend:
+                   embedder: AnyEmbedder | None = None, index_folder: Path | None = None,
+                   llm: Any = None) -> FalkorBackend:
         """Connect to the graph at ``address`` (created on first use); its search index is
-        kept in ``index_folder`` between opens when given (else built in memory). Raises
+        kept in ``index_folder`` between opens when given (else built in memory). With ``llm``
+        (graphiti's ``LLMClient``), free-text memories this process writes are enriched by
+        graphiti's extraction in the background (``enrich``). Raises
         ``ServerUnreachable`` when the server does not answer, ``BackendUnavailable`` when it
         is no FalkorDB ("not a FalkorDB server") or stores vectors of another embedder
         ("embedder mismatch")."""
@@ -193,7 +211,7 @@ class FalkorBackend:
         driver = await server.connect(address)
         copy = None if index_folder is None else LocalCopy.take(
             index_folder, embedder.dimension, embedder.name)
-        store = cls(driver, address, embedder, max_body_bytes, copy)
+        store = cls(driver, address, embedder, max_body_bytes, copy, llm)
         try:
             await store._prepare()
             await store._load()
@@ -231,6 +249,8 @@ class FalkorBackend:
             for episode, _, structure, _ in written:
                 retired = found[episode.id]["retired"] if episode.id in found else []
                 self._links.put(episode, structure, retired, at)
+        if self._llm is not None:  # after the write is stored: it never waits for the LLM
+            self.enricher.later(latest)
         location = str(self.address)
         return [Receipt.model_construct(id=episode.id, layer=LAYER, location=location,
                                         pending=False) for episode in episodes]
@@ -368,7 +388,27 @@ class FalkorBackend:
         which is why the embedded layer rebuilds them). Checks they still exist."""
         await self.build_graphiti_indexes()
 
+    async def enrich(self, *, group_ids: Sequence[str] | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> Enriched:
+        """``Enriches.enrich``: graphiti's LLM extraction (falkor_enrich.py), recorded on the
+        server, so a memory another process enriched is not enriched again."""
+        return await self.enricher.everything(
+            [e async for e in self.scan(group_ids=group_ids)], progress)
+
+    @property
+    def enricher(self) -> Enricher:
+        if self._llm is None:
+            raise ProviderFailed(shared.NO_LLM)
+        if self._enricher is None:
+            from backends.graph.enrich import Enricher
+            from backends.graph.falkor_enrich import FalkorPlace
+
+            self._enricher = Enricher(FalkorPlace(self), self._llm)
+        return self._enricher
+
     async def aclose(self) -> None:
+        if self._enricher is not None:
+            await self._enricher.stop()
         driver, self._driver = self._driver, None
         if driver is not None:
             if self._copy is None:

@@ -19,9 +19,10 @@ CONNECT_TIMEOUT = 5.0
 
 
 async def connect(address: ServerAddress) -> Any:
-    """graphiti's ``FalkorDriver`` on ``address``'s graph, the server known to answer and to
-    speak FalkorDB; its indexes (graphiti's range and full-text ones) are built before it is
-    returned. The caller closes it with ``await driver.close()``."""
+    """graphiti's ``FalkorDriver`` (as ``falkor_driver.OneGraphDriver``) on ``address``'s
+    graph, the server known to answer and to speak FalkorDB; its indexes (graphiti's range and
+    full-text ones) are built before it is returned. The caller closes it with
+    ``await driver.close()``."""
     falkordb, driver_class = _import()
     try:
         # The client asks the server whether it is a cluster, synchronously, in its constructor.
@@ -66,7 +67,7 @@ def translate(address: ServerAddress, exc: BaseException) -> BackendUnavailable:
 
 
 def _import() -> tuple[Any, Any]:
-    driver = import_graphiti("graphiti_core.driver.falkordb_driver", INSTALL_HINT)
+    driver = import_graphiti("backends.graph.falkor_driver", INSTALL_HINT)
     import falkordb.asyncio  # graphiti's driver imported it: it is there
 
-    return falkordb.asyncio, driver.FalkorDriver
+    return falkordb.asyncio, driver.OneGraphDriver

@@ -23,6 +23,8 @@ from backends.ranking import search_text
 
 log = logging.getLogger(__name__)
 LAYER = "graph"
+NO_LLM = "no LLM is configured (DUALMEM_LLM, --llm or open_memory(llm=...))"
+"""why ``enrich`` cannot run (``ProviderFailed``)"""
 
 Prepared = tuple[Episode, Vectors, Extraction, dict[str, list[float]]]
 """an episode, its vector, its entities and facts, and graphiti's vectors of their names"""

@@ -135,8 +135,7 @@ class _Core:
     @property
     def enricher(self) -> Enricher:
         if self.llm is None:
-            raise ProviderFailed("no LLM is configured (DUALMEM_LLM, --llm or "
-                                 "open_memory(llm=...))")
+            raise ProviderFailed(shared.NO_LLM)
         if self._enricher is None:
             from backends.graph.enrich import Enricher, KuzuPlace
 

@@ -462,7 +462,7 @@ class DualBackend:
         graph = self._graph
         if graph is None:
             raise BackendUnavailable("graph", self._why)
-        if not isinstance(graph, Enriches):  # a server's graph (not enriched yet)
+        if not isinstance(graph, Enriches):
             raise BackendUnavailable("graph", "no enrichment", "a graph on a server")
         return await graph.enrich(group_ids=group_ids, progress=progress)
 

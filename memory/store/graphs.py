@@ -48,13 +48,14 @@ async def open_graph(config: Config, *, read_only: bool = False,
                      embedder: AnyEmbedder | None = None, llm: Any = None) -> Graph:
     """Open the configured graph; ``BackendUnavailable`` says why it cannot be (a server that
     does not answer: ``ServerUnreachable``). A server's graph has no read-only mode: the server
-    decides what a client may do. ``llm`` (graphiti's ``LLMClient``) enriches an embedded
-    graph's free-text memories in the background; a server's graph is not enriched (yet)."""
+    decides what a client may do. ``llm`` (graphiti's ``LLMClient``) enriches the graph's
+    free-text memories in the background."""
     if config.graph_url is not None:
         from backends.graph.falkor import FalkorBackend
 
         return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes,
-                                        embedder=embedder, index_folder=index_folder(config))
+                                        embedder=embedder, index_folder=index_folder(config),
+                                        llm=llm)
     from backends.graph import GraphBackend
 
     return await GraphBackend.open(config.graph_dir, max_body_bytes=config.max_body_bytes,

@@ -15,7 +15,7 @@ import pytest
 
 from backends.entities import entity_uuid
 from backends.errors import ProviderFailed
-from backends.graph import GraphBackend, remote
+from backends.graph import GraphBackend, engines, remote
 from backends.model import Episode
 from memory import open_memory
 from memory.cli import main
@@ -169,3 +169,26 @@ def test_the_command_line_enriches_and_resumes(tmp_path: Path, chat: ScriptedCha
     # The graph reads what graphiti linked (the journal's index keeps our extraction only).
     assert main([*home, "--backend", "graph", "search", "--all-groups", "Redis"]) == 0
     assert NOTE.name in capsys.readouterr().out
+
+
+def test_the_engine_binds_a_missing_parameter_as_the_table_says(tmp_path: Path) -> None:
+    """Why the shared driver fills in what graphiti leaves out (enrich.SharedKuzuDriver): Kùzu
+    binds a parameter the call leaves out to NULL; LadybugDB refuses the query."""
+    module = engines.load(engines.default)
+    db = engines.open_database(module, tmp_path / engines.FILES[engines.default])
+    connection = module.Connection(db)
+    try:
+        connection.execute("CREATE NODE TABLE T(u STRING PRIMARY KEY, v TIMESTAMP)")
+        query = "MERGE (t:T {u: $u}) SET t.v = $v"
+        if engines.NULL_WHEN_MISSING[engines.default]:
+            connection.execute(query, {"u": "a"})
+        else:
+            with pytest.raises(RuntimeError, match="Parameter v not found"):
+                connection.execute(query, {"u": "a"})
+        connection.execute(query, {"u": "b", "v": None})  # what the driver gives instead
+        found = connection.execute("MATCH (t:T) WHERE t.v IS NULL RETURN count(t)")
+        assert found.get_all() == [[2 if engines.NULL_WHEN_MISSING[engines.default] else 1]]
+        found.close()
+    finally:
+        connection.close()
+        db.close()

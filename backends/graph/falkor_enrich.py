@@ -1,0 +1,73 @@
+"""LLM enrichment (``enrich.Enricher``) on a FalkorDB server: the ``Place`` of a
+``FalkorBackend``, its helper (it reaches the backend's queries and search state). Importing
+this module imports graphiti.
+
+graphiti drives the backend's own driver (``falkor_driver.OneGraphDriver``). The record of what
+was enriched is ``(:DualmemEnriched {uuid, digest})`` on the server, read there each time (other
+processes enrich too). Settling a result is one query that also stamps the change feed, so
+every process learns the mentions and facts graphiti added (``FalkorBackend._sync``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from backends.graph.embedder import AnyEmbedder
+from backends.graph.enrich import digest, doubles
+from backends.graph.falkor import SETTLE, FalkorBackend
+from backends.graph.index import EpisodeIndex
+from backends.graph.links import GraphLinks
+from backends.model import Episode
+
+if TYPE_CHECKING:
+    from graphiti_core.driver.driver import GraphDriver
+
+_RECORDED = "MATCH (d:DualmemEnriched) RETURN d.uuid AS uuid, d.digest AS digest"
+_ENRICHED_AT = "MATCH (d:DualmemEnriched {uuid: $uuid}) RETURN d.digest AS digest"
+_EDGES = ("MATCH (e:Episodic {uuid: $uuid}) WHERE e.kind IS NOT NULL"
+          " RETURN coalesce(e.entity_edges, []) AS edges")
+_MENTION_PAIRS = ("MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity)"
+                  " RETURN n.uuid AS entity, collect(r.uuid) AS edges")
+
+
+class FalkorPlace:
+    def __init__(self, backend: FalkorBackend) -> None:
+        self.backend = backend
+
+    @property
+    def driver(self) -> GraphDriver:
+        driver: GraphDriver = self.backend._open_driver()
+        return driver
+
+    @property
+    def embedder(self) -> AnyEmbedder:
+        return self.backend._embedder
+
+    @property
+    def index(self) -> EpisodeIndex:
+        return self.backend._index
+
+    @property
+    def links(self) -> GraphLinks:
+        return self.backend._links
+
+    async def recorded(self) -> dict[str, str]:
+        return {row["uuid"]: row["digest"] for row in await self.backend._run(_RECORDED)}
+
+    async def enriched_at(self, episode_id: str) -> str | None:
+        found = await self.backend._run(_ENRICHED_AT, uuid=episode_id)
+        return found[0]["digest"] if found else None
+
+    async def entity_edges(self, episode_id: str) -> list[str] | None:
+        found = await self.backend._run(_EDGES, uuid=episode_id)
+        return list(found[0]["edges"]) if found else None
+
+    async def ready(self) -> None:
+        """FalkorDB's indexes follow graphiti's writes: nothing to do."""
+
+    async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
+        pairs = await self.backend._run(_MENTION_PAIRS, uuid=episode.id)
+        await self.backend._run(
+            SETTLE, writing=True, uuid=episode.id, edges=edges,
+            doubles=doubles(((row["entity"], row["edges"]) for row in pairs), new),
+            digest=digest(episode))
