@@ -463,7 +463,7 @@ class DualBackend:
         if graph is None:
             raise BackendUnavailable("graph", self._why)
         if not isinstance(graph, Enriches):
-            raise BackendUnavailable("graph", "no enrichment", "a graph on a server")
+            raise BackendUnavailable("graph", "no enrichment", type(graph).__name__)
         return await graph.enrich(group_ids=group_ids, progress=progress)
 
     async def aclose(self) -> None:

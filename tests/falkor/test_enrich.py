@@ -20,27 +20,13 @@ from backends.errors import ProviderFailed
 from backends.graph import GraphBackend, engines, remote
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
-from backends.model import Episode
+from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
 from tests.graph.scripted_chat import ScriptedChat
 
-GROUP = "shop"
-NOTE = Episode.create(group_id=GROUP, kind="session_insight", name="sessions",
-                      body="Moving `SessionStore` to the shared cache server fixed the cookie "
-                           "size limit for good.")
-OUTCOME = Episode.create(group_id=GROUP, kind="task_outcome", name="T-1 ok", key="T-1",
-                         body={"task_id": "T-1", "success": True,
-                               "metadata": {"files_modified": ["src/auth/session.py"]}})
-ANSWERS = {
-    "ExtractedEntities": {"extracted_entities": [
-        {"name": "SessionStore", "entity_type_id": 0}, {"name": "Redis", "entity_type_id": 0}]},
-    "ExtractedEdges": {"edges": [
-        {"source_entity_name": "SessionStore", "target_entity_name": "Redis",
-         "relation_type": "STORED_IN", "fact": "SessionStore keeps sessions in Redis"}]},
-}
 Seen = tuple[set[tuple[str, str, frozenset[str]]], set[tuple[str, str, str, str]],
              dict[str, set[str]]]
 """what graphiti reads: entities (id, name, labels), facts (source, target, name, fact) and
-each episode's MENTIONS (episode -> entity ids)"""
+each episode's MENTIONS (episode -> entity names)"""
 
 
 @pytest.fixture
