@@ -221,6 +221,11 @@ class Place(Protocol):
         """Make the database ready for graphiti's writes."""
         ...
 
+    def failure(self, exc: Exception) -> DualmemError | None:
+        """Our error when ``exc``, raised inside graphiti, is the database's, else None (the
+        LLM endpoint's, then)."""
+        ...
+
     async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
         """After graphiti saved: the episode's ``entity_edges`` are ``edges``, one MENTIONS
         edge per entity is left (``doubles``; ``new``: graphiti's), and the episode is
@@ -336,6 +341,9 @@ class Enricher:
         except DualmemError:
             raise
         except Exception as exc:  # graphiti's and the SDK's errors alike: the endpoint failed
+            ours = place.failure(exc)
+            if ours is not None:
+                raise ours from exc
             raise ProviderFailed(f"LLM extraction of {episode.id}: "
                                  f"{type(exc).__name__}: {exc}") from exc
         theirs = [edge.uuid for edge in result.edges]
@@ -396,6 +404,10 @@ class KuzuPlace:
     async def entity_edges(self, episode_id: str) -> list[str] | None:
         found = await self.core.read(lambda session: session.rows(_EDGES, uuid=episode_id))
         return list(found[0][0] or []) if found else None
+
+    def failure(self, exc: Exception) -> DualmemError | None:
+        """graphiti's queries reach Kùzu through the core, which raises ours."""
+        return None
 
     async def ready(self) -> None:
         async with self.core.write_lock:

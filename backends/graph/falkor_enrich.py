@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backends.errors import DualmemError, WriteFailed
+from backends.graph import server
 from backends.graph.embedder import AnyEmbedder
 from backends.graph.enrich import digest, doubles
 from backends.graph.falkor import SETTLE, FalkorBackend
@@ -64,6 +66,15 @@ class FalkorPlace:
 
     async def ready(self) -> None:
         """FalkorDB's indexes follow graphiti's writes: nothing to do."""
+
+    def failure(self, exc: Exception) -> DualmemError | None:
+        """graphiti's queries go to the server straight through the driver: its failures are
+        named as the backend's own writes name them."""
+        import redis.exceptions
+
+        if isinstance(exc, redis.exceptions.RedisError | OSError):
+            return WriteFailed(f"graph layer: {server.translate(self.backend.address, exc)}")
+        return None
 
     async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
         pairs = await self.backend._run(_MENTION_PAIRS, uuid=episode.id)

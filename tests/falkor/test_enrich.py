@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from falkor_server import address_for
+from falkor_server import FalkorServer, address_for
 
 from backends.entities import entity_uuid
-from backends.errors import ProviderFailed
+from backends.errors import ProviderFailed, WriteFailed
 from backends.graph import GraphBackend, engines, remote
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
+from memory.cli import main
 from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
 from tests.graph.scripted_chat import ScriptedChat
 
@@ -170,3 +172,42 @@ async def test_a_failing_llm_is_named_and_the_graph_unharmed(tmp_path: Path,
         assert (await graph.enrich()).enriched == [NOTE.id]  # nothing was recorded as done
     finally:
         await graph.aclose()
+
+
+async def test_a_server_gone_mid_extraction_is_the_graph_s_failure(tmp_path: Path,
+                                                                   chat: ScriptedChat) -> None:
+    own = FalkorServer(socket=tmp_path / "falkor.sock")
+    address = own.address("g")
+    graph = await FalkorBackend.open(address, llm=remote.llm("m", url=chat.url))
+    try:
+        await graph.upsert_many([NOTE, OUTCOME])
+        await graph.enricher.stop()
+
+        def gone(messages: Any) -> Any:
+            own.stop()  # while graphiti waits for the LLM: its next query finds no server
+            return ANSWERS["ExtractedEdges"]
+
+        chat.answers["ExtractedEdges"] = gone
+        with pytest.raises(WriteFailed, match="unreachable"):  # not the LLM's failure
+            await graph.enrich()
+    finally:
+        own.stop()
+        await graph.aclose()
+
+
+def test_the_command_line_enriches_a_server_graph(tmp_path: Path, chat: ScriptedChat,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    server = ["--home", str(tmp_path / "home"), "--graph-url", str(address_for(tmp_path))]
+    assert main([*server, "init"]) == 0
+    assert main([*server, "add", "--group", GROUP, "--kind", "session_insight", "--name",
+                 NOTE.name, "--body", NOTE.body]) == 0
+    capsys.readouterr()
+    llm = ["--llm", f"m@{chat.url}"]
+    assert main([*server, *llm, "--json", "enrich", "--all-groups"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["enriched"] + first["already"] == 1  # the writer may have begun it already
+    assert main([*server, *llm, "--json", "enrich", "--all-groups"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"enriched": 0, "already": 1, "entities": 0,
+                                                   "facts": 0}
+    assert main([*server, "--backend", "graph", "search", "--all-groups", "Redis"]) == 0
+    assert NOTE.name in capsys.readouterr().out
