@@ -3,16 +3,18 @@ JSONL export when given one, assemble the context of every task, print the resul
 
     python -P bench/context_worker.py LAYER PATH TASKS.json [EPISODES.jsonl]
 
-LAYER is ``file``, ``graph`` (a folder of its own) or ``auto`` (a home, where another process
-may hold the graph). It uses only what every version of dualmem since the context issue has
-(``build_context``, ``Task``, ``Phase``, ``open_memory``, the layers' ``open``), so the same
-script measures today's code and the code of an earlier commit put first on ``PYTHONPATH``.
+LAYER is ``file``, ``graph`` (a folder of its own, with the embedder ``DUALMEM_EMBEDDER``
+configures, if any) or ``auto`` (a home, where another process may hold the graph). It uses only
+what every version of dualmem since the context issue has (``build_context``, ``Task``,
+``Phase``, ``open_memory``, the layers' ``open``), so the same script measures today's code and
+the code of an earlier commit put first on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -40,11 +42,22 @@ async def _opened(layer: str, path: Path) -> AsyncIterator[MemoryBackend]:
     else:
         from backends.graph import GraphBackend
 
-        opened = await GraphBackend.open(path)
+        opened = await GraphBackend.open(path, embedder=_configured_embedder(path))
     try:
         yield opened
     finally:
         await opened.aclose()
+
+
+def _configured_embedder(path: Path) -> Any:
+    """The embedder ``DUALMEM_EMBEDDER`` configures (None: the built-in): asked for only when
+    set, so that the earlier selections, run with their own code, need none of this."""
+    if not os.environ.get("DUALMEM_EMBEDDER"):
+        return None
+    from memory.store.config import Config
+    from memory.store.providers import embedder_for
+
+    return embedder_for(Config.from_env(home=path))
 
 
 async def run(layer: str, path: Path, tasks: list[dict[str, Any]],

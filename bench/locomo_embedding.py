@@ -5,10 +5,14 @@ over the question's conversation, each fusion's values chosen on the tuning half
 the cosine alone, in one run. Not in the product: a measurement of what the configured-provider
 path (``DUALMEM_EMBEDDER``) could give with such a model.
 
-    python -m bench.locomo_embedding [VECTORS]
+    python -m bench.locomo_embedding [VECTORS [MODEL@URL DIMENSION]]
 
 ``VECTORS`` is a folder of the normalised vectors of every item and question, written by
-``bench/embed_locomo.py`` with any sentence-transformers model (in a Python that has it).
+``bench/embed_locomo.py`` with any sentence-transformers model (in a Python that has it). With
+``MODEL@URL``, an OpenAI-compatible endpoint serving the same model (``bench/embedding_endpoint.py``
+or a local Ollama), the product itself is measured too: the graph layer with that embedder
+configured (graphiti's own client; its vectors fill the list below the words' matches, as the
+built-in's do) and with the built-in.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -127,8 +132,34 @@ def table(vectors: Path) -> str:
     return "\n".join(rows)
 
 
+async def graph_rankings(data: locomo.LoCoMo, embedder: Any) -> dict[str, list[str]]:
+    from backends.graph import GraphBackend
+    from bench.locomo_layers import ask
+
+    with tempfile.TemporaryDirectory() as scratch:
+        store = await GraphBackend.open(Path(scratch) / "graph", embedder=embedder)
+        try:
+            await upsert_all(store, data.items)
+            return (await ask(store, data))[0]
+        finally:
+            await store.aclose()
+
+
+def product_rows(provider: str, dimension: int) -> list[str]:
+    from backends.graph import remote
+
+    data = locomo.load()
+    model, url = provider.split("@", 1)
+    configured = remote.embedder(model, url=url, dimension=dimension)
+    return [line("graph layer, built-in embedder", data, asyncio.run(graph_rankings(data, None))),
+            line(f"graph layer, {model} configured", data,
+                 asyncio.run(graph_rankings(data, configured)))]
+
+
 def main() -> None:
     print(table(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_VECTORS))
+    if len(sys.argv) > 3:
+        print("\n".join(product_rows(sys.argv[2], int(sys.argv[3]))))
 
 
 if __name__ == "__main__":
