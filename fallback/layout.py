@@ -4,6 +4,7 @@
     <root>/views/<group_id>/patterns.md | gotchas.md    Markdown views people read and edit
     <root>/views/<group_id>/patterns-<time>-<hex>.md     a later page of a view (fallback.views)
     <root>/.lock                                         serializes writers across processes
+    <root>/history.jsonl                                 facts rewrites retired (store.history_log)
 
 Every path is built from a validated group id and an id turned into a file name here, so no
 input can name a place outside the root.
@@ -59,6 +60,10 @@ class Layout(NamedTuple):
     @property
     def lock(self) -> Path:
         return self.root / ".lock"
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history.jsonl"
 
     def group_folder(self, group_id: str) -> Path:
         return self.episodes / check_group_id(group_id)

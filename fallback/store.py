@@ -157,6 +157,12 @@ class FileBackend:
         return str(self._layout.episode_path(episode.group_id, episode.id))
 
     @property
+    def history_file(self) -> Path:
+        """Where the graph's holder keeps the facts rewrites retired (the journal holds each
+        memory's latest version only): beside the memories, so a rebuilt graph gets them back."""
+        return self._layout.history
+
+    @property
     def problems(self) -> list[tuple[Path, str]]:
         """Files that could not be read or used, with the reason, for ``status`` to show."""
         return self._index.problems()

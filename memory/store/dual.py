@@ -34,6 +34,7 @@ from backends.errors import (
     GraphEmptied,
     InvalidEpisode,
     MigrationError,
+    WriteFailed,
 )
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Enriched, Enriches, MemoryBackend, Position, upsert_all
@@ -102,6 +103,8 @@ class DualBackend:
         """journal episodes the graph refused: id -> (group, why)"""
         self._rebuilt: str | None = None
         """what became of a damaged graph found at take-over, for status to tell"""
+        self._saved: set[str] | None = None
+        """the retired facts the journal's history file holds, by uuid (read once)"""
         self._retry = True
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -263,13 +266,17 @@ class DualBackend:
         not know (a rebuilt index) makes the graph equal to the journal instead."""
         graph = self._graph
         assert graph is not None and self._applied is not None
+        wrote = False
         while True:
             changes = self._files.changes_since(self._applied, limit=BATCH)
             if changes.reset:
                 await self._make_equal()
                 continue
             if not changes.written and not changes.deleted:
+                if wrote:
+                    await self._save_history()
                 return
+            wrote = True
             found = [await self._files.get(episode_id) for episode_id in changes.written]
             written = [episode for episode in found if episode is not None]
             if written:
@@ -307,12 +314,15 @@ class DualBackend:
         self._applied = await graph.applied(self._files.position().epoch)
         if self._applied is None:
             await self._make_equal()
+            await self._restore_history()
         else:
             await self._catch_up()
             # A shared graph holds other homes' memories too: its count says nothing.
             if not graph.shared and (await graph.count() + len(self._skipped)
                                      != await self._files.count()):
                 await self._make_equal()
+                await self._restore_history()
+        await self._save_history()
         await self._record()
         self._why = (self._holding if self._rebuilt is None
                      else f"{self._holding}; {self._rebuilt}")
@@ -361,6 +371,37 @@ class DualBackend:
             _log().info("graph made equal to the journal: %s", verdict)
             await graph.refresh_graphiti_indexes()  # after bulk writes, not after each
         return verdict
+
+    async def _save_history(self) -> None:
+        """Append the facts the graph retired since to the journal's history file, which a
+        rebuilt graph gets them back from (``history_log``)."""
+        from memory.store import history_log
+
+        graph = self._graph
+        assert graph is not None
+        path = self._files.history_file
+        if self._saved is None:
+            self._saved = {fact.uuid for fact in history_log.read(path)}
+        fresh = [fact for fact in await graph.retired_facts() if fact.uuid not in self._saved]
+        if not fresh:
+            return
+        try:
+            history_log.append(path, fresh)
+        except WriteFailed as exc:  # the graph keeps them meanwhile; the next save tries again
+            _log().warning("%s", exc)
+            return
+        self._saved.update(fact.uuid for fact in fresh)
+
+    async def _restore_history(self) -> None:
+        """Give a graph made from the journal the facts rewrites had retired, as they were
+        (those it already keeps, or whose memory is gone, are left)."""
+        from memory.store import history_log
+
+        graph = self._graph
+        assert graph is not None
+        kept = history_log.read(self._files.history_file)
+        if kept and (written := await graph.keep_history(kept)):
+            _log().info("restored %d retired facts from %s", written, self._files.history_file)
 
     async def _check_joined(self, joined: Sequence[Episode]) -> None:
         """Every memory that joined the journal reads back equal (content hash)."""
