@@ -382,7 +382,9 @@ class DualBackend:
         path = self._files.history_file
         if self._saved is None:
             self._saved = {fact.uuid for fact in history_log.read(path)}
-        fresh = [fact for fact in await graph.retired_facts() if fact.uuid not in self._saved]
+        # Of this journal's memories only: a server's graph holds other homes' too.
+        fresh = [fact for fact in await graph.retired_facts()
+                 if fact.uuid not in self._saved and await self._files.get(fact.episode)]
         if not fresh:
             return
         try:
