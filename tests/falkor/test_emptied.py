@@ -1,6 +1,7 @@
 """A server's graph emptied under running processes (restarted without its data, or dropped) is
 noticed: each process is told once (``GraphEmptied``) and goes on with the empty graph, and
-under ``auto`` the journal is replayed into it, as status says."""
+under ``auto`` the journal is replayed into it, as status says, with the facts rewrites had
+retired (the journal's history file)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ DEADLINE = 120.0  # a bound on waiting for the background replay under load, not
 def note(n: int) -> Episode:
     return Episode.create(group_id="team", kind="note", name=f"note {n}", key=str(n),
                           body=f"kept through the restart {n}")
+
+
+def discovery(files: list[str]) -> Episode:
+    return Episode.create(group_id="team", kind="codebase_discovery", name="discovery", key="d",
+                          body={"files": files})
 
 
 def drop(address: ServerAddress) -> None:
@@ -94,6 +100,11 @@ async def test_auto_replays_the_journal_into_a_server_restarted_empty(tmp_path: 
         async with open_memory(tmp_path / "home", "auto", graph_url=str(address)) as store:
             assert isinstance(store, DualBackend)
             assert not any(r.pending for r in [await store.upsert(note(n)) for n in range(5)])
+            await store.upsert(discovery(["src/a.py", "src/b.py"]))
+            await store.upsert(discovery(["src/a.py"]))  # retires the fact on b.py
+            await store.catch_up()
+            retired = await store.retired_facts()
+            assert retired is not None and len(retired) == 1
             server.stop()
             server = await asyncio.to_thread(FalkorServer, socket=socket)  # nothing kept
 
@@ -103,7 +114,9 @@ async def test_auto_replays_the_journal_into_a_server_restarted_empty(tmp_path: 
             assert not (await store.upsert(note(6))).pending
         graph = await FalkorBackend.open(address)
         try:
-            assert {e.id async for e in graph.scan()} == {note(n).id for n in range(7)}
+            assert {e.id async for e in graph.scan()} == {
+                *(note(n).id for n in range(7)), discovery([]).id}
+            assert await graph.retired_facts() == retired  # from the journal's history file
         finally:
             await graph.aclose()
     finally:
