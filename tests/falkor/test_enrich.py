@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from backends.graph import GraphBackend, engines, remote
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
 from memory.cli import main
-from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
+from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
 from tests.graph.scripted_chat import ScriptedChat
 
 Seen = tuple[set[tuple[str, str, frozenset[str]]], set[tuple[str, str, str, str]],
@@ -201,13 +200,4 @@ def test_the_command_line_enriches_a_server_graph(tmp_path: Path, chat: Scripted
     assert main([*server, "init"]) == 0
     assert main([*server, "add", "--group", GROUP, "--kind", "session_insight", "--name",
                  NOTE.name, "--body", NOTE.body]) == 0
-    capsys.readouterr()
-    llm = ["--llm", f"m@{chat.url}"]
-    assert main([*server, *llm, "--json", "enrich", "--all-groups"]) == 0
-    first = json.loads(capsys.readouterr().out)
-    assert first["enriched"] + first["already"] == 1  # the writer may have begun it already
-    assert main([*server, *llm, "--json", "enrich", "--all-groups"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"enriched": 0, "already": 1, "entities": 0,
-                                                   "facts": 0}
-    assert main([*server, "--backend", "graph", "search", "--all-groups", "Redis"]) == 0
-    assert NOTE.name in capsys.readouterr().out
+    enrich_twice(server, ["--llm", f"m@{chat.url}"], capsys)

@@ -7,7 +7,6 @@ server on 127.0.0.1 driven through graphiti's real client."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from backends.graph import GraphBackend, engines, remote
 from backends.model import Episode
 from memory import open_memory
 from memory.cli import main
-from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
+from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
 from tests.graph.old_graph import reading
 from tests.graph.scripted_chat import ScriptedChat
 
@@ -145,15 +144,7 @@ def test_the_command_line_enriches_and_resumes(tmp_path: Path, chat: ScriptedCha
     err = capsys.readouterr().err.strip()
     assert "LLM extraction" in err and len(err.splitlines()) == 1
     chat.failing = False
-    assert main([*home, *llm, "--json", "enrich", "--all-groups"]) == 0
-    first = json.loads(capsys.readouterr().out)
-    assert first["enriched"] + first["already"] == 1  # the holder may have begun it already
-    assert main([*home, *llm, "--json", "enrich", "--all-groups"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"enriched": 0, "already": 1, "entities": 0,
-                                                   "facts": 0}
-    # The graph reads what graphiti linked (the journal's index keeps our extraction only).
-    assert main([*home, "--backend", "graph", "search", "--all-groups", "Redis"]) == 0
-    assert NOTE.name in capsys.readouterr().out
+    enrich_twice(home, llm, capsys)
 
 
 def test_the_engine_binds_a_missing_parameter_as_the_table_says(tmp_path: Path) -> None:
