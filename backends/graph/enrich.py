@@ -226,6 +226,14 @@ class Place(Protocol):
         LLM endpoint's, then)."""
         ...
 
+    async def claim(self, episode: Episode) -> bool:
+        """Whether this process may enrich ``episode`` now: no other is at it."""
+        ...
+
+    async def release(self, episode: Episode) -> None:
+        """Done with ``episode`` (enriched or failed): another process may take it."""
+        ...
+
     async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
         """After graphiti saved: the episode's ``entity_edges`` are ``edges``, one MENTIONS
         edge per entity is left (``doubles``; ``new``: graphiti's), and the episode is
@@ -325,7 +333,12 @@ class Enricher:
             if not free_text(episode) or await self.place.enriched_at(episode.id) == digest(
                     episode):
                 return None
-            return await self._one(episode)
+            if not await self.place.claim(episode):
+                return None  # another process is enriching it: its record will say so
+            try:
+                return await self._one(episode)
+            finally:
+                await self.place.release(episode)
 
     async def _one(self, episode: Episode) -> tuple[int, int]:
         place = self.place
@@ -408,6 +421,13 @@ class KuzuPlace:
     def failure(self, exc: Exception) -> DualmemError | None:
         """graphiti's queries reach Kùzu through the core, which raises ours."""
         return None
+
+    async def claim(self, episode: Episode) -> bool:
+        """The embedded graph has one process, which enriches one episode at a time."""
+        return True
+
+    async def release(self, episode: Episode) -> None:
+        """Nothing was taken."""
 
     async def ready(self) -> None:
         async with self.core.write_lock:

@@ -5,11 +5,15 @@ this module imports graphiti.
 graphiti drives the backend's own driver (``falkor_driver.OneGraphDriver``). The record of what
 was enriched is ``(:DualmemEnriched {uuid, digest})`` on the server, read there each time (other
 processes enrich too). Settling a result is one query that also stamps the change feed, so
-every process learns the mentions and facts graphiti added (``FalkorBackend._sync``).
+every process learns the mentions and facts graphiti added (``FalkorBackend._sync``). A lease
+on the server (``DualmemEnriching``) keeps two processes from enriching one episode at once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+import uuid
 from typing import TYPE_CHECKING
 
 from backends.errors import DualmemError, WriteFailed
@@ -28,6 +32,13 @@ _RECORDED = "MATCH (d:DualmemEnriched) RETURN d.uuid AS uuid, d.digest AS digest
 _ENRICHED_AT = "MATCH (d:DualmemEnriched {uuid: $uuid}) RETURN d.digest AS digest"
 _EDGES = ("MATCH (e:Episodic {uuid: $uuid}) WHERE e.kind IS NOT NULL"
           " RETURN coalesce(e.entity_edges, []) AS edges")
+# A lease on an episode, so that two processes do not ask the LLM for it at once: taken when
+# none is held or the one held is older than LEASE (its holder died), given back when done.
+_CLAIM = ("MERGE (l:DualmemEnriching {uuid: $uuid}) ON CREATE SET l.token = $token, l.at = $now"
+          " WITH l WHERE l.token = $token OR l.at < $stale SET l.token = $token, l.at = $now"
+          " RETURN count(l) AS won")
+_RELEASE = "MATCH (l:DualmemEnriching {uuid: $uuid, token: $token}) DELETE l"
+LEASE = 600.0  # seconds: far longer than one episode's extraction takes
 _MENTION_PAIRS = ("MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity)"
                   " RETURN n.uuid AS entity, collect(r.uuid) AS edges")
 
@@ -35,6 +46,7 @@ _MENTION_PAIRS = ("MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity)"
 class FalkorPlace:
     def __init__(self, backend: FalkorBackend) -> None:
         self.backend = backend
+        self._token = uuid.uuid4().hex
 
     @property
     def driver(self) -> GraphDriver:
@@ -75,6 +87,16 @@ class FalkorPlace:
         if isinstance(exc, redis.exceptions.RedisError | OSError):
             return WriteFailed(f"graph layer: {server.translate(self.backend.address, exc)}")
         return None
+
+    async def claim(self, episode: Episode) -> bool:
+        now = time.time()
+        found = await self.backend._run(_CLAIM, writing=True, uuid=episode.id,
+                                        token=self._token, now=now, stale=now - LEASE)
+        return bool(found and found[0]["won"])
+
+    async def release(self, episode: Episode) -> None:
+        with contextlib.suppress(WriteFailed):  # the server is gone: the lease lapses instead
+            await self.backend._run(_RELEASE, writing=True, uuid=episode.id, token=self._token)
 
     async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
         pairs = await self.backend._run(_MENTION_PAIRS, uuid=episode.id)

@@ -134,6 +134,25 @@ async def test_every_process_sees_it_and_none_does_it_twice(tmp_path: Path,
         await second.aclose()
 
 
+async def test_two_processes_at_once_ask_the_llm_once(tmp_path: Path,
+                                                     chat: ScriptedChat) -> None:
+    address = address_for(tmp_path)
+    llm = remote.llm("m", url=chat.url)
+    writer = await FalkorBackend.open(address)
+    await writer.upsert_many([NOTE, OUTCOME])
+    await writer.aclose()
+    both = [await FalkorBackend.open(address, llm=llm) for _ in range(2)]  # two processes
+    try:
+        reports = await asyncio.gather(*(graph.enrich() for graph in both))
+        assert sorted(r.enriched for r in reports) == [[], [NOTE.id]]  # one did it
+        assert chat.asked.count("ExtractedEntities") == 1
+        again = await both[0].enrich()  # the lease was given back; the record says done
+        assert (again.enriched, again.skipped) == ([], 1)
+    finally:
+        for graph in both:
+            await graph.aclose()
+
+
 async def test_writes_are_enriched_in_the_background(tmp_path: Path, chat: ScriptedChat) -> None:
     graph = await FalkorBackend.open(address_for(tmp_path), llm=remote.llm("m", url=chat.url))
     try:
