@@ -4,7 +4,8 @@
     <root>/views/<group_id>/patterns.md | gotchas.md    Markdown views people read and edit
     <root>/views/<group_id>/patterns-<time>-<hex>.md     a later page of a view (fallback.views)
     <root>/.lock                                         serializes writers across processes
-    <root>/history.jsonl                                 facts rewrites retired (store.history_log)
+    <root>/history.jsonl                                 facts rewrites retired (store.kept_log)
+    <root>/enriched.jsonl                                what an LLM's extraction found (ditto)
 
 Every path is built from a validated group id and an id turned into a file name here, so no
 input can name a place outside the root.
@@ -64,6 +65,10 @@ class Layout(NamedTuple):
     @property
     def history(self) -> Path:
         return self.root / "history.jsonl"
+
+    @property
+    def enriched(self) -> Path:
+        return self.root / "enriched.jsonl"
 
     def group_folder(self, group_id: str) -> Path:
         return self.episodes / check_group_id(group_id)

@@ -163,6 +163,12 @@ class FileBackend:
         return self._layout.history
 
     @property
+    def enriched_file(self) -> Path:
+        """Where the graph's holder keeps what graphiti's LLM extraction found, for the same
+        reason: a rebuilt graph gets it back without asking the LLM again."""
+        return self._layout.enriched
+
+    @property
     def problems(self) -> list[tuple[Path, str]]:
         """Files that could not be read or used, with the reason, for ``status`` to show."""
         return self._index.problems()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import re
 import warnings
@@ -37,6 +36,7 @@ from backends.graph import engines, rows
 from backends.graph.database import Session
 from backends.graph.embedder import AnyEmbedder
 from backends.graph.graphiti_clients import GraphitiEmbedder
+from backends.graph.history import digest
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode
@@ -80,9 +80,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _WRITES = ("CREATE", "MERGE", "SET ", "DELETE")
-_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemEnriched(uuid STRING PRIMARY KEY, digest STRING)"
-_RECORDED = "MATCH (d:DualmemEnriched) RETURN d.uuid, d.digest"
-_RECORD = "MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
 _EXISTING = "MATCH (n:Entity) WHERE n.uuid IN $uuids RETURN n.uuid"
 _EDGES = "MATCH (e:Episodic {uuid: $uuid}) RETURN e.entity_edges"
 _MENTION_PAIRS = (
@@ -97,10 +94,6 @@ def free_text(episode: Episode) -> bool:
     """What the LLM adds to: memories without a structured (JSON) body, whose entities and facts
     the deterministic extraction can only guess at."""
     return episode.data is None
-
-
-def digest(episode: Episode) -> str:
-    return hashlib.sha256(f"{episode.name}\x1f{episode.body}".encode()).hexdigest()[:32]
 
 
 class SharedKuzuDriver(KuzuDriver):
@@ -336,6 +329,9 @@ class Enricher:
             if not await self.place.claim(episode):
                 return None  # another process is enriching it: its record will say so
             try:
+                # Another may have finished it between our look and our claim.
+                if await self.place.enriched_at(episode.id) == digest(episode):
+                    return None
                 return await self._one(episode)
             finally:
                 await self.place.release(episode)
@@ -383,12 +379,11 @@ def _learn(place: Place, episode: Episode, nodes: Sequence[EntityNode],
 
 class KuzuPlace:
     """An embedded graph (Kùzu or LadybugDB) held by a ``_Core``: graphiti's queries run on its
-    worker thread; the record is a node table; what was enriched is cached here."""
+    worker thread; the record is a node table, which the core reads once."""
 
     def __init__(self, core: _Core) -> None:
         self.core = core
         self.driver = SharedKuzuDriver(core)
-        self._recorded: dict[str, str] | None = None
 
     @property
     def embedder(self) -> AnyEmbedder:
@@ -403,13 +398,7 @@ class KuzuPlace:
         return self.core.links
 
     async def recorded(self) -> dict[str, str]:
-        if self._recorded is None:
-            def read(session: Session) -> list[list[Any]]:
-                session.script(_TABLE)
-                return session.rows(_RECORDED)
-
-            self._recorded = dict(await self.core.write(read, payload=ROW_BYTES))
-        return self._recorded
+        return await self.core.enriched()
 
     async def enriched_at(self, episode_id: str) -> str | None:
         return (await self.recorded()).get(episode_id)
@@ -441,7 +430,7 @@ class KuzuPlace:
                 dropped = doubles(session.rows(_MENTION_PAIRS, uuid=episode.id), new)
                 if dropped:
                     session.rows(_DROP_MENTIONS, uuids=dropped)
-                session.rows(_RECORD, uuid=episode.id, digest=digest(episode))
+                session.rows(rows.RECORD_ENRICHED, uuid=episode.id, digest=digest(episode))
 
         await self.core.write(work, payload=ROW_BYTES * (1 + len(edges)))
-        (await self.recorded())[episode.id] = digest(episode)
+        (await self.core.enriched())[episode.id] = digest(episode)

@@ -50,7 +50,7 @@ from backends.errors import (
 from backends.graph import server, shared
 from backends.graph.address import ServerAddress
 from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed
-from backends.graph.history import RetiredFact
+from backends.graph.history import Enrichment, KeptFact
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.graph.local_copy import LocalCopy, Note
@@ -150,6 +150,31 @@ _KEEP = (
     " r.valid_at = $valid_at, r.invalid_at = $invalid_at, r.expired_at = $expired_at,"
     " r.reference_time = $valid_at SET e.entity_edges = coalesce(e.entity_edges, []) + $fact_id"
     " WITH e {stamp} RETURN e.uuid AS uuid"
+)
+# What an enrichment found (falkor_enrich.py), read back for the journal's enriched.jsonl, and
+# written again beside its episode in a graph rebuilt from the journal.
+ENRICHED = "MATCH (d:DualmemEnriched) RETURN d.uuid AS uuid, d.digest AS digest"
+_MENTIONS_OF = (
+    "MATCH (:Episodic {uuid: $uuid})-[:MENTIONS]->(n:Entity) RETURN n.uuid AS uuid,"
+    " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name"
+)
+_CURRENT_FACTS = (
+    "MATCH (e:Episodic {uuid: $uuid}) MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)"
+    " WHERE r.uuid IN coalesce(e.entity_edges, []) AND r.expired_at IS NULL"
+    " RETURN r.uuid AS uuid, r.group_id AS group_id, r.name AS name, r.fact AS fact,"
+    " r.created_at AS created_at, coalesce(r.valid_at, r.created_at) AS valid_at,"
+    " r.invalid_at AS invalid_at,"
+    " a.uuid AS a, [l IN labels(a) WHERE l <> 'Entity'][0] AS a_label, a.name AS a_name,"
+    " b.uuid AS b, [l IN labels(b) WHERE l <> 'Entity'][0] AS b_label, b.name AS b_name"
+)
+_KEEP_MENTION = (
+    "MATCH (e:Episodic {{uuid: $uuid}}) WHERE e.kind IS NOT NULL {end}"
+    " MERGE (e)-[r:MENTIONS {{uuid: $mention}}]->(a)"
+    " ON CREATE SET r.group_id = $group_id, r.created_at = $created_at WITH e {stamp}"
+)
+_RECORD_ENRICHED = (
+    "MATCH (e:Episodic {uuid: $uuid}) MERGE (d:DualmemEnriched {uuid: $uuid})"
+    " SET d.digest = $digest WITH e" + _STAMP.format(carry="e")
 )
 # LLM enrichment's result settled (falkor_enrich.py): the episode's facts, one MENTIONS edge per
 # entity, the record, and the change stamp that tells every process.
@@ -335,48 +360,90 @@ class FalkorBackend:
             await self._sync()  # raises GraphEmptied
             raise WriteFailed("graph layer: the graph changed while its position was recorded")
 
-    async def retired_facts(self) -> list[RetiredFact]:
+    async def retired_facts(self) -> list[KeptFact]:
         """The facts rewrites retired and this graph keeps as history."""
-        def end(row: dict[str, Any], side: str) -> Entity:
-            return Entity(row[side], row[f"{side}_label"] or "Entity", row[f"{side}_name"])
-
-        return [RetiredFact(
+        return [KeptFact(
             uuid=row["uuid"], episode=row["episode"], group_id=row["group_id"],
             name=row["name"], fact=row["fact"] or "", created_at=_time(row["created_at"]),
             valid_at=_time(row["valid_at"]),
             invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
-            expired_at=_time(row["expired_at"]), source=end(row, "a"), target=end(row, "b"),
+            expired_at=_time(row["expired_at"]), source=_end(row, "a"), target=_end(row, "b"),
         ) for row in await self._run(_RETIRED)]
 
-    async def keep_history(self, facts: Sequence[RetiredFact]) -> int:
+    async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """Write the retired facts (of another graph) this one lacks beside their episodes;
         those of episodes it does not hold are left. Returns how many were written."""
         await self._sync()
-        vectors = await shared.history_vectors(self._embedder, facts)
-        written = []
-        for fact in facts:
-            labels = {}
-            for side, entity in (("a", fact.source), ("b", fact.target)):
-                if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
-                    raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a "
-                                      "plain word")
-                labels[side] = entity.label
-            query = _KEEP.format(stamp=_STAMP.format(carry="e"), ends=" ".join(
-                _END.format(end=side, label=label) for side, label in labels.items()))
-            found = await self._run(
-                query, writing=True, uuid=fact.episode, fact_id=fact.uuid,
-                group_id=fact.group_id, created_at=_text(fact.created_at), name=fact.name,
-                fact=fact.fact, vector=vectors[fact.uuid], valid_at=_text(fact.valid_at),
-                invalid_at=_text(fact.invalid_at) if fact.invalid_at else None,
-                expired_at=_text(fact.expired_at),
-                a={"uuid": fact.source.uuid, "name": fact.source.name,
-                   "vector": vectors[fact.source.uuid]},
-                b={"uuid": fact.target.uuid, "name": fact.target.name,
-                   "vector": vectors[fact.target.uuid]})
-            if found:
-                written.append(fact)
+        vectors = await shared.kept_vectors(self._embedder, facts)
+        written = [fact for fact in facts if await self._keep_fact(fact, vectors)]
         shared.learn_history(self._links, written)
         return len(written)
+
+    async def _keep_fact(self, fact: KeptFact, vectors: dict[str, list[float]]) -> bool:
+        """Write ``fact`` with its ends beside its episode, unless the episode is not here or
+        already knows it; True when written."""
+        query = _KEEP.format(stamp=_STAMP.format(carry="e"), ends=" ".join(
+            _END.format(end=side, label=_plain(entity.label))
+            for side, entity in (("a", fact.source), ("b", fact.target))))
+        found = await self._run(
+            query, writing=True, uuid=fact.episode, fact_id=fact.uuid,
+            group_id=fact.group_id, created_at=_text(fact.created_at), name=fact.name,
+            fact=fact.fact, vector=vectors[fact.uuid], valid_at=_text(fact.valid_at),
+            invalid_at=_text(fact.invalid_at) if fact.invalid_at else None,
+            expired_at=_text(fact.expired_at) if fact.expired_at else None,
+            a={"uuid": fact.source.uuid, "name": fact.source.name,
+               "vector": vectors[fact.source.uuid]},
+            b={"uuid": fact.target.uuid, "name": fact.target.name,
+               "vector": vectors[fact.target.uuid]})
+        return bool(found)
+
+    async def enriched(self) -> dict[str, str]:
+        """Episode id -> the digest of the content graphiti's extraction last ran on, by any
+        process (falkor_enrich.py)."""
+        return {row["uuid"]: row["digest"] for row in await self._run(ENRICHED)}
+
+    async def enrichments(self, keys: Iterable[str]) -> list[Enrichment]:
+        """What graphiti's extraction added to each of these memories, for those enriched at
+        the content held now."""
+        await self._sync()
+
+        async def linked(key: str) -> shared.Linked:
+            mentions = [Entity(row["uuid"], row["label"], row["name"])
+                        for row in await self._run(_MENTIONS_OF, uuid=key)]
+            return mentions, [KeptFact(
+                uuid=row["uuid"], episode=key, group_id=row["group_id"], name=row["name"],
+                fact=row["fact"] or "", created_at=_time(row["created_at"]),
+                valid_at=_time(row["valid_at"]),
+                invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
+                expired_at=None, source=_end(row, "a"), target=_end(row, "b"),
+            ) for row in await self._run(_CURRENT_FACTS, uuid=key)]
+
+        return await shared.enrichments(self._index, await self.enriched(), keys, linked)
+
+    async def keep_enrichments(self, found: Sequence[Enrichment]) -> int:
+        """Write back what an enrichment found, for the memories held at the content it was
+        made from, and record them as enriched: no process asks graphiti again. Returns how
+        many were written."""
+        await self._sync()
+        due = shared.current(self._index, found)
+        vectors = await shared.kept_vectors(
+            self._embedder, (fact for item in due for fact in item.facts),
+            (entity for item in due for entity in item.mentions))
+        at = _text(now())
+        for item in due:
+            for entity in item.mentions:
+                await self._run(
+                    _KEEP_MENTION.format(end=_END.format(end="a", label=_plain(entity.label)),
+                                         stamp=_STAMP.format(carry="e")),
+                    writing=True, uuid=item.episode, mention=f"{item.episode}:{entity.uuid}",
+                    group_id=item.group_id, created_at=at,
+                    a={"uuid": entity.uuid, "name": entity.name, "vector": vectors[entity.uuid]})
+            for fact in item.facts:
+                await self._keep_fact(fact, vectors)
+            await self._run(_RECORD_ENRICHED, writing=True, uuid=item.episode,
+                            digest=item.digest)
+        shared.learn_enrichments(self._links, due)
+        return len(due)
 
     async def build_graphiti_indexes(self) -> None:
         """Make sure graphiti's own indexes exist, for a graphiti user's ``Graphiti.search``
@@ -688,3 +755,14 @@ def _text(value: datetime) -> str:
 
 def _time(value: str) -> datetime:
     return datetime.fromisoformat(value).astimezone(UTC)
+
+
+def _plain(label: str) -> str:
+    """An entity label, checked: it goes into a query's text."""
+    if not _LABEL.fullmatch(label):
+        raise WriteFailed(f"graph layer: entity label {label!r} is not a plain word")
+    return label
+
+
+def _end(row: dict[str, Any], side: str) -> Entity:
+    return Entity(row[side], row[f"{side}_label"] or "Entity", row[f"{side}_name"])

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from backends.errors import DualmemError, WriteFailed
 from backends.graph import server
 from backends.graph.embedder import AnyEmbedder
-from backends.graph.enrich import digest, doubles
+from backends.graph.enrich import doubles
 from backends.graph.falkor import SETTLE, FalkorBackend
+from backends.graph.history import digest
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode
@@ -28,7 +29,6 @@ from backends.model import Episode
 if TYPE_CHECKING:
     from graphiti_core.driver.driver import GraphDriver
 
-_RECORDED = "MATCH (d:DualmemEnriched) RETURN d.uuid AS uuid, d.digest AS digest"
 _ENRICHED_AT = "MATCH (d:DualmemEnriched {uuid: $uuid}) RETURN d.digest AS digest"
 _EDGES = ("MATCH (e:Episodic {uuid: $uuid}) WHERE e.kind IS NOT NULL"
           " RETURN coalesce(e.entity_edges, []) AS edges")
@@ -66,7 +66,7 @@ class FalkorPlace:
         return self.backend._links
 
     async def recorded(self) -> dict[str, str]:
-        return {row["uuid"]: row["digest"] for row in await self.backend._run(_RECORDED)}
+        return await self.backend.enriched()
 
     async def enriched_at(self, episode_id: str) -> str | None:
         found = await self.backend._run(_ENRICHED_AT, uuid=episode_id)

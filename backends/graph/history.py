@@ -1,10 +1,16 @@
-"""A graph's history: the facts a rewrite of their memory retired (``expired_at`` set), which
-the graph keeps and the journal does not (it holds each memory's latest version). Moving a
-home to another graph carries them over (``dualmem migrate --to``), the same on every
-database: read as ``RetiredFact`` from one, written to the other beside their episode."""
+"""What a graph holds that the journal cannot give a rebuilt graph again, as plain values
+(``KeptFact``, ``Enrichment``) read from one graph and written to another the same on every
+database:
+
+- its history: the facts a rewrite of their memory retired (``expired_at`` set); the journal
+  holds each memory's latest version only. Moving a home to another graph carries them over
+  (``dualmem migrate --to``), and a graph rebuilt from the journal gets them back;
+- what graphiti's LLM extraction linked a free-text memory to (``enrich.py``): asking the LLM
+  again would cost time and money, and need it to be configured."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,10 +20,13 @@ import orjson
 
 from backends.entities import Entity
 from backends.errors import MigrationError
+from backends.model import Episode
 
 
 @dataclass(frozen=True, slots=True)
-class RetiredFact:
+class KeptFact:
+    """A fact as the graph holds it, with its ends."""
+
     uuid: str
     episode: str
     """the memory that stated it, whose ``entity_edges`` keep it"""
@@ -27,7 +36,8 @@ class RetiredFact:
     created_at: datetime
     valid_at: datetime
     invalid_at: datetime | None
-    expired_at: datetime
+    expired_at: datetime | None
+    """set when a rewrite retired it"""
     source: Entity = field(compare=False)
     target: Entity = field(compare=False)
     source_id: str = ""
@@ -48,27 +58,27 @@ class RetiredFact:
                 "source": _entity_json(self.source), "target": _entity_json(self.target)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RetiredFact:
+    def from_json(cls, data: dict[str, Any]) -> KeptFact:
         """``MigrationError`` for anything that is no fact ``to_json`` wrote."""
         try:
-            invalid = data["invalid_at"]
+            invalid, expired = data["invalid_at"], data["expired_at"]
             return cls(
                 uuid=str(data["uuid"]), episode=str(data["episode"]),
                 group_id=str(data["group_id"]), name=str(data["name"]), fact=str(data["fact"]),
                 created_at=datetime.fromisoformat(data["created_at"]),
                 valid_at=datetime.fromisoformat(data["valid_at"]),
                 invalid_at=None if invalid is None else datetime.fromisoformat(invalid),
-                expired_at=datetime.fromisoformat(data["expired_at"]),
-                source=Entity(**data["source"]), target=Entity(**data["target"]))
+                expired_at=None if expired is None else datetime.fromisoformat(expired),
+                source=_entity(data["source"]), target=_entity(data["target"]))
         except (KeyError, TypeError, ValueError) as exc:
-            raise MigrationError(f"not a retired fact: {exc!r}") from exc
+            raise MigrationError(f"not a fact: {exc!r}") from exc
 
 
-def dump_history(facts: Sequence[RetiredFact]) -> bytes:
+def dump_history(facts: Sequence[KeptFact]) -> bytes:
     return orjson.dumps([fact.to_json() for fact in facts])
 
 
-def load_history(data: bytes) -> list[RetiredFact]:
+def load_history(data: bytes) -> list[KeptFact]:
     """``MigrationError`` for anything ``dump_history`` did not write."""
     try:
         found = orjson.loads(data)
@@ -76,11 +86,54 @@ def load_history(data: bytes) -> list[RetiredFact]:
         raise MigrationError(f"not a list of retired facts: {exc}") from exc
     if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
         raise MigrationError("not a list of retired facts")
-    return [RetiredFact.from_json(item) for item in found]
+    try:
+        return [KeptFact.from_json(item) for item in found]
+    except MigrationError as exc:
+        raise MigrationError(f"not a retired fact: {exc}") from exc
 
 
 def _entity_json(entity: Entity) -> dict[str, str]:
     return {"uuid": entity.uuid, "label": entity.label, "name": entity.name}
+
+
+def _entity(data: Any) -> Entity:
+    if not isinstance(data, dict) or not all(isinstance(data.get(key), str)
+                                             for key in ("uuid", "label", "name")):
+        raise MigrationError(f"not an entity: {data!r:.80}")
+    return Entity(data["uuid"], data["label"], data["name"])
+
+
+def digest(episode: Episode) -> str:
+    """What an enrichment was made from: a memory's name and body."""
+    return hashlib.sha256(f"{episode.name}\x1f{episode.body}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Enrichment:
+    """What graphiti's LLM extraction linked one memory to, at one content (``digest``),
+    beyond what our own extraction links it to: its entities (mentioned) and its facts."""
+
+    episode: str
+    group_id: str
+    digest: str
+    mentions: tuple[Entity, ...]
+    facts: tuple[KeptFact, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"episode": self.episode, "group_id": self.group_id, "digest": self.digest,
+                "mentions": [_entity_json(entity) for entity in self.mentions],
+                "facts": [fact.to_json() for fact in self.facts]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Enrichment:
+        """``MigrationError`` for anything ``to_json`` did not write."""
+        try:
+            return cls(episode=str(data["episode"]), group_id=str(data["group_id"]),
+                       digest=str(data["digest"]),
+                       mentions=tuple(_entity(entity) for entity in data["mentions"]),
+                       facts=tuple(KeptFact.from_json(fact) for fact in data["facts"]))
+        except (KeyError, TypeError) as exc:
+            raise MigrationError(f"not an enrichment: {exc!r}") from exc
 
 
 @dataclass(frozen=True)
@@ -111,8 +164,8 @@ class HistoryReport:
         return line + ("" if self.ok else f", {self.missing} MISSING on the target")
 
 
-def compare(source: Sequence[RetiredFact], held: Iterable[str],
-            target: Iterable[RetiredFact], written: int) -> HistoryReport:
+def compare(source: Sequence[KeptFact], held: Iterable[str],
+            target: Iterable[KeptFact], written: int) -> HistoryReport:
     """The report of a carry: ``source``'s facts against ``target``'s after the write, those of
     memories not ``held`` by the target left out."""
     episodes = set(held)

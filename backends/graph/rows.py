@@ -29,8 +29,8 @@ import numpy as np
 from backends.entities import Entity, Extraction
 from backends.graph.database import COPY_FILE_PREFIX, Session
 from backends.graph.embedder import Vectors
-from backends.graph.history import RetiredFact
-from backends.model import Episode
+from backends.graph.history import Enrichment, KeptFact
+from backends.model import Episode, now
 
 _COLUMNS = (
     "e.uuid, e.group_id, e.kind, e.name, e.content, e.source_description, "
@@ -90,6 +90,24 @@ RETIRED_FACTS = (
     f" coalesce(f.valid_at, f.created_at), f.invalid_at, f.expired_at,"
     f" a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
 )
+# An episode's mentions and current facts, as enrich.py left them (graphiti's with ours).
+MENTIONS_OF = (
+    f"MATCH (:Episodic {{uuid: $uuid}})-[:MENTIONS]->(n:Entity) RETURN n.uuid,"
+    f" {_LABEL.format('n')}, n.name"
+)
+MENTION_OF = "MATCH (:Episodic {uuid: $episode})-[r:MENTIONS]->(:Entity {uuid: $entity}) RETURN r"
+CURRENT_FACTS = (
+    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+    " WHERE f.uuid IN $uuids AND f.expired_at IS NULL"
+    " RETURN f.uuid, f.group_id, f.name, f.fact, f.created_at,"
+    " coalesce(f.valid_at, f.created_at), f.invalid_at,"
+    f" a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
+)
+ENRICHED_TABLE = (
+    "CREATE NODE TABLE IF NOT EXISTS DualmemEnriched(uuid STRING PRIMARY KEY, digest STRING)"
+)
+ENRICHED = "MATCH (d:DualmemEnriched) RETURN d.uuid, d.digest"
+RECORD_ENRICHED = "MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
 MENTION_COLUMNS = (
     "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE e.kind IS NOT NULL"
     f" RETURN e.uuid, n.uuid, {_LABEL.format('n')}, n.name"
@@ -303,8 +321,8 @@ def _link(session: Session, write: EpisodeWrite, existing: Collection[str] = ())
                          episode=episode.id, expired_at=None, **times)
 
 
-def retired_facts(session: Session) -> list[RetiredFact]:
-    return [RetiredFact(uuid=f, episode=e, group_id=group, name=name, fact=text or "",
+def retired_facts(session: Session) -> list[KeptFact]:
+    return [KeptFact(uuid=f, episode=e, group_id=group, name=name, fact=text or "",
                         created_at=aware(created), valid_at=aware(valid),
                         invalid_at=aware(invalid) if invalid is not None else None,
                         expired_at=aware(expired), source=Entity(a, a_label, a_name),
@@ -313,33 +331,81 @@ def retired_facts(session: Session) -> list[RetiredFact]:
                  a, a_label, a_name, b, b_label, b_name) in session.rows(RETIRED_FACTS)]
 
 
-def keep_history(session: Session, facts: Sequence[RetiredFact],
-                 vectors: dict[str, list[float]]) -> list[RetiredFact]:
+def keep_history(session: Session, facts: Sequence[KeptFact],
+                 vectors: dict[str, list[float]]) -> list[KeptFact]:
     """Write each retired fact its episode does not know yet (``entity_edges``) as it was,
     with its ends, in one transaction; a fact whose episode is not here is left. ``vectors``:
     fact and entity uuid -> the vector of its text. Returns the facts written."""
-    written = []
     with session.transaction():
-        for fact in facts:
-            found = session.rows(EDGES_OF, uuid=fact.episode)
-            if not found or fact.uuid in (edges := list(found[0][0] or [])):
-                continue
-            for entity in (fact.source, fact.target):
-                labels = list(dict.fromkeys(["Entity", entity.label]))
-                session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name,
-                             group_id=fact.group_id, labels=labels,
-                             created_at=_naive(fact.created_at), summary="",
-                             embedding=vectors.get(entity.uuid))
-            session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source.uuid,
-                         target=fact.target.uuid, group_id=fact.group_id,
-                         created_at=_naive(fact.created_at), name=fact.name, fact=fact.fact,
-                         embedding=vectors.get(fact.uuid), episode=fact.episode,
-                         valid_at=_naive(fact.valid_at),
-                         invalid_at=_naive(fact.invalid_at) if fact.invalid_at else None,
-                         expired_at=_naive(fact.expired_at))
-            session.rows(SET_EDGES, uuid=fact.episode, edges=[*edges, fact.uuid])
-            written.append(fact)
-    return written
+        return [fact for fact in facts if _keep_fact(session, fact, vectors)]
+
+
+def _keep_fact(session: Session, fact: KeptFact, vectors: dict[str, list[float]]) -> bool:
+    """Write ``fact`` with its ends beside its episode, unless the episode is not here or
+    already knows it; True when written."""
+    found = session.rows(EDGES_OF, uuid=fact.episode)
+    if not found or fact.uuid in (edges := list(found[0][0] or [])):
+        return False
+    for entity in (fact.source, fact.target):
+        _keep_entity(session, entity, fact.group_id, fact.created_at, vectors)
+    session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source.uuid,
+                 target=fact.target.uuid, group_id=fact.group_id,
+                 created_at=_naive(fact.created_at), name=fact.name, fact=fact.fact,
+                 embedding=vectors.get(fact.uuid), episode=fact.episode,
+                 valid_at=_naive(fact.valid_at),
+                 invalid_at=_naive(fact.invalid_at) if fact.invalid_at else None,
+                 expired_at=_naive(fact.expired_at) if fact.expired_at else None)
+    session.rows(SET_EDGES, uuid=fact.episode, edges=[*edges, fact.uuid])
+    return True
+
+
+def _keep_entity(session: Session, entity: Entity, group_id: str, created_at: datetime,
+                 vectors: dict[str, list[float]]) -> None:
+    session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name, group_id=group_id,
+                 labels=list(dict.fromkeys(["Entity", entity.label])),
+                 created_at=_naive(created_at), summary="",
+                 embedding=vectors.get(entity.uuid))
+
+
+def enriched(session: Session) -> dict[str, str]:
+    """Episode id -> the digest of the content graphiti's extraction ran on (enrich.py); the
+    record's table is made on first use."""
+    session.script(ENRICHED_TABLE)
+    return {key: value for key, value in session.rows(ENRICHED)}
+
+
+def enrichment(session: Session, episode: str) -> tuple[list[Entity], list[KeptFact]]:
+    """What ``episode`` mentions and the facts it states now (not those a rewrite retired)."""
+    mentions = [Entity(*row) for row in session.rows(MENTIONS_OF, uuid=episode)]
+    found = session.rows(EDGES_OF, uuid=episode)
+    edges = list(found[0][0] or []) if found else []
+    facts = [KeptFact(uuid=f, episode=episode, group_id=group, name=name, fact=text or "",
+                      created_at=aware(created), valid_at=aware(valid),
+                      invalid_at=aware(invalid) if invalid is not None else None,
+                      expired_at=None, source=Entity(a, a_label, a_name),
+                      target=Entity(b, b_label, b_name))
+             for (f, group, name, text, created, valid, invalid, a, a_label, a_name,
+                  b, b_label, b_name) in session.rows(CURRENT_FACTS, uuids=edges)]
+    return mentions, facts
+
+
+def keep_enrichments(session: Session, found: Sequence[Enrichment],
+                     vectors: dict[str, list[float]]) -> None:
+    """Give each episode what graphiti's extraction linked it to, and record it as enriched
+    at that digest, in one transaction (the caller checked each episode is here, at it)."""
+    session.script(ENRICHED_TABLE)
+    at = now()
+    with session.transaction():
+        for item in found:
+            for entity in item.mentions:
+                _keep_entity(session, entity, item.group_id, at, vectors)
+                if not session.rows(MENTION_OF, episode=item.episode, entity=entity.uuid):
+                    session.rows(CREATE_MENTION, episode=item.episode, entity=entity.uuid,
+                                 uuid=f"{item.episode}:{entity.uuid}", group_id=item.group_id,
+                                 created_at=_naive(at))
+            for fact in item.facts:
+                _keep_fact(session, fact, vectors)
+            session.rows(RECORD_ENRICHED, uuid=item.episode, digest=item.digest)
 
 
 def count_after(session: Session, after: str) -> int:

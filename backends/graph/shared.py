@@ -5,7 +5,7 @@ links read back into memory, and search over episodes, entities and facts."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -15,7 +15,7 @@ from backends.errors import ProviderFailed, WriteFailed
 from backends.expansion import current_first, fuse, linked
 from backends.expansion import valid_at as holds_at
 from backends.graph.embedder import AnyEmbedder, Vectors, embed, structure_vectors
-from backends.graph.history import RetiredFact
+from backends.graph.history import Enrichment, KeptFact, digest
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode, Hit, now
@@ -58,23 +58,63 @@ def add_links(links: GraphLinks, groups: Mapping[str, str], mentions: Iterable[M
             links.add_fact(fact, source, target, episode, valid_at, invalid_at)
 
 
-async def history_vectors(embedder: AnyEmbedder,
-                          facts: Sequence[RetiredFact]) -> dict[str, list[float]]:
-    """graphiti's ``fact_embedding`` and ``name_embedding`` of retired facts and their ends,
-    made by the target's embedder (as ``structure_vectors`` for a write)."""
+async def kept_vectors(embedder: AnyEmbedder, facts: Iterable[KeptFact],
+                       entities: Iterable[Entity] = ()) -> dict[str, list[float]]:
+    """graphiti's ``fact_embedding`` and ``name_embedding`` of kept facts, their ends and
+    ``entities``, made by the target's embedder (as ``structure_vectors`` for a write)."""
+    facts = list(facts)
     texts = {fact.uuid: fact.fact for fact in facts} | {
-        entity.uuid: entity.name for fact in facts for entity in (fact.source, fact.target)}
+        entity.uuid: entity.name for fact in facts for entity in (fact.source, fact.target)} | {
+        entity.uuid: entity.name for entity in entities}
     if not texts:
         return {}
     vectors = await embed(embedder, list(texts.values()))
     return {key: vector.tolist() for key, vector in zip(texts, vectors, strict=True)}
 
 
-def learn_history(links: GraphLinks, facts: Iterable[RetiredFact]) -> None:
-    """The links of retired facts just written: followed for a search in their valid time."""
+def learn_history(links: GraphLinks, facts: Iterable[KeptFact]) -> None:
+    """The links of kept facts just written: followed for a search in their valid time."""
     for fact in facts:
         links.add_fact(fact.uuid, fact.source.uuid, fact.target.uuid, fact.episode,
                        fact.valid_at, fact.invalid_at)
+
+
+def learn_enrichments(links: GraphLinks, found: Iterable[Enrichment]) -> None:
+    """The links of enrichments just written back (``enrich._learn`` when they were made)."""
+    for item in found:
+        links.add_mentions(item.episode, list(item.mentions), item.group_id)
+        learn_history(links, item.facts)
+
+
+Linked = tuple[list[Entity], list[KeptFact]]
+"""what an episode mentions, and the facts it states now"""
+
+
+async def enrichments(index: EpisodeIndex, recorded: Mapping[str, str], keys: Iterable[str],
+                      linked: Callable[[str], Awaitable[Linked]]) -> list[Enrichment]:
+    """What graphiti's extraction added to each of the memories ``keys``, enriched at the
+    content held now (``recorded``: id -> digest): what each mentions and states, as
+    ``linked`` reads it from the database, beyond our own extraction of it."""
+    found = []
+    for key in keys:
+        episode = index.episode(key)
+        if episode is None or digest(episode) != recorded.get(key):
+            continue
+        mentions, facts = await linked(key)
+        ours = extract(episode)
+        entities = {entity.uuid for entity in ours.entities}
+        stated = {fact.uuid for fact in ours.facts}
+        found.append(Enrichment(
+            key, episode.group_id, recorded[key],
+            tuple(entity for entity in mentions if entity.uuid not in entities),
+            tuple(fact for fact in facts if fact.uuid not in stated)))
+    return found
+
+
+def current(index: EpisodeIndex, found: Iterable[Enrichment]) -> list[Enrichment]:
+    """Those of ``found`` whose memory is here, at the content they were made from."""
+    return [item for item in found if (episode := index.episode(item.episode)) is not None
+            and digest(episode) == item.digest]
 
 
 async def search(

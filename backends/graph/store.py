@@ -47,7 +47,7 @@ from backends.graph.embedder import (
     Vectors,
     embed,
 )
-from backends.graph.history import RetiredFact
+from backends.graph.history import Enrichment, KeptFact
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import (
@@ -91,6 +91,7 @@ class _Core:
         self.llm = llm
         """graphiti's ``LLMClient`` for enrichment (enrich.py), or None"""
         self._enricher: Enricher | None = None
+        self._enriched: dict[str, str] | None = None
         self.read_only = read_only
         self.links = GraphLinks()
         self._index: EpisodeIndex | None = None
@@ -141,6 +142,13 @@ class _Core:
 
             self._enricher = Enricher(KuzuPlace(self), self.llm)
         return self._enricher
+
+    async def enriched(self) -> dict[str, str]:
+        """Episode id -> the digest it was enriched at (``rows.enriched``), read once: only
+        this process writes the record."""
+        if self._enriched is None:
+            self._enriched = await self.write(rows.enriched, payload=ROW_BYTES)
+        return self._enriched
 
     async def close(self) -> None:
         if self._enricher is not None:
@@ -534,15 +542,15 @@ class GraphBackend:
         await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
 
-    async def retired_facts(self) -> list[RetiredFact]:
+    async def retired_facts(self) -> list[KeptFact]:
         """The facts rewrites retired and this graph keeps as history."""
         return await self._open_core().read(rows.retired_facts)
 
-    async def keep_history(self, facts: Sequence[RetiredFact]) -> int:
+    async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """Write the retired facts (of another graph) this one lacks beside their episodes;
         those of episodes it does not hold are left. Returns how many were written."""
         core = self._open_core()
-        vectors = await shared.history_vectors(core.embedder, facts)
+        vectors = await shared.kept_vectors(core.embedder, facts)
         async with core.write_lock:
             await core.unindex()
             size = len(facts) * (ROW_BYTES + 12 * core.embedder.dimension)  # 3 vectors each
@@ -550,6 +558,40 @@ class GraphBackend:
                                        payload=size)
             shared.learn_history(core.links, written)
         return len(written)
+
+    async def enriched(self) -> dict[str, str]:
+        """Episode id -> the digest of the content graphiti's extraction last ran on."""
+        return dict(await self._open_core().enriched())
+
+    async def enrichments(self, keys: Iterable[str]) -> list[Enrichment]:
+        """What graphiti's extraction added to each of these memories, for those enriched at
+        the content held now."""
+        core = self._open_core()
+
+        async def linked(key: str) -> shared.Linked:
+            return await core.read(partial(rows.enrichment, episode=key))
+
+        return await shared.enrichments(core.index, await core.enriched(), keys, linked)
+
+    async def keep_enrichments(self, found: Sequence[Enrichment]) -> int:
+        """Write back what an enrichment of another graph (or before a rebuild) found, for
+        the memories held at the content it was made from, and record them as enriched
+        there: graphiti is not asked again. Returns how many were written."""
+        core = self._open_core()
+        due = shared.current(core.index, found)
+        if not due:
+            return 0
+        vectors = await shared.kept_vectors(
+            core.embedder, (fact for item in due for fact in item.facts),
+            (entity for item in due for entity in item.mentions))
+        async with core.write_lock:
+            await core.unindex()
+            size = len(vectors) * (ROW_BYTES + 4 * core.embedder.dimension)
+            await core.write(partial(rows.keep_enrichments, found=due, vectors=vectors),
+                             payload=size)
+            shared.learn_enrichments(core.links, due)
+        (await core.enriched()).update((item.episode, item.digest) for item in due)
+        return len(due)
 
     async def enrich(self, *, group_ids: Sequence[str] | None = None,
                      progress: Callable[[int, int], None] | None = None) -> Enriched:

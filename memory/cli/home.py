@@ -16,7 +16,7 @@ import orjson
 
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph import GraphBackend, engines
-from backends.graph.history import RetiredFact, dump_history, load_history
+from backends.graph.history import KeptFact, dump_history, load_history
 from backends.model import check_group_id
 from backends.protocol import Enriches
 from memory.agent.seeding import seed_home
@@ -176,7 +176,7 @@ def _setting(config: Config) -> str:
     return f"DUALMEM_GRAPH_ENGINE={config.graph_engine} or --graph-engine"
 
 
-def _history(path: Path | None) -> list[RetiredFact] | None:
+def _history(path: Path | None) -> list[KeptFact] | None:
     if path is None:
         return None
     try:
@@ -186,7 +186,7 @@ def _history(path: Path | None) -> list[RetiredFact] | None:
 
 
 def _migrate_in_own_process(config: Config, engine: str, *, preview: bool,
-                            history: Sequence[RetiredFact] | None) -> dict[str, Any]:
+                            history: Sequence[KeptFact] | None) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("DUALMEM_GRAPH_URL", "DUALMEM_GRAPH_ENGINE")}
     with tempfile.TemporaryDirectory(prefix="dualmem-move-") as folder:

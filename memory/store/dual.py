@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never ope
     import logging
 
     from backends.graph.embedder import AnyEmbedder
-    from backends.graph.history import RetiredFact
+    from backends.graph.history import KeptFact
 
 
 def _log() -> logging.Logger:
@@ -105,6 +105,9 @@ class DualBackend:
         """what became of a damaged graph found at take-over, for status to tell"""
         self._saved: set[str] | None = None
         """the retired facts the journal's history file holds, by uuid (read once)"""
+        self._saved_enriched: dict[str, str] | None = None
+        """the enrichments the journal's file holds (episode id -> digest; read once), and
+        those of memories of other homes on a shared graph, never saved here"""
         self._retry = True
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -153,7 +156,7 @@ class DualBackend:
     def holds_graph(self) -> bool:
         return self._graph is not None
 
-    async def retired_facts(self) -> list[RetiredFact] | None:
+    async def retired_facts(self) -> list[KeptFact] | None:
         """The history the graph keeps (``Graph.retired_facts``); None when it is held
         elsewhere."""
         return None if self._graph is None else await self._graph.retired_facts()
@@ -274,7 +277,7 @@ class DualBackend:
                 continue
             if not changes.written and not changes.deleted:
                 if wrote:
-                    await self._save_history()
+                    await self._save_kept()
                 return
             wrote = True
             found = [await self._files.get(episode_id) for episode_id in changes.written]
@@ -314,15 +317,15 @@ class DualBackend:
         self._applied = await graph.applied(self._files.position().epoch)
         if self._applied is None:
             await self._make_equal()
-            await self._restore_history()
+            await self._restore_kept()
         else:
             await self._catch_up()
             # A shared graph holds other homes' memories too: its count says nothing.
             if not graph.shared and (await graph.count() + len(self._skipped)
                                      != await self._files.count()):
                 await self._make_equal()
-                await self._restore_history()
-        await self._save_history()
+                await self._restore_kept()
+        await self._save_kept()
         await self._record()
         self._why = (self._holding if self._rebuilt is None
                      else f"{self._holding}; {self._rebuilt}")
@@ -372,38 +375,72 @@ class DualBackend:
             await graph.refresh_graphiti_indexes()  # after bulk writes, not after each
         return verdict
 
+    async def _save_kept(self) -> None:
+        """Append what the graph holds and the journal cannot give it again (``kept_log``) to
+        the files beside the journal, which a rebuilt graph gets it back from. A disk that
+        refuses costs nothing yet: the graph keeps it, and the next save tries again."""
+        try:
+            await self._save_history()
+            await self._save_enrichments()
+        except WriteFailed as exc:
+            _log().warning("%s", exc)
+
     async def _save_history(self) -> None:
-        """Append the facts the graph retired since to the journal's history file, which a
-        rebuilt graph gets them back from (``history_log``)."""
-        from memory.store import history_log
+        """The facts the graph retired since."""
+        from backends.graph.history import KeptFact
+        from memory.store import kept_log
 
         graph = self._graph
         assert graph is not None
         path = self._files.history_file
         if self._saved is None:
-            self._saved = {fact.uuid for fact in history_log.read(path)}
+            self._saved = {fact.uuid for fact in kept_log.read(path, KeptFact.from_json)}
         # Of this journal's memories only: a server's graph holds other homes' too.
         fresh = [fact for fact in await graph.retired_facts()
                  if fact.uuid not in self._saved and await self._files.get(fact.episode)]
-        if not fresh:
-            return
-        try:
-            history_log.append(path, fresh)
-        except WriteFailed as exc:  # the graph keeps them meanwhile; the next save tries again
-            _log().warning("%s", exc)
-            return
+        kept_log.append(path, fresh)
         self._saved.update(fact.uuid for fact in fresh)
 
-    async def _restore_history(self) -> None:
-        """Give a graph made from the journal the facts rewrites had retired, as they were
-        (those it already keeps, or whose memory is gone, are left)."""
-        from memory.store import history_log
+    async def _save_enrichments(self) -> None:
+        """What graphiti's LLM extraction found since, of memories at their content now."""
+        from backends.graph.history import Enrichment
+        from memory.store import kept_log
 
         graph = self._graph
         assert graph is not None
-        kept = history_log.read(self._files.history_file)
-        if kept and (written := await graph.keep_history(kept)):
+        path = self._files.enriched_file
+        if self._saved_enriched is None:
+            self._saved_enriched = {item.episode: item.digest
+                                    for item in kept_log.read(path, Enrichment.from_json)}
+        saved = self._saved_enriched
+        recorded = await graph.enriched()
+        due = [key for key, digest in recorded.items() if saved.get(key) != digest]
+        if not due:
+            return
+        journal = self._files.content_hashes()
+        fresh = await graph.enrichments(key for key in due if key in journal)
+        kept_log.append(path, fresh)
+        # Another home's memory (a shared graph) is not saved, and not looked at again.
+        saved.update((key, recorded[key]) for key in due)
+
+    async def _restore_kept(self) -> None:
+        """Give a graph made from the journal the facts rewrites had retired, as they were,
+        and what graphiti's extraction had found, without asking the LLM (what it already
+        holds, or of memories gone or rewritten since, is left)."""
+        from backends.graph.history import Enrichment, KeptFact
+        from memory.store import kept_log
+
+        graph = self._graph
+        assert graph is not None
+        facts = kept_log.read(self._files.history_file, KeptFact.from_json)
+        if facts and (written := await graph.keep_history(facts)):
             _log().info("restored %d retired facts from %s", written, self._files.history_file)
+        # The file's last line for a memory is its latest enrichment.
+        found = {item.episode: item for item in kept_log.read(self._files.enriched_file,
+                                                              Enrichment.from_json)}
+        if found and (written := await graph.keep_enrichments(list(found.values()))):
+            _log().info("restored the LLM's enrichment of %d memories from %s", written,
+                        self._files.enriched_file)
 
     async def _check_joined(self, joined: Sequence[Episode]) -> None:
         """Every memory that joined the journal reads back equal (content hash)."""
@@ -507,7 +544,12 @@ class DualBackend:
             raise BackendUnavailable("graph", self._why)
         if not isinstance(graph, Enriches):
             raise BackendUnavailable("graph", "no enrichment", type(graph).__name__)
-        return await graph.enrich(group_ids=group_ids, progress=progress)
+        try:
+            return await graph.enrich(group_ids=group_ids, progress=progress)
+        finally:  # what was done before a failure is kept too
+            async with self._lock:
+                if self._graph is graph:
+                    await self._save_kept()
 
     async def aclose(self) -> None:
         if self._closed:
@@ -532,6 +574,7 @@ class DualBackend:
                         with contextlib.suppress(DualmemError):
                             await self._catch_up()
                             await self._record()
+                            await self._save_kept()  # the background enrichment's last
                     await self._graph.aclose()
             finally:
                 self._graph = None

@@ -12,10 +12,10 @@ from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from backends.graph.embedder import AnyEmbedder
-    from backends.graph.history import RetiredFact
+    from backends.graph.history import Enrichment, KeptFact
 
 
 class Graph(MemoryBackend, Protocol):
@@ -31,11 +31,20 @@ class Graph(MemoryBackend, Protocol):
 
     async def record_applied(self, position: Position) -> None: ...
 
-    async def retired_facts(self) -> list[RetiredFact]:
+    async def retired_facts(self) -> list[KeptFact]:
         """the facts rewrites retired, kept as history (the journal does not hold them)"""
 
-    async def keep_history(self, facts: Sequence[RetiredFact]) -> int:
+    async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """write another graph's retired facts this one lacks; returns how many it wrote"""
+
+    async def enriched(self) -> dict[str, str]:
+        """episode id -> the digest of the content graphiti's LLM extraction last ran on"""
+
+    async def enrichments(self, keys: Iterable[str]) -> list[Enrichment]:
+        """what that extraction added to these memories (those held at that content)"""
+
+    async def keep_enrichments(self, found: Sequence[Enrichment]) -> int:
+        """write back enrichments of memories held at their content; returns how many"""
 
     async def build_graphiti_indexes(self) -> None:
         """build graphiti's own full-text indexes and keep them from then on"""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import BackendUnavailable, MigrationError
-from backends.graph.history import HistoryReport, RetiredFact, compare
+from backends.graph.history import HistoryReport, KeptFact, compare
 from fallback import FileBackend
 from memory.store.config import Config
 from memory.store.graphs import Graph, open_graph, stream
@@ -57,7 +57,7 @@ async def migrate_home(
     preview: bool = False,
     prune_files: bool = False,
     progress: Progress | None = None,
-    history: Sequence[RetiredFact] | None = None,
+    history: Sequence[KeptFact] | None = None,
 ) -> MigrateResult:
     """Replay ``config.home``'s file memory into its graph and verify, then write ``history``
     (another graph's retired facts, on a move) beside the episodes and verify it too. Raises
@@ -87,7 +87,7 @@ async def migrate_home(
         await files.aclose()
 
 
-async def carry_history(graph: Graph, facts: Sequence[RetiredFact]) -> HistoryReport:
+async def carry_history(graph: Graph, facts: Sequence[KeptFact]) -> HistoryReport:
     """Write ``facts`` (retired, of the graph a home moves from) on ``graph``, where the
     journal's replay has written their episodes, and compare what it then holds with them.
     Idempotent: a fact its episode knows already is not written again."""
@@ -101,7 +101,7 @@ async def carry_history(graph: Graph, facts: Sequence[RetiredFact]) -> HistoryRe
 class Departure:
     note: str
     """what was done with the journal"""
-    history: list[RetiredFact] | None
+    history: list[KeptFact] | None
     """the graph's retired facts, None when it is held elsewhere (they stay there)"""
 
 

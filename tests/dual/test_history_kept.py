@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from backends.entities import Entity
 from backends.errors import WriteFailed
-from backends.graph.history import RetiredFact
+from backends.graph.history import KeptFact
 from backends.model import Episode
-from memory.store import history_log
+from memory.store import kept_log
 from memory.store.config import Config
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
@@ -30,7 +30,7 @@ def discovery(files: list[str]) -> Episode:
                           key="d", body={"files": files}, created_at=T0)
 
 
-async def retired_after_reopening(home: Path) -> list[RetiredFact]:
+async def retired_after_reopening(home: Path) -> list[KeptFact]:
     async with open_memory(home, "auto") as store:
         assert isinstance(store, DualBackend) and store.holds_graph
         await store.catch_up()
@@ -49,12 +49,12 @@ async def test_a_rebuilt_graph_gets_the_retired_facts_back_once(tmp_path: Path) 
         await store.catch_up()
         retired = await store.retired_facts()
     assert retired is not None and len(retired) == 1
-    assert history_log.read(config.files_dir / "history.jsonl") == retired
+    assert kept_log.read(config.files_dir / "history.jsonl", KeptFact.from_json) == retired
 
     shutil.rmtree(config.graph_dir)  # the graph is gone; the journal replays into a new one
     assert await retired_after_reopening(tmp_path) == retired  # as it was: times, ends, text
     assert await retired_after_reopening(tmp_path) == retired  # no duplicate on the next open
-    assert len(history_log.read(config.files_dir / "history.jsonl")) == 1
+    assert len(kept_log.read(config.files_dir / "history.jsonl", KeptFact.from_json)) == 1
     lines = (config.files_dir / "history.jsonl").read_bytes().splitlines()
     assert len(lines) == 1
 
@@ -73,12 +73,13 @@ async def test_damaged_lines_are_skipped_and_the_rest_restored(
     kept = path.read_bytes()
     path.write_bytes(b'{"not": "a fact"}\n[1, 2]\n' + kept + b'{"uuid": "torn')
     shutil.rmtree(config.graph_dir)
-    with caplog.at_level(logging.WARNING, logger="memory.store.history_log"):
+    with caplog.at_level(logging.WARNING, logger="memory.store.kept_log"):
         restored = await retired_after_reopening(tmp_path)
-    assert [fact.uuid for fact in restored] == [fact.uuid for fact in history_log.read(path)]
+    saved = kept_log.read(path, KeptFact.from_json)
+    assert [fact.uuid for fact in restored] == [fact.uuid for fact in saved]
     assert len(restored) == 1
     warned = {r.getMessage().split(": skipped", 1)[0].rsplit(":", 1)[1] for r in caplog.records
-              if "skipped, not a retired fact" in r.getMessage()}
+              if ": skipped (" in r.getMessage()}
     assert warned == {"1", "2", "4"}  # the three damaged lines, by number
 
 
@@ -86,17 +87,17 @@ def test_an_append_after_a_torn_line_starts_a_whole_one(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
     path.write_bytes(b'{"uuid": "torn')
     fact = retired_fact("f", T0)
-    assert history_log.append(path, [fact]) == 1
-    assert history_log.read(path) == [fact]
+    assert kept_log.append(path, [fact]) == 1
+    assert kept_log.read(path, KeptFact.from_json) == [fact]
 
 
 def test_a_history_file_that_cannot_be_written_raises_write_failed(tmp_path: Path) -> None:
-    with pytest.raises(WriteFailed, match="history was not saved"):
-        history_log.append(tmp_path / "missing" / "history.jsonl", [retired_fact("f", T0)])
+    with pytest.raises(WriteFailed, match=r"history\.jsonl: not saved"):
+        kept_log.append(tmp_path / "missing" / "history.jsonl", [retired_fact("f", T0)])
 
 
-def retired_fact(key: str, at: datetime, invalid: datetime | None = None) -> RetiredFact:
-    return RetiredFact(uuid=key, episode="e", group_id="g", name="MENTIONS", fact=f"fact {key}",
+def retired_fact(key: str, at: datetime, invalid: datetime | None = None) -> KeptFact:
+    return KeptFact(uuid=key, episode="e", group_id="g", name="MENTIONS", fact=f"fact {key}",
                        created_at=at, valid_at=at, invalid_at=invalid, expired_at=at,
                        source=Entity("a", "File", "src/a.py"), target=Entity("b", "Pattern", "b"))
 
@@ -107,12 +108,10 @@ facts = st.builds(retired_fact, st.text("abcdef", min_size=1, max_size=3), times
 
 
 @given(st.lists(st.lists(facts, max_size=4), max_size=4))
-def test_appended_facts_read_back_once_each(tmp_path_factory: pytest.TempPathFactory,
-                                            batches: list[list[RetiredFact]]) -> None:
+def test_appended_facts_read_back_in_order(tmp_path_factory: pytest.TempPathFactory,
+                                           batches: list[list[KeptFact]]) -> None:
     path = tmp_path_factory.mktemp("history") / "history.jsonl"
     for batch in batches:
-        history_log.append(path, batch)
-    first: dict[str, RetiredFact] = {}
-    for fact in (fact for batch in batches for fact in batch):
-        first.setdefault(fact.uuid, fact)
-    assert history_log.read(path) == list(first.values())
+        kept_log.append(path, batch)
+    assert kept_log.read(path, KeptFact.from_json) == [fact for batch in batches
+                                                       for fact in batch]

@@ -21,6 +21,8 @@ from backends.graph import GraphBackend, engines, remote
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
 from memory.cli import main
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
 from tests.graph.scripted_chat import ScriptedChat
 
@@ -151,6 +153,35 @@ async def test_two_processes_at_once_ask_the_llm_once(tmp_path: Path,
     finally:
         for graph in both:
             await graph.aclose()
+
+
+async def test_a_server_restarted_empty_gets_the_enrichment_back(tmp_path: Path,
+                                                                 chat: ScriptedChat) -> None:
+    """Under ``auto`` the journal's ``enriched.jsonl`` gives the replayed graph what graphiti
+    had found, as graphiti reads it, without asking the LLM again."""
+    socket = tmp_path / "falkor.sock"
+    address = ServerAddress("team", socket=str(socket))
+    server = await asyncio.to_thread(FalkorServer, socket=socket)
+    try:
+        async with open_memory(tmp_path / "home", "auto", graph_url=str(address),
+                               llm=f"m@{chat.url}") as store:
+            assert isinstance(store, DualBackend)
+            await store.upsert_many([NOTE, OUTCOME])
+            await store.enrich()
+        before = await on_falkordb(address)
+        asked = len(chat.asked)
+        server.stop()
+        server = await asyncio.to_thread(FalkorServer, socket=socket)  # nothing kept
+
+        async with open_memory(tmp_path / "home", "auto", graph_url=str(address)) as store:
+            assert isinstance(store, DualBackend)
+            await store.catch_up()
+            assert [h.episode.id for h in await store.search("Redis", group_ids=[GROUP])] == [
+                NOTE.id]
+        assert await on_falkordb(address) == before
+        assert len(chat.asked) == asked
+    finally:
+        server.stop()
 
 
 async def test_writes_are_enriched_in_the_background(tmp_path: Path, chat: ScriptedChat) -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from backends.entities import Entity
 from backends.graph import GraphBackend
-from backends.graph.history import RetiredFact, compare, dump_history, load_history
+from backends.graph.history import KeptFact, compare, dump_history, load_history
 from backends.model import Episode
 
 T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
@@ -69,8 +69,8 @@ def test_a_fact_missing_on_the_target_fails_the_report() -> None:
     assert not report.ok and "1 MISSING" in report.summary()
 
 
-def retired_fact(key: str, at: datetime, invalid: datetime | None = None) -> RetiredFact:
-    return RetiredFact(uuid=key, episode="e", group_id="g", name="MENTIONS", fact=f"fact {key}",
+def retired_fact(key: str, at: datetime, invalid: datetime | None = None) -> KeptFact:
+    return KeptFact(uuid=key, episode="e", group_id="g", name="MENTIONS", fact=f"fact {key}",
                        created_at=at, valid_at=at, invalid_at=invalid, expired_at=at,
                        source=Entity("a", "File", "src/a.py"), target=Entity("b", "Pattern", "b"))
 
@@ -79,7 +79,7 @@ times = st.datetimes(timezones=st.just(UTC))
 
 
 @given(st.lists(st.builds(retired_fact, st.text(), times, st.none() | times), max_size=5))
-def test_retired_facts_cross_a_process_as_they_are(facts: list[RetiredFact]) -> None:
+def test_retired_facts_cross_a_process_as_they_are(facts: list[KeptFact]) -> None:
     back = load_history(dump_history(facts))
     assert back == facts
     assert [(f.source, f.target) for f in back] == [(f.source, f.target) for f in facts]

@@ -1,0 +1,78 @@
+"""What the graph holds and the journal cannot give it again (``backends.graph.history``), kept
+beside the journal, one JSON object per line in the file layer's folder: the facts rewrites
+retired (``history.jsonl``: the journal holds each memory's latest version only) and what
+graphiti's LLM extraction found (``enriched.jsonl``). Without them a graph rebuilt from the
+journal (emptied, damaged, its folder deleted) would have lost them for good.
+
+Only the graph's holder writes them, appending what the graph holds and the file lacks. A line
+cut short by a crash, or damaged by hand, is skipped with a warning: the graph still has what
+it held until it is rebuilt, and the next save writes it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import orjson
+
+from backends.errors import MigrationError, WriteFailed
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Line(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def read(path: Path, parse: Callable[[dict[str, Any]], T]) -> list[T]:
+    """What the file holds, in order, as ``parse`` reads each line (``MigrationError`` for a
+    line it does not take); none when the file does not exist."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        log.warning("%s: unreadable (%s); a rebuilt graph does not get back what it holds",
+                    path, exc.strerror)
+        return []
+    found: list[T] = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = orjson.loads(line)
+            if not isinstance(item, dict):
+                raise MigrationError("not an object")
+            found.append(parse(item))
+        except (orjson.JSONDecodeError, MigrationError) as exc:
+            log.warning("%s:%d: skipped (%s)", path, number, exc)
+    return found
+
+
+def append(path: Path, items: Iterable[Line]) -> int:
+    """Append ``items`` and make them durable; returns how many. ``WriteFailed`` when the disk
+    refuses (the graph keeps them meanwhile)."""
+    lines = b"".join(orjson.dumps(item.to_json()) + b"\n" for item in items)
+    if not lines:
+        return 0
+    try:
+        with path.open("ab") as file:
+            if file.tell() and not _ends_a_line(path):
+                file.write(b"\n")  # after a torn line: start a whole one
+            file.write(lines)
+            file.flush()
+            os.fsync(file.fileno())
+    except OSError as exc:
+        raise WriteFailed(f"{path}: not saved: {exc.strerror}") from exc
+    return lines.count(b"\n")
+
+
+def _ends_a_line(path: Path) -> bool:
+    with path.open("rb") as file:
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) == b"\n"

@@ -1,0 +1,134 @@
+"""What graphiti's LLM extraction found survives a graph rebuilt from the journal: the holder
+keeps it in the journal's ``enriched.jsonl`` and gives it back to a graph made from the journal
+without asking the LLM (which need not be configured any more); a memory rewritten since is
+enriched again instead. The LLM is the scripted OpenAI-compatible server of the graph tests."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from backends.entities import Entity
+from backends.graph.history import Enrichment, KeptFact
+from memory.store import kept_log
+from memory.store.config import Config
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
+from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
+from tests.graph.old_graph import reading
+from tests.graph.scripted_chat import ScriptedChat
+
+
+@pytest.fixture
+def chat() -> Iterator[ScriptedChat]:
+    served = ScriptedChat(ANSWERS)
+    yield served
+    served.close()
+
+
+async def enriched(home: Path, chat: ScriptedChat) -> None:
+    async with open_memory(home, "auto", llm=f"m@{chat.url}") as store:
+        assert isinstance(store, DualBackend) and store.holds_graph
+        await store.upsert_many([NOTE, OUTCOME])
+        done = await store.enrich()
+        assert done.enriched + [NOTE.id] * done.skipped == [NOTE.id]  # or the background did
+
+
+async def linked_to_redis(home: Path) -> list[str]:
+    """The memories graph search reaches through "Redis", which only the LLM named."""
+    async with open_memory(home, "auto") as store:  # no LLM configured now
+        assert isinstance(store, DualBackend) and store.holds_graph
+        await store.catch_up()
+        return [hit.episode.id for hit in await store.search("Redis", group_ids=[GROUP])]
+
+
+def stored_in(home: Path) -> list[list[str]]:
+    with reading(Config(home=home).graph_dir) as rows:
+        return [row[:2] for row in rows(
+            "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
+            " WHERE f.name = 'STORED_IN' RETURN a.name, b.name, f.uuid")]
+
+
+async def test_a_rebuilt_graph_gets_the_enrichment_back_without_the_llm(
+    tmp_path: Path, chat: ScriptedChat
+) -> None:
+    config = Config(home=tmp_path)
+    await enriched(tmp_path, chat)
+    [kept] = kept_log.read(config.files_dir / "enriched.jsonl", Enrichment.from_json)
+    assert kept.episode == NOTE.id
+    assert {entity.name for entity in kept.mentions} == {"Redis"}  # ours has SessionStore
+    assert [(f.source.name, f.name, f.target.name) for f in kept.facts] == [
+        ("SessionStore", "STORED_IN", "Redis")]
+    asked = len(chat.asked)
+
+    shutil.rmtree(config.graph_dir)
+    assert await linked_to_redis(tmp_path) == [NOTE.id]
+    assert await linked_to_redis(tmp_path) == [NOTE.id]  # nothing doubled on the next open
+    assert stored_in(tmp_path) == [["SessionStore", "Redis"]]
+    async with open_memory(tmp_path, "auto", llm=f"m@{chat.url}") as store:
+        assert isinstance(store, DualBackend)
+        again = await store.enrich()
+    assert (again.enriched, again.skipped, len(chat.asked)) == ([], 1, asked)  # not asked
+    lines = config.files_dir.joinpath("enriched.jsonl").read_bytes().splitlines()
+    assert len(lines) == 1
+
+
+async def test_a_memory_rewritten_since_is_not_given_the_old_enrichment(
+    tmp_path: Path, chat: ScriptedChat
+) -> None:
+    config = Config(home=tmp_path)
+    await enriched(tmp_path, chat)
+    async with open_memory(tmp_path, "auto") as store:  # rewritten with no LLM to enrich it
+        await store.upsert(NOTE.model_copy(update={"body": "Sessions live in signed cookies."}))
+    shutil.rmtree(config.graph_dir)
+    assert await linked_to_redis(tmp_path) == []
+    async with open_memory(tmp_path, "auto", llm=f"m@{chat.url}") as store:
+        assert isinstance(store, DualBackend)
+        again = await store.enrich()
+    assert len(again.enriched) + again.skipped == 1 and again.facts in (0, 1)
+    assert chat.asked.count("ExtractedEntities") == 2  # the new content was asked about
+
+
+async def test_damaged_lines_are_skipped_and_the_rest_restored(
+    tmp_path: Path, chat: ScriptedChat, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = Config(home=tmp_path)
+    await enriched(tmp_path, chat)
+    path = config.files_dir / "enriched.jsonl"
+    path.write_bytes(b'{"episode": 1}\n{"episode": "x", "group_id": "g", "digest": "d",'
+                     b' "mentions": [{"uuid": 2}], "facts": []}\n' + path.read_bytes()
+                     + b'{"episode": "torn')
+    shutil.rmtree(config.graph_dir)
+    with caplog.at_level(logging.WARNING, logger="memory.store.kept_log"):
+        assert await linked_to_redis(tmp_path) == [NOTE.id]
+    warned = {r.getMessage().split(": skipped", 1)[0].rsplit(":", 1)[1] for r in caplog.records
+              if ": skipped (" in r.getMessage()}
+    assert warned == {"1", "2", "4"}
+
+
+T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+names = st.text(min_size=1, max_size=12)
+entities = st.builds(Entity, names, st.sampled_from(["Entity", "Component", "File"]), names)
+times = st.datetimes(min_value=datetime(1970, 1, 2), timezones=st.just(UTC))
+facts = st.builds(KeptFact, uuid=names, episode=st.just("e"), group_id=st.just("g"),
+                  name=names, fact=st.text(max_size=40), created_at=times, valid_at=times,
+                  invalid_at=st.none() | times, expired_at=st.none() | times,
+                  source=entities, target=entities)
+enrichments = st.builds(Enrichment, episode=names, group_id=names, digest=names,
+                        mentions=st.lists(entities, max_size=3).map(tuple),
+                        facts=st.lists(facts, max_size=3).map(tuple))
+
+
+@given(st.lists(enrichments, max_size=4))
+def test_enrichments_read_back_as_written(tmp_path_factory: pytest.TempPathFactory,
+                                          written: list[Enrichment]) -> None:
+    path = tmp_path_factory.mktemp("kept") / "enriched.jsonl"
+    kept_log.append(path, written)
+    assert kept_log.read(path, Enrichment.from_json) == written
