@@ -141,6 +141,20 @@ def speaker(conv: Conversations, question: locomo.Question, ranked: Ranked, lift
                      for key, score in ranked})
 
 
+def spread(conv: Conversations, ranked: Ranked, discount: float, depth: int) -> Ranked:
+    """Greedy: each next pick is the best score times ``discount`` to the power of how many
+    picks its session already has, over the top ``depth``: evidence of a question that gathers
+    (what activities, which books) lies in many sessions."""
+    pool, chosen = dict(ranked[:depth]), []
+    taken: Counter[str] = Counter()
+    while pool:
+        key = max(pool, key=lambda k: (pool[k] * discount ** taken[conv.session_of[k]], k))
+        chosen.append((key, pool.pop(key) * discount ** taken[conv.session_of[key]]))
+        taken[conv.session_of[key]] += 1
+    floor = min((score for _, score in chosen), default=0.0)
+    return [*chosen, *((key, min(score, floor)) for key, score in ranked[depth:])]
+
+
 def _ordered(scores: Mapping[str, float]) -> Ranked:
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
@@ -160,6 +174,9 @@ def _ideas(conv: Conversations, search: Search, lexical: Mapping[str, Ranked]
 
     def with_speaker(lift: float) -> Callable[[locomo.Question], Ranked]:
         return lambda q: adjacent(conv, speaker(conv, q, lexical[q.qid], lift))
+
+    def with_spread(discount: float, depth: int) -> Callable[[locomo.Question], Ranked]:
+        return lambda q: spread(conv, adjacent(conv, lexical[q.qid]), discount, depth)
 
     ideas: dict[str, Callable[[locomo.Question], Ranked]] = {
         "lexical (before)": lambda q: lexical[q.qid],
@@ -182,6 +199,8 @@ def _ideas(conv: Conversations, search: Search, lexical: Mapping[str, Ranked]
         ideas[f"session {hits}/{share}"] = with_session(hits, share)
     for lift in (0.1, 0.3):
         ideas[f"speaker {lift}"] = with_speaker(lift)
+    for discount, depth in itertools.product((0.5, 0.7, 0.85, 0.95), (20, 40)):
+        ideas[f"spread {discount}/{depth}"] = with_spread(discount, depth)
     return ideas
 
 

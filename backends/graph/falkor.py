@@ -138,7 +138,8 @@ _RETIRED = (
 _END = (
     "MERGE ({end}:Entity {{uuid: ${end}.uuid}}) ON CREATE SET {end}:{label},"
     " {end}.name = ${end}.name, {end}.group_id = $group_id, {end}.created_at = $created_at,"
-    " {end}.summary = '', {end}.attributes = '{{}}', {end}.name_embedding = vecf32(${end}.vector)"
+    " {end}.summary = ${end}.summary, {end}.attributes = '{{}}',"
+    " {end}.name_embedding = vecf32(${end}.vector)"
 )
 # A retired fact its episode does not know yet, written as it was, beside it (one query each:
 # a move carries few). No row: the episode is not here, or knows the fact already.
@@ -156,7 +157,8 @@ _KEEP = (
 ENRICHED = "MATCH (d:DualmemEnriched) RETURN d.uuid AS uuid, d.digest AS digest"
 _MENTIONS_OF = (
     "MATCH (:Episodic {uuid: $uuid})-[:MENTIONS]->(n:Entity) RETURN n.uuid AS uuid,"
-    " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name"
+    " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name,"
+    " coalesce(n.summary, '') AS summary"
 )
 _CURRENT_FACTS = (
     "MATCH (e:Episodic {uuid: $uuid}) MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)"
@@ -391,10 +393,7 @@ class FalkorBackend:
             fact=fact.fact, vector=vectors[fact.uuid], valid_at=_text(fact.valid_at),
             invalid_at=_text(fact.invalid_at) if fact.invalid_at else None,
             expired_at=_text(fact.expired_at) if fact.expired_at else None,
-            a={"uuid": fact.source.uuid, "name": fact.source.name,
-               "vector": vectors[fact.source.uuid]},
-            b={"uuid": fact.target.uuid, "name": fact.target.name,
-               "vector": vectors[fact.target.uuid]})
+            a=_end_value(fact.source, vectors), b=_end_value(fact.target, vectors))
         return bool(found)
 
     async def enriched(self) -> dict[str, str]:
@@ -408,7 +407,7 @@ class FalkorBackend:
         await self._sync()
 
         async def linked(key: str) -> shared.Linked:
-            mentions = [Entity(row["uuid"], row["label"], row["name"])
+            mentions = [Entity(row["uuid"], row["label"], row["name"], row["summary"])
                         for row in await self._run(_MENTIONS_OF, uuid=key)]
             return mentions, [KeptFact(
                 uuid=row["uuid"], episode=key, group_id=row["group_id"], name=row["name"],
@@ -437,7 +436,7 @@ class FalkorBackend:
                                          stamp=_STAMP.format(carry="e")),
                     writing=True, uuid=item.episode, mention=f"{item.episode}:{entity.uuid}",
                     group_id=item.group_id, created_at=at,
-                    a={"uuid": entity.uuid, "name": entity.name, "vector": vectors[entity.uuid]})
+                    a=_end_value(entity, vectors))
             for fact in item.facts:
                 await self._keep_fact(fact, vectors)
             await self._run(_RECORD_ENRICHED, writing=True, uuid=item.episode,
@@ -762,6 +761,12 @@ def _plain(label: str) -> str:
     if not _LABEL.fullmatch(label):
         raise WriteFailed(f"graph layer: entity label {label!r} is not a plain word")
     return label
+
+
+def _end_value(entity: Entity, vectors: dict[str, list[float]]) -> dict[str, Any]:
+    """An entity as ``_END`` takes it."""
+    return {"uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
+            "vector": vectors[entity.uuid]}
 
 
 def _end(row: dict[str, Any], side: str) -> Entity:

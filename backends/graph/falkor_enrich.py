@@ -6,15 +6,15 @@ graphiti drives the backend's own driver (``falkor_driver.OneGraphDriver``). The
 was enriched is ``(:DualmemEnriched {uuid, digest})`` on the server, read there each time (other
 processes enrich too). Settling a result is one query that also stamps the change feed, so
 every process learns the mentions and facts graphiti added (``FalkorBackend._sync``). A lease
-on the server (``DualmemEnriching``) keeps two processes from enriching one episode at once.
+on the server keeps two processes from enriching one episode at once: a Redis key taken with
+``SET NX`` (atomic; a Cypher MERGE is not: two at once both create), lapsing by itself.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backends.errors import DualmemError, WriteFailed
 from backends.graph import server
@@ -32,13 +32,14 @@ if TYPE_CHECKING:
 _ENRICHED_AT = "MATCH (d:DualmemEnriched {uuid: $uuid}) RETURN d.digest AS digest"
 _EDGES = ("MATCH (e:Episodic {uuid: $uuid}) WHERE e.kind IS NOT NULL"
           " RETURN coalesce(e.entity_edges, []) AS edges")
-# A lease on an episode, so that two processes do not ask the LLM for it at once: taken when
-# none is held or the one held is older than LEASE (its holder died), given back when done.
-_CLAIM = ("MERGE (l:DualmemEnriching {uuid: $uuid}) ON CREATE SET l.token = $token, l.at = $now"
-          " WITH l WHERE l.token = $token OR l.at < $stale SET l.token = $token, l.at = $now"
-          " RETURN count(l) AS won")
-_RELEASE = "MATCH (l:DualmemEnriching {uuid: $uuid, token: $token}) DELETE l"
-LEASE = 600.0  # seconds: far longer than one episode's extraction takes
+LEASE = 600  # seconds: far longer than one episode's extraction takes; a dead holder's lapses
+# Taken when free or already this process's (a claim cut short by a cancellation leaves it
+# set); given back only by its holder: a lease that lapsed may be another's by now. A Redis
+# script runs whole, alone.
+_CLAIM = ("local held = redis.call('get', KEYS[1]) if held == false or held == ARGV[1] then"
+          " redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1 end return 0")
+_RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1])"
+            " end return 0")
 _MENTION_PAIRS = ("MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity)"
                   " RETURN n.uuid AS entity, collect(r.uuid) AS edges")
 
@@ -89,14 +90,23 @@ class FalkorPlace:
         return None
 
     async def claim(self, episode: Episode) -> bool:
-        now = time.time()
-        found = await self.backend._run(_CLAIM, writing=True, uuid=episode.id,
-                                        token=self._token, now=now, stale=now - LEASE)
-        return bool(found and found[0]["won"])
+        try:
+            return bool(await self._redis.eval(_CLAIM, 1, self._lease(episode), self._token,
+                                               LEASE))
+        except Exception as exc:
+            raise self.failure(exc) or exc from exc
 
     async def release(self, episode: Episode) -> None:
-        with contextlib.suppress(WriteFailed):  # the server is gone: the lease lapses instead
-            await self.backend._run(_RELEASE, writing=True, uuid=episode.id, token=self._token)
+        with contextlib.suppress(Exception):  # the server is gone: the lease lapses instead
+            await self._redis.eval(_RELEASE, 1, self._lease(episode), self._token)
+
+    @property
+    def _redis(self) -> Any:
+        """The driver's Redis connection (``redis.asyncio.Redis``)."""
+        return self.backend._open_driver().client.connection
+
+    def _lease(self, episode: Episode) -> str:
+        return f"dualmem:enriching:{self.backend.address.graph}:{episode.id}"
 
     async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
         pairs = await self.backend._run(_MENTION_PAIRS, uuid=episode.id)

@@ -93,14 +93,18 @@ def load_history(data: bytes) -> list[KeptFact]:
 
 
 def _entity_json(entity: Entity) -> dict[str, str]:
-    return {"uuid": entity.uuid, "label": entity.label, "name": entity.name}
+    found = {"uuid": entity.uuid, "label": entity.label, "name": entity.name}
+    return found | {"summary": entity.summary} if entity.summary else found
 
 
 def _entity(data: Any) -> Entity:
     if not isinstance(data, dict) or not all(isinstance(data.get(key), str)
                                              for key in ("uuid", "label", "name")):
         raise MigrationError(f"not an entity: {data!r:.80}")
-    return Entity(data["uuid"], data["label"], data["name"])
+    summary = data.get("summary", "")
+    if not isinstance(summary, str):
+        raise MigrationError(f"not an entity summary: {summary!r:.80}")
+    return Entity(data["uuid"], data["label"], data["name"], summary)
 
 
 def digest(episode: Episode) -> str:
@@ -111,7 +115,8 @@ def digest(episode: Episode) -> str:
 @dataclass(frozen=True, slots=True)
 class Enrichment:
     """What graphiti's LLM extraction linked one memory to, at one content (``digest``),
-    beyond what our own extraction links it to: its entities (mentioned) and its facts."""
+    beyond what our own extraction links it to: its entities (mentioned, with the summary
+    graphiti wrote) and its facts."""
 
     episode: str
     group_id: str

@@ -93,7 +93,7 @@ RETIRED_FACTS = (
 # An episode's mentions and current facts, as enrich.py left them (graphiti's with ours).
 MENTIONS_OF = (
     f"MATCH (:Episodic {{uuid: $uuid}})-[:MENTIONS]->(n:Entity) RETURN n.uuid,"
-    f" {_LABEL.format('n')}, n.name"
+    f" {_LABEL.format('n')}, n.name, coalesce(n.summary, '')"
 )
 MENTION_OF = "MATCH (:Episodic {uuid: $episode})-[r:MENTIONS]->(:Entity {uuid: $entity}) RETURN r"
 CURRENT_FACTS = (
@@ -363,7 +363,7 @@ def _keep_entity(session: Session, entity: Entity, group_id: str, created_at: da
                  vectors: dict[str, list[float]]) -> None:
     session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name, group_id=group_id,
                  labels=list(dict.fromkeys(["Entity", entity.label])),
-                 created_at=_naive(created_at), summary="",
+                 created_at=_naive(created_at), summary=entity.summary,
                  embedding=vectors.get(entity.uuid))
 
 

@@ -49,11 +49,13 @@ async def linked_to_redis(home: Path) -> list[str]:
         return [hit.episode.id for hit in await store.search("Redis", group_ids=[GROUP])]
 
 
-def stored_in(home: Path) -> list[list[str]]:
+def stored_in(home: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """The LLM's fact, and the summary graphiti wrote of the entity only it found."""
     with reading(Config(home=home).graph_dir) as rows:
-        return [row[:2] for row in rows(
+        return ([row[:2] for row in rows(
             "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-            " WHERE f.name = 'STORED_IN' RETURN a.name, b.name, f.uuid")]
+            " WHERE f.name = 'STORED_IN' RETURN a.name, b.name, f.uuid")],
+            rows("MATCH (n:Entity {name: 'Redis'}) RETURN n.uuid, n.summary"))
 
 
 async def test_a_rebuilt_graph_gets_the_enrichment_back_without_the_llm(
@@ -67,11 +69,13 @@ async def test_a_rebuilt_graph_gets_the_enrichment_back_without_the_llm(
     assert [(f.source.name, f.name, f.target.name) for f in kept.facts] == [
         ("SessionStore", "STORED_IN", "Redis")]
     asked = len(chat.asked)
+    facts, redis = stored_in(tmp_path)
+    assert facts == [["SessionStore", "Redis"]] and redis[0][1]
 
     shutil.rmtree(config.graph_dir)
     assert await linked_to_redis(tmp_path) == [NOTE.id]
     assert await linked_to_redis(tmp_path) == [NOTE.id]  # nothing doubled on the next open
-    assert stored_in(tmp_path) == [["SessionStore", "Redis"]]
+    assert stored_in(tmp_path) == (facts, redis)
     async with open_memory(tmp_path, "auto", llm=f"m@{chat.url}") as store:
         assert isinstance(store, DualBackend)
         again = await store.enrich()
