@@ -9,6 +9,8 @@ held out. ``FRESH`` (seven, with the memories they need added to ``bench.context
 written and labelled, and committed, before the fourth round changed the selection: the figures
 reported apart for them say how it does on tasks it was not fitted to. ``LATER`` (eight, on
 memories already in the history) were written, labelled and committed before the fifth round.
+``NEXT`` (eight, on memories already in the history, in words the memories do not use) were
+written, labelled and committed before the sixth round measured anything on them.
 
 A label is ``kind:text``: the one memory of that kind whose name or body holds the text.
 """
@@ -407,4 +409,77 @@ LATER: tuple[LabelledTask, ...] = (
        "adr:Celery with Redis",
        task_type="refinement", complexity=3, refinement_attempt=1,
        last_failure_type="flaky_ci"),
+)
+
+NEXT: tuple[LabelledTask, ...] = (
+    _t("subscription-pause", "Let merchants pause their subscription for up to three months",
+       P.IMPLEMENT, "subscriptions webhooks stripe-client infra",
+       "codebase_discovery:app/services/subscriptions.py",
+       "pattern:Subscription renewals follow Stripe's invoice.paid events",
+       "pattern:Upgrades take effect at once with proration",
+       "pattern:External payment calls go through app/clients/stripe_client.py",
+       complexity=4),
+    _t("yen-export-bug", "Fix yen amounts that come out a hundred times too large in merchant "
+       "CSV exports", P.IMPLEMENT, "ledger reporting",
+       "gotcha:Currency exponents differ",
+       "domain_knowledge:Minor units",
+       "pattern:Money amounts are integers in minor units",
+       "codebase_discovery:app/reports/exports.py",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="amount_scaled"),
+    _t("reset-email-tests", "Write tests for the password reset email", P.TEST,
+       "accounts notifications testing infra",
+       "gotcha:Password reset tokens are single-use",
+       "pattern:Emails are sent by a Celery task enqueued after the database commit",
+       "pattern:Every email template has a plain-text twin",
+       "pattern:Service tests use the real Postgres test database",
+       "pattern:Test data comes from factory_boy factories",
+       "pattern:Run Celery tasks eagerly in tests",
+       "codebase_discovery:app/services/notifications.py",
+       "codebase_discovery:app/templates/email/",
+       task_type="testing", complexity=3),
+    _t("recovery-code-review", "Review how two-factor recovery codes are stored and checked",
+       P.REVIEW, "accounts",
+       "task_outcome:Two-factor login with TOTP",
+       "pattern:API keys are stored hashed",
+       "failed_approach:Comparing API key hashes",
+       "codebase_discovery:app/api/auth.py",
+       task_type="review", complexity=4),
+    _t("money-flow-docs", "Document for new engineers how a customer's payment ends up in the "
+       "merchant's bank account", P.LOAD, "ledger payouts refunds stripe-client webhooks",
+       "pattern:Every money movement posts balanced ledger entries",
+       "pattern:Payout amounts come from ledger balances",
+       "codebase_discovery:app/services/payouts.py",
+       "codebase_discovery:app/workers/payout_batch.py",
+       "adr:Ledger is append-only",
+       "codebase_discovery:app/services/ledger.py",
+       task_type="docs", complexity=4),
+    _t("sales-summary-plan", "Plan a weekly sales summary email to each merchant", P.PLAN,
+       "notifications reporting infra ledger",
+       "pattern:Emails are sent by a Celery task enqueued after the database commit",
+       "codebase_discovery:app/workers/nightly.py",
+       "gotcha:Celery beat schedules run in UTC",
+       "gotcha:Postmark rejects emails over 10 MB",
+       "pattern:Report downloads are signed S3 URLs",
+       "codebase_discovery:app/templates/email/",
+       "pattern:Every email template has a plain-text twin",
+       "failed_approach:Building the monthly merchant report in one SQL query",
+       task_type="planning", complexity=5),
+    _t("chargeback-balance-bug", "Fix chargebacks that leave the merchant's balance unchanged",
+       P.IMPLEMENT, "disputes ledger webhooks",
+       "gotcha:Dispute events (charge.dispute.*) arrive",
+       "pattern:Every money movement posts balanced ledger entries",
+       "codebase_discovery:app/services/disputes.py",
+       "domain_knowledge:Chargeback",
+       "gotcha:A dispute freezes the disputed amount",
+       "codebase_discovery:app/workers/stripe_events.py",
+       "gotcha:Ledger balances are cached in account_balances",
+       task_type="refinement", complexity=4, refinement_attempt=1,
+       last_failure_type="balance_unchanged"),
+    _t("api-throttle", "Throttle how many requests a merchant can make to the public API each "
+       "minute", P.IMPLEMENT, "accounts infra",
+       "pattern:Rate limits are sliding windows kept in Redis",
+       "codebase_discovery:app/core/ratelimit.py",
+       "codebase_discovery:app/api/auth.py",
+       complexity=4),
 )
