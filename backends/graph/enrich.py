@@ -425,6 +425,7 @@ class KuzuPlace:
 
     async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
         def work(session: Session) -> None:
+            session.script(rows.ENRICHED_TABLE)
             with session.transaction():
                 session.rows(rows.SET_EDGES, uuid=episode.id, edges=edges)
                 dropped = doubles(session.rows(_MENTION_PAIRS, uuid=episode.id), new)

@@ -368,10 +368,10 @@ def _keep_entity(session: Session, entity: Entity, group_id: str, created_at: da
 
 
 def enriched(session: Session) -> dict[str, str]:
-    """Episode id -> the digest of the content graphiti's extraction ran on (enrich.py); the
-    record's table is made on first use."""
-    session.script(ENRICHED_TABLE)
-    return {key: value for key, value in session.rows(ENRICHED)}
+    """Episode id -> the digest of the content graphiti's extraction ran on (enrich.py); none
+    before the record's table is made (by the first write of one)."""
+    tables = {row[0] for row in session.rows("CALL show_tables() RETURN name")}
+    return dict(session.rows(ENRICHED)) if "DualmemEnriched" in tables else {}
 
 
 def enrichment(session: Session, episode: str) -> tuple[list[Entity], list[KeptFact]]:

@@ -147,7 +147,7 @@ class _Core:
         """Episode id -> the digest it was enriched at (``rows.enriched``), read once: only
         this process writes the record."""
         if self._enriched is None:
-            self._enriched = await self.write(rows.enriched, payload=ROW_BYTES)
+            self._enriched = await self.read(rows.enriched)
         return self._enriched
 
     async def close(self) -> None:
