@@ -11,8 +11,8 @@ process holds, answering from the journal. The earlier selections of ``BASELINES
 issue 17, and its third round) are extracted from git and put first on the worker's
 ``PYTHONPATH``, measured in the same run; "ours" is the working tree (``--ours``: it alone).
 The tasks the values were chosen on, the held-out tasks, the fresh tasks (labelled and
-committed before the fourth round), the later ones (before the fifth) and the next ones (before
-the sixth) are reported apart.
+committed before the fourth round), the later ones (before the fifth), the next ones (before
+the sixth) and the final ones (before anything was measured on them) are reported apart.
 
 A memory counts as shown when one of its texts that no other memory has (its name, or a field
 of its body) appears in the context; recall is the share of labelled memories shown, a
@@ -38,7 +38,7 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import upsert_all
 from bench.context_history import FIXTURE_SPEC, SPEC_AREAS, write_history
-from bench.context_tasks import FRESH, HELD_OUT, LATER, NEXT, TASKS, LabelledTask
+from bench.context_tasks import FINAL, FRESH, HELD_OUT, LATER, NEXT, TASKS, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
 from memory import Config
@@ -53,9 +53,9 @@ BASELINES = {
     "before 17": "4ebefa81cf52e0b2cda9a8d9528ed75a584c8406",  # before issue 17
     "round 3": "d240113307956ae7dbbc633b549a127028ff261f",  # its third round, before FRESH
 }
-ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT)
+ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL)
 SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH), ("  later", LATER),
-        ("  next", NEXT))
+        ("  next", NEXT), ("  final", FINAL))
 LAYERS = ("file", "graph", "non-holder")
 SIGNATURE_CHARS = 48
 MIN_FIELD_CHARS = 20

@@ -11,6 +11,7 @@ reported apart for them say how it does on tasks it was not fitted to. ``LATER``
 memories already in the history) were written, labelled and committed before the fifth round.
 ``NEXT`` (eight, on memories already in the history, in words the memories do not use) were
 written, labelled and committed before the sixth round measured anything on them.
+``FINAL`` (eight, on memories in the history) were labelled and committed before any measuring.
 
 A label is ``kind:text``: the one memory of that kind whose name or body holds the text.
 """
@@ -481,5 +482,81 @@ NEXT: tuple[LabelledTask, ...] = (
        "pattern:Rate limits are sliding windows kept in Redis",
        "codebase_discovery:app/core/ratelimit.py",
        "codebase_discovery:app/api/auth.py",
+       complexity=4),
+)
+
+FINAL: tuple[LabelledTask, ...] = (
+    _t("dead-letter-replay", "Add a replay button for dead-lettered Stripe events to the admin "
+       "dashboard", P.IMPLEMENT, "webhooks admin-ui accounts infra",
+       "recommendation:Expose a replay button for dead-lettered events",
+       "codebase_discovery:app/workers/dead_letter.py",
+       "gotcha:Dead-lettered events must keep the raw payload",
+       "pattern:Idempotent event handling",
+       "pattern:Admin dashboard pages call the API through the generated OpenAPI client",
+       "pattern:Role checks use the require_role() dependency",
+       complexity=4),
+    _t("admin-login-loop", "Fix admin users being sent back to the sign-in page right after "
+       "they log in, only in production", P.IMPLEMENT, "accounts admin-ui infra",
+       "gotcha:Session cookies need SameSite=Lax",
+       "gotcha:The admin app proxies /api to localhost:8000 only in development",
+       "codebase_discovery:app/api/auth.py",
+       "pattern:Configuration comes from app/settings.py",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="login_loop"),
+    _t("trial-reminder-tests", "Write tests for the reminder sent three days before a trial "
+       "ends", P.TEST, "subscriptions notifications testing reporting infra",
+       "task_outcome:Trial expiry reminders three days before a trial ends",
+       "codebase_discovery:app/services/subscriptions.py",
+       "codebase_discovery:app/workers/nightly.py",
+       "gotcha:Celery beat schedules run in UTC",
+       "gotcha:freezegun breaks asyncio timeouts",
+       "pattern:Every email template has a plain-text twin",
+       "pattern:Run Celery tasks eagerly in tests",
+       "pattern:Test data comes from factory_boy factories",
+       task_type="testing", complexity=3),
+    _t("refund-form-review", "Review the form support staff use to refund part of a charge "
+       "from the admin dashboard", P.REVIEW, "admin-ui refunds ledger accounts",
+       "codebase_discovery:admin/src/pages/Refunds.tsx",
+       "pattern:Admin forms validate with zod schemas",
+       "pattern:Admin dashboard pages call the API through the generated OpenAPI client",
+       "pattern:Money amounts are integers in minor units",
+       "gotcha:Currency exponents differ",
+       "gotcha:Stripe rejects a partial refund larger than the remaining",
+       "pattern:Role checks use the require_role() dependency",
+       task_type="review", complexity=4),
+    _t("skipped-payout-docs", "Explain for the support team why a merchant can be left out of "
+       "this week's payouts", P.LOAD, "payouts ledger admin-ui stripe-client",
+       "gotcha:Stripe Connect transfers fail for accounts with pending verification",
+       "codebase_discovery:app/workers/payout_batch.py",
+       "codebase_discovery:app/services/payouts.py",
+       "pattern:Payout amounts come from ledger balances",
+       "task_outcome:Dry-run mode that prints the batch",
+       "codebase_discovery:admin/src/pages/Payouts.tsx",
+       task_type="docs", complexity=3),
+    _t("tax-country-bug", "Fix invoices finalised with the tax rate of the customer's old "
+       "billing country", P.IMPLEMENT, "invoicing",
+       "gotcha:Tax rates are looked up by the customer's billing country",
+       "pattern:Invoices are immutable once finalised",
+       "domain_knowledge:Credit note",
+       "codebase_discovery:app/services/invoices.py",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="wrong_tax_rate"),
+    _t("event-trace-plan", "Plan how to follow one payment event in the logs from the moment "
+       "Stripe sends it to the ledger entry it ends in", P.PLAN, "infra webhooks ledger",
+       "pattern:Structured logging with structlog",
+       "codebase_discovery:app/api/webhooks.py",
+       "codebase_discovery:app/workers/stripe_events.py",
+       "pattern:Pass ids to Celery tasks",
+       "codebase_discovery:app/models/stripe_event.py",
+       "pattern:Every money movement posts balanced ledger entries",
+       task_type="planning", complexity=5),
+    _t("evidence-countdown", "Show on the admin disputes list how many days a merchant has "
+       "left to answer each chargeback", P.IMPLEMENT, "disputes admin-ui reporting",
+       "gotcha:Dispute evidence is due by",
+       "codebase_discovery:app/services/disputes.py",
+       "pattern:Admin tables use the DataTable component with server-side pagination",
+       "failed_approach:Client-side pagination of the disputes table",
+       "pattern:Admin dashboard pages call the API through the generated OpenAPI client",
+       "gotcha:Report timestamps are stored in UTC",
        complexity=4),
 )
