@@ -17,7 +17,9 @@ for the same query. So the cut is relative, and helped by what the project's mem
 - **floor**: a hit scoring ``floor`` or less counts as no match (``above``); a memory is kept
   when its relevance reaches ``relative`` of the best of its kind in its category and a share
   of the best in any category that depends on where it comes from (``floor``): one of the
-  task's specs (at least ``spec_share`` of them), the best of its kind when both the subject
+  task's specs holding at least ``spec_share`` of the best candidates' relevance (the
+  project's own memories among them count: one weak memory of a spec beside them does not
+  make its whole spec the task's), the best of its kind when both the subject
   and the links found it (one shared word is not agreement, nor are the subject's short
   generic words alone: ``slight``), or the project's own memories of every area, where the
   distractors are;
@@ -165,29 +167,31 @@ def spec_of(episode: Episode) -> str | None:
 
 
 def task_specs(candidates: Sequence[Candidate], top: int) -> dict[str, float]:
-    """The specs of the ``top`` best candidates, each with its share of their relevance."""
+    """The specs of the ``top`` best candidates, each with its share of their relevance (theirs
+    all, the project's own memories among them included)."""
     weights: dict[str, float] = {}
-    for candidate in sorted((c for c in candidates if c.relevance > 0),
-                            key=lambda c: -c.relevance)[:top]:
+    best = sorted((c for c in candidates if c.relevance > 0), key=lambda c: -c.relevance)[:top]
+    for candidate in best:
         spec = spec_of(candidate.episode)
         if spec is not None:
             weights[spec] = weights.get(spec, 0.0) + candidate.relevance
-    total = sum(weights.values())
+    total = sum(c.relevance for c in best)
     return {spec: weight / total for spec, weight in weights.items()} if total else {}
 
 
 def cohere(candidates: Sequence[Candidate], specs: Mapping[str, float]) -> list[Candidate]:
     """Candidates weighed by their spec: a spec is work on one area of the project, so the specs
     the best candidates come from are the task's. A memory of another spec is left out; one of
-    the task's weighs twice its share (up to ``MAX_SPEC_WEIGHT``): one of two equal specs as
-    found, a minor one less; the project's own memories are as found."""
+    the task's weighs twice its share among them (up to ``MAX_SPEC_WEIGHT``): one of two equal
+    specs as found, a minor one less; the project's own memories are as found."""
     weighed = []
+    among = sum(specs.values())
     for candidate in candidates:
         spec = spec_of(candidate.episode)
         if spec is None or not specs:
             weighed.append(candidate)
         elif spec in specs:
-            weight = min(2 * specs[spec], MAX_SPEC_WEIGHT)
+            weight = min(2 * specs[spec] / among, MAX_SPEC_WEIGHT)
             weighed.append(replace(candidate, relevance=candidate.relevance * weight))
     return sorted(weighed, key=lambda c: -c.relevance)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from backends.model import Episode, Hit
 from backends.ranking import terms
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
@@ -172,14 +174,42 @@ def test_the_best_candidates_specs_are_the_tasks() -> None:
     a1, a2, b1 = spec_memory("a1", "001-a"), spec_memory("a2", "001-a"), spec_memory("b1", "002-b")
     own = spec_memory("project's own", None)
     ranked = [Candidate(a1, 0.9), Candidate(own, 0.5), Candidate(a2, 0.3), Candidate(b1, 0.2)]
-    assert task_specs(ranked, 3) == {"001-a": 1.0}
+    # Each spec's share of the best candidates' relevance, the project's own among them.
+    assert task_specs(ranked, 3) == {"001-a": 1.2 / 1.7}
     weighed = {c.episode.name: c.relevance for c in cohere(ranked, task_specs(ranked, 3))}
     # Another spec is left out; the task's spec weighs more; the project's own stay as found.
     assert weighed == {"a1": 0.9 * 1.5, "project's own": 0.5, "a2": 0.3 * 1.5}
-    # Two specs among the best: each weighs twice its share.
-    assert task_specs(ranked, 4) == {"001-a": 1.2 / 1.4, "002-b": 0.2 / 1.4}
+    # Two specs among the best: each weighs twice its share among them.
+    assert task_specs(ranked, 4) == {"001-a": 1.2 / 1.9, "002-b": 0.2 / 1.9}
+    weighed = {c.episode.name: c.relevance for c in cohere(ranked, task_specs(ranked, 4))}
+    assert weighed["b1"] == pytest.approx(0.2 * 2 * 0.2 / 1.4)
     # Without specs among the best, nothing is weighed.
     assert cohere(ranked, {}) == ranked
+
+
+def test_a_spec_with_one_weak_memory_among_the_best_is_not_the_tasks_area() -> None:
+    # "Review how two-factor recovery codes are stored and checked": the project's own memories
+    # lead, one memory of the refunds spec ("app/services/ledger.py") squeezes in among the
+    # best five, and the rest of that spec must reach ``overall`` of the best like any other
+    # area's memories, not ``in_spec``: they were 19 of 23 distractors.
+    leads = [memory(f"own {n}") for n in range(4)]
+    weak = spec_memory("spec's weak one", "001-a")
+    rest = [spec_memory(f"spec's other {n}", "001-a") for n in range(3)]
+    between = (LIMITS.in_spec + LIMITS.overall) / 2
+    found = {C.PATTERNS: Found(subject=hits(
+        *((m, 0.8) for m in leads), (weak, 0.2), *((m, between * 0.8) for m in rest)))}
+    assert task_specs(fuse(found[C.PATTERNS], LIMITS), LIMITS.spec_top) == {
+        "001-a": pytest.approx(0.2 / 3.4)}
+    chosen = names(select(found, {C.PATTERNS: 300}, LIMITS, AT), C.PATTERNS)
+    assert [name for name in chosen if name.startswith("own")] == [
+        "own 0", "own 1", "own 2", "own 3"]
+    assert not [name for name in chosen if name.startswith("spec's other")]
+    # The same spec leading the best candidates is the task's area: its rest pass.
+    found = {C.PATTERNS: Found(subject=hits(
+        (weak, 0.8), *((m, 0.8) for m in rest[:2]), *((m, 0.5) for m in leads[:2]),
+        (rest[2], between * 0.8)))}
+    assert "spec's other 2" in names(select(found, {C.PATTERNS: 300}, LIMITS, AT),
+                                     C.PATTERNS)
 
 
 def test_one_memory_once_by_content_in_the_larger_allocation() -> None:
