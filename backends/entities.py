@@ -69,6 +69,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
 _NOT_MODULES = frozenset({"e.g", "i.e", "etc.al", "vs.code"})
 
 
+PLAIN_LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
+"""what an entity label may be: a plain word (a FalkorDB query carries it in its text)"""
+
+
 @dataclass(frozen=True, slots=True)
 class Entity:
     uuid: str

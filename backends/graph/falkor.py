@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from backends.entities import Entity, Extraction
+from backends.entities import PLAIN_LABEL, Entity, Extraction
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
@@ -76,7 +75,6 @@ FETCH_CHUNK = 256
 WRITE_BATCH = 50
 """episodes a write query carries: one query per episode made filling 10k take ~10 times
 Kùzu's time; the query's text (parameters included) grows with it"""
-_LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
 _OURS = "e.kind IS NOT NULL"
 _COLUMNS = (
     "e.uuid AS uuid, e.group_id AS group_id, e.kind AS kind, e.name AS name, "
@@ -653,7 +651,7 @@ def _write(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, list[flo
     for episode, vector, structure, name_vectors in episodes:
         by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for entity in structure.entities:
-            if not _LABEL.fullmatch(entity.label):  # it goes into the query's text
+            if not PLAIN_LABEL.fullmatch(entity.label):  # it goes into the query's text
                 raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain "
                                   "word")
             by_label[entity.label].append({
@@ -758,7 +756,7 @@ def _time(value: str) -> datetime:
 
 def _plain(label: str) -> str:
     """An entity label, checked: it goes into a query's text."""
-    if not _LABEL.fullmatch(label):
+    if not PLAIN_LABEL.fullmatch(label):
         raise WriteFailed(f"graph layer: entity label {label!r} is not a plain word")
     return label
 

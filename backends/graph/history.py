@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from backends.entities import Entity
+from backends.entities import PLAIN_LABEL, Entity
 from backends.errors import MigrationError
 from backends.model import Episode
 
@@ -101,6 +101,8 @@ def _entity(data: Any) -> Entity:
     if not isinstance(data, dict) or not all(isinstance(data.get(key), str)
                                              for key in ("uuid", "label", "name")):
         raise MigrationError(f"not an entity: {data!r:.80}")
+    if not PLAIN_LABEL.fullmatch(data["label"]):
+        raise MigrationError(f"not an entity label: {data['label']!r:.80}")
     summary = data.get("summary", "")
     if not isinstance(summary, str):
         raise MigrationError(f"not an entity summary: {summary!r:.80}")

@@ -106,15 +106,16 @@ async def test_damaged_lines_are_skipped_and_the_rest_restored(
     config = Config(home=tmp_path)
     await enriched(tmp_path, chat)
     path = config.files_dir / "enriched.jsonl"
-    path.write_bytes(b'{"episode": 1}\n{"episode": "x", "group_id": "g", "digest": "d",'
-                     b' "mentions": [{"uuid": 2}], "facts": []}\n' + path.read_bytes()
-                     + b'{"episode": "torn')
+    line = b'{"episode": "x", "group_id": "g", "digest": "d", "mentions": [%s], "facts": []}\n'
+    hostile = b'{"uuid": "u", "label": "X` DETACH DELETE n //", "name": "n"}'  # query text
+    path.write_bytes(b'{"episode": 1}\n' + line % b'{"uuid": 2}' + line % hostile
+                     + path.read_bytes() + b'{"episode": "torn')
     shutil.rmtree(config.graph_dir)
     with caplog.at_level(logging.WARNING, logger="memory.store.kept_log"):
         assert await linked_to_redis(tmp_path) == [NOTE.id]
     warned = {r.getMessage().split(": skipped", 1)[0].rsplit(":", 1)[1] for r in caplog.records
               if ": skipped (" in r.getMessage()}
-    assert warned == {"1", "2", "4"}
+    assert warned == {"1", "2", "3", "5"}
 
 
 T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
