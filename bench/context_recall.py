@@ -13,6 +13,7 @@ third round, main before its seventh) are extracted from git and put first on th
 The tasks the values were chosen on, the held-out tasks, the fresh tasks (labelled and
 committed before the fourth round), the later ones (before the fifth), the next ones (before
 the sixth) and the final ones (before the seventh) are reported apart.
+So are the blind ones, labelled and committed before anything was measured on them.
 
 A memory counts as shown when one of its texts that no other memory has (its name, or a field
 of its body) appears in the context; recall is the share of labelled memories shown, a
@@ -38,7 +39,7 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import upsert_all
 from bench.context_history import FIXTURE_SPEC, SPEC_AREAS, write_history
-from bench.context_tasks import FINAL, FRESH, HELD_OUT, LATER, NEXT, TASKS, LabelledTask
+from bench.context_tasks import BLIND, FINAL, FRESH, HELD_OUT, LATER, NEXT, TASKS, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
 from memory import Config
@@ -55,9 +56,9 @@ BASELINES = {
     "round 3": "d240113307956ae7dbbc633b549a127028ff261f",  # its third round, before FRESH
     "round 6": "62912a33c76775c8557ee85b16d71f1538344403",  # main before the seventh round
 }
-ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL)
+ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL, *BLIND)
 SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH), ("  later", LATER),
-        ("  next", NEXT), ("  final", FINAL))
+        ("  next", NEXT), ("  final", FINAL), ("  blind", BLIND))
 LAYERS = ("file", "graph", "non-holder")
 SIGNATURE_CHARS = 48
 MIN_FIELD_CHARS = 20

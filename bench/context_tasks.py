@@ -12,6 +12,7 @@ memories already in the history) were written, labelled and committed before the
 ``NEXT`` (eight, on memories already in the history, in words the memories do not use) were
 written, labelled and committed before the sixth round measured anything on them.
 ``FINAL`` (eight, on memories in the history) were labelled and committed before any measuring.
+``BLIND`` (eight, on memories in the history) were labelled and committed before any measuring.
 
 A label is ``kind:text``: the one memory of that kind whose name or body holds the text.
 """
@@ -559,4 +560,84 @@ FINAL: tuple[LabelledTask, ...] = (
        "pattern:Admin dashboard pages call the API through the generated OpenAPI client",
        "gotcha:Report timestamps are stored in UTC",
        complexity=4),
+)
+
+BLIND: tuple[LabelledTask, ...] = (
+    _t("invoice-link-email", "Email customers a link to their invoice once it is final, instead "
+       "of making them log in to fetch it", P.IMPLEMENT, "invoicing notifications infra",
+       "pattern:Emails are sent by a Celery task enqueued after the database commit",
+       "gotcha:Postmark rejects emails over 10 MB",
+       "pattern:Invoice PDFs are cached in S3 by invoice number and version",
+       "codebase_discovery:app/services/invoices.py",
+       "codebase_discovery:app/templates/email/",
+       "pattern:Every email template has a plain-text twin",
+       "failed_approach:Rendering invoice PDFs in the web process",
+       complexity=4),
+    _t("refund-status-migration", "Fix the Alembic migration for the new partially_refunded "
+       "refund status: autogenerate left out the new enum value", P.IMPLEMENT,
+       "infra refunds testing",
+       "gotcha:Alembic autogenerate misses server_default",
+       "pattern:Every Alembic migration is reversible",
+       "codebase_discovery:alembic/versions/",
+       "gotcha:Tests run on Postgres in docker",
+       "codebase_discovery:app/repos/refunds.py",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="missing_enum_value"),
+    _t("invoice-number-tests", "Write tests proving two invoices finalised at the same moment "
+       "for one merchant never get the same number", P.TEST, "invoicing testing infra",
+       "task_outcome:Invoice numbering per merchant without gaps",
+       "codebase_discovery:app/services/invoices.py",
+       "gotcha:Tests run on Postgres in docker",
+       "pattern:Service tests use the real Postgres test database",
+       "pattern:Test data comes from factory_boy factories",
+       "codebase_discovery:tests/factories.py",
+       "gotcha:pytest-asyncio runs in strict mode",
+       task_type="testing", complexity=4),
+    _t("foreign-refund-review", "Review the change that refunds charges a customer paid in "
+       "another currency", P.REVIEW, "refunds ledger stripe-client",
+       "pattern:Exchange rates are fixed when a charge is captured",
+       "codebase_discovery:app/services/fx.py",
+       "gotcha:Currency exponents differ",
+       "pattern:Money amounts are integers in minor units",
+       "task_outcome:Reversing entries for refunded charges",
+       "codebase_discovery:app/services/refunds.py",
+       "gotcha:Stripe rejects a partial refund larger than the remaining",
+       task_type="review", complexity=4),
+    _t("laptop-setup-docs", "Write a getting-started page for new engineers: running the "
+       "service and its tests on a laptop", P.LOAD, "infra testing webhooks",
+       "codebase_discovery:docker-compose.yml",
+       "gotcha:Tests run on Postgres in docker",
+       "codebase_discovery:app/settings.py",
+       "pattern:Configuration comes from app/settings.py",
+       "gotcha:The webhook secret in tests is whsec_test",
+       "architecture:Service layout",
+       "gotcha:pytest-asyncio runs in strict mode",
+       task_type="docs", complexity=3),
+    _t("failed-payout-notice-plan", "Plan telling merchants by email or text message when "
+       "their payout could not be sent", P.PLAN, "notifications payouts stripe-client",
+       "gotcha:Stripe Connect transfers fail for accounts with pending verification",
+       "codebase_discovery:app/workers/payout_batch.py",
+       "codebase_discovery:app/services/notifications.py",
+       "pattern:Emails are sent by a Celery task enqueued after the database commit",
+       "gotcha:Twilio rejects SMS bodies over 1,600 characters",
+       "task_outcome:SMS receipts through Twilio behind the sms_receipts flag",
+       task_type="planning", complexity=5),
+    _t("payout-ledger-entry", "Post a payout ledger entry for every Stripe transfer the payout "
+       "batch makes", P.IMPLEMENT, "payouts ledger refunds",
+       "recommendation:Post a payout ledger entry for every transfer",
+       "pattern:Every money movement posts balanced ledger entries",
+       "codebase_discovery:app/services/payouts.py",
+       "pattern:Use a unit of work (session.begin())",
+       "adr:Ledger is append-only",
+       "codebase_discovery:app/services/ledger.py",
+       complexity=4),
+    _t("report-email-bug", "Fix monthly report emails that never arrive for the largest "
+       "merchants", P.IMPLEMENT, "notifications reporting",
+       "gotcha:Postmark rejects emails over 10 MB",
+       "pattern:Report downloads are signed S3 URLs",
+       "codebase_discovery:app/workers/nightly.py",
+       "codebase_discovery:app/services/notifications.py",
+       "gotcha:A hard bounce reported by Postmark disables the address",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="email_not_delivered"),
 )
