@@ -362,13 +362,8 @@ class FalkorBackend:
 
     async def retired_facts(self) -> list[KeptFact]:
         """The facts rewrites retired and this graph keeps as history."""
-        return [KeptFact(
-            uuid=row["uuid"], episode=row["episode"], group_id=row["group_id"],
-            name=row["name"], fact=row["fact"] or "", created_at=_time(row["created_at"]),
-            valid_at=_time(row["valid_at"]),
-            invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
-            expired_at=_time(row["expired_at"]), source=_end(row, "a"), target=_end(row, "b"),
-        ) for row in await self._run(_RETIRED)]
+        return [_kept(row, row["episode"], _time(row["expired_at"]))
+                for row in await self._run(_RETIRED)]
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """Write the retired facts (of another graph) this one lacks beside their episodes;
@@ -407,13 +402,8 @@ class FalkorBackend:
         async def linked(key: str) -> shared.Linked:
             mentions = [Entity(row["uuid"], row["label"], row["name"], row["summary"])
                         for row in await self._run(_MENTIONS_OF, uuid=key)]
-            return mentions, [KeptFact(
-                uuid=row["uuid"], episode=key, group_id=row["group_id"], name=row["name"],
-                fact=row["fact"] or "", created_at=_time(row["created_at"]),
-                valid_at=_time(row["valid_at"]),
-                invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
-                expired_at=None, source=_end(row, "a"), target=_end(row, "b"),
-            ) for row in await self._run(_CURRENT_FACTS, uuid=key)]
+            return mentions, [_kept(row, key, None)
+                              for row in await self._run(_CURRENT_FACTS, uuid=key)]
 
         return await shared.enrichments(self._index, await self.enriched(), keys, linked)
 
@@ -651,10 +641,7 @@ def _write(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, list[flo
     for episode, vector, structure, name_vectors in episodes:
         by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for entity in structure.entities:
-            if not PLAIN_LABEL.fullmatch(entity.label):  # it goes into the query's text
-                raise WriteFailed(f"graph layer: entity label {entity.label!r} is not a plain "
-                                  "word")
-            by_label[entity.label].append({
+            by_label[_plain(entity.label)].append({
                 "uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
                 "embedding": name_vectors.get(entity.uuid),
                 "mention": f"{episode.id}:{entity.uuid}",
@@ -765,6 +752,16 @@ def _end_value(entity: Entity, vectors: dict[str, list[float]]) -> dict[str, Any
     """An entity as ``_END`` takes it."""
     return {"uuid": entity.uuid, "name": entity.name, "summary": entity.summary,
             "vector": vectors[entity.uuid]}
+
+
+def _kept(row: dict[str, Any], episode: str, expired_at: datetime | None) -> KeptFact:
+    """A fact with its ends, from a row of ``_RETIRED`` or ``_CURRENT_FACTS``."""
+    return KeptFact(
+        uuid=row["uuid"], episode=episode, group_id=row["group_id"], name=row["name"],
+        fact=row["fact"] or "", created_at=_time(row["created_at"]),
+        valid_at=_time(row["valid_at"]),
+        invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
+        expired_at=expired_at, source=_end(row, "a"), target=_end(row, "b"))
 
 
 def _end(row: dict[str, Any], side: str) -> Entity:

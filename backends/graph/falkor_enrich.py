@@ -6,8 +6,8 @@ graphiti drives the backend's own driver (``falkor_driver.OneGraphDriver``). The
 was enriched is ``(:DualmemEnriched {uuid, digest})`` on the server, read there each time (other
 processes enrich too). Settling a result is one query that also stamps the change feed, so
 every process learns the mentions and facts graphiti added (``FalkorBackend._sync``). A lease
-on the server keeps two processes from enriching one episode at once: a Redis key taken with
-``SET NX`` (atomic; a Cypher MERGE is not: two at once both create), lapsing by itself.
+on the server keeps two processes from enriching one episode at once: a Redis key taken by a
+script (atomic; a Cypher MERGE is not: two at once both create), lapsing by itself.
 """
 
 from __future__ import annotations
