@@ -14,6 +14,7 @@ The tasks the values were chosen on, the held-out tasks, the fresh tasks (labell
 committed before the fourth round), the later ones (before the fifth), the next ones (before
 the sixth) and the final ones (before the seventh) are reported apart.
 So are the blind ones, labelled and committed before anything was measured on them.
+So are the cold ones, labelled and committed likewise before anything was measured on them.
 
 A memory counts as shown when one of its texts that no other memory has (its name, or a field
 of its body) appears in the context; recall is the share of labelled memories shown, a
@@ -39,7 +40,17 @@ from typing import Any
 from backends.model import Episode
 from backends.protocol import upsert_all
 from bench.context_history import FIXTURE_SPEC, SPEC_AREAS, write_history
-from bench.context_tasks import BLIND, FINAL, FRESH, HELD_OUT, LATER, NEXT, TASKS, LabelledTask
+from bench.context_tasks import (
+    BLIND,
+    COLD,
+    FINAL,
+    FRESH,
+    HELD_OUT,
+    LATER,
+    NEXT,
+    TASKS,
+    LabelledTask,
+)
 from bench.context_worker import PROJECT
 from fallback import FileBackend
 from memory import Config
@@ -56,9 +67,9 @@ BASELINES = {
     "round 3": "d240113307956ae7dbbc633b549a127028ff261f",  # its third round, before FRESH
     "round 6": "62912a33c76775c8557ee85b16d71f1538344403",  # main before the seventh round
 }
-ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL, *BLIND)
+ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL, *BLIND, *COLD)
 SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH), ("  later", LATER),
-        ("  next", NEXT), ("  final", FINAL), ("  blind", BLIND))
+        ("  next", NEXT), ("  final", FINAL), ("  blind", BLIND), ("  cold", COLD))
 LAYERS = ("file", "graph", "non-holder")
 SIGNATURE_CHARS = 48
 MIN_FIELD_CHARS = 20

@@ -13,6 +13,7 @@ memories already in the history) were written, labelled and committed before the
 written, labelled and committed before the sixth round measured anything on them.
 ``FINAL`` (eight, on memories in the history) were labelled and committed before any measuring.
 ``BLIND`` (eight, on memories in the history) were labelled and committed before any measuring.
+``COLD`` (eight, on memories in the history) were labelled and committed before any measuring.
 
 A label is ``kind:text``: the one memory of that kind whose name or body holds the text.
 """
@@ -640,4 +641,88 @@ BLIND: tuple[LabelledTask, ...] = (
        "gotcha:A hard bounce reported by Postmark disables the address",
        task_type="refinement", complexity=3, refinement_attempt=1,
        last_failure_type="email_not_delivered"),
+)
+
+COLD: tuple[LabelledTask, ...] = (
+    _t("dispute-opened-email", "Email the merchant when a customer opens a dispute "
+       "(charge.dispute.created) against one of their charges", P.IMPLEMENT,
+       "disputes notifications webhooks",
+       "gotcha:Dispute events (charge.dispute.*) arrive at the same webhook endpoint",
+       "codebase_discovery:app/workers/stripe_events.py",
+       "pattern:Idempotent event handling",
+       "codebase_discovery:app/services/disputes.py",
+       "gotcha:Dispute evidence is due by",
+       "pattern:Emails are sent by a Celery task enqueued after the database commit",
+       "pattern:Every email template has a plain-text twin",
+       "codebase_discovery:app/services/notifications.py",
+       complexity=4),
+    _t("team-invite-page", "Add a page to the admin dashboard where a merchant's owner invites "
+       "teammates and picks what each of them may do", P.IMPLEMENT,
+       "accounts admin-ui notifications",
+       "codebase_discovery:app/services/accounts.py",
+       "task_outcome:Merchant invitations by email",
+       "pattern:Role checks use the require_role() dependency",
+       "pattern:Admin forms validate with zod schemas",
+       "pattern:Admin dashboard pages call the API through the generated OpenAPI client",
+       "pattern:Emails are sent by a Celery task enqueued after the database commit",
+       "pattern:Every email template has a plain-text twin",
+       complexity=4),
+    _t("accounts-coverage", "Raise service test coverage of the merchant accounts service "
+       "(roles and invitations) to 85%", P.TEST, "accounts testing",
+       "task_outcome:Raise service test coverage to 85%",
+       "codebase_discovery:app/services/accounts.py",
+       "task_outcome:Merchant invitations by email",
+       "pattern:Service tests use the real Postgres test database",
+       "pattern:Test data comes from factory_boy factories",
+       "codebase_discovery:tests/factories.py",
+       "gotcha:pytest-asyncio runs in strict mode",
+       "gotcha:freezegun breaks asyncio timeouts",
+       task_type="testing", complexity=3),
+    _t("silent-refund-tests", "Fix the refund service's async tests, which are reported as "
+       "passing although their bodies never run", P.IMPLEMENT, "testing refunds infra",
+       "gotcha:pytest-asyncio runs in strict mode",
+       "codebase_discovery:tests/services/test_refunds.py",
+       "pattern:Service tests use the real Postgres test database",
+       "gotcha:The ledger test fixture truncates tables",
+       "gotcha:Tests run on Postgres in docker",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="tests_not_run"),
+    _t("deploy-lost-events", "Fix Stripe events that are never applied when a worker is killed "
+       "in the middle of a deploy", P.IMPLEMENT, "webhooks infra",
+       "gotcha:Celery tasks need acks_late=True",
+       "codebase_discovery:app/workers/stripe_events.py",
+       "pattern:Idempotent event handling",
+       "task_outcome:Apply the current Stripe object state",
+       "adr:Celery with Redis",
+       task_type="refinement", complexity=4, refinement_attempt=1,
+       last_failure_type="event_lost"),
+    _t("ledger-lock-review", "Review the change that locks a merchant's ledger account while "
+       "entries are posted, so two refunds at the same moment cannot overdraw it", P.REVIEW,
+       "ledger refunds infra",
+       "codebase_discovery:app/repos/ledger.py",
+       "pattern:Every money movement posts balanced ledger entries",
+       "pattern:Use a unit of work (session.begin())",
+       "pattern:Repositories return domain dataclasses",
+       "adr:Ledger is append-only",
+       "gotcha:Tests run on Postgres in docker",
+       task_type="review", complexity=5),
+    _t("scheduled-jobs-runbook", "Write an on-call page listing every job that runs on a "
+       "schedule: when it runs and what it does", P.LOAD,
+       "reporting ledger subscriptions payouts infra",
+       "codebase_discovery:app/workers/nightly.py",
+       "gotcha:Celery beat schedules run in UTC",
+       "task_outcome:Nightly balance snapshot job",
+       "pattern:Nightly reconciliation compares daily ledger totals",
+       "task_outcome:Trial expiry reminders three days before a trial ends",
+       "codebase_discovery:app/workers/payout_batch.py",
+       "adr:Celery with Redis",
+       task_type="docs", complexity=3),
+    _t("invoice-archive-plan", "Plan letting a merchant download all of a year's invoices in "
+       "one archive", P.PLAN, "invoicing reporting",
+       "pattern:Invoice PDFs are cached in S3 by invoice number and version",
+       "failed_approach:Rendering invoice PDFs in the web process",
+       "pattern:Report downloads are signed S3 URLs",
+       "codebase_discovery:app/services/invoices.py",
+       "pattern:Invoices are immutable once finalised",
+       task_type="planning", complexity=5),
 )
