@@ -63,10 +63,14 @@ class Queries:
     concern: str = ""
 
 
+def is_testing(analysis: Analysis) -> bool:
+    """Whether the task writes or fixes tests: by its type, or the phase it is in."""
+    return (analysis.task.task_type.strip().casefold() in TESTING_TYPES
+            or analysis.phase is Phase.TEST)
+
+
 def concern_of(analysis: Analysis) -> str:
-    task = analysis.task
-    testing = task.task_type.strip().casefold() in TESTING_TYPES or analysis.phase is Phase.TEST
-    if testing:
+    if is_testing(analysis):
         return CONCERNS["testing"]
     concern = CONCERNS[analysis.task_type]
     if analysis.is_refinement and analysis.task_type is not TaskType.REFINEMENT:

@@ -29,7 +29,14 @@ from memory.agent.scopes import (
 )
 from memory.context.analysis import Analysis
 from memory.context.budget import Category
-from memory.context.expansion import Expander, Queries, concern_of, known_words, subject_of
+from memory.context.expansion import (
+    Expander,
+    Queries,
+    concern_of,
+    is_testing,
+    known_words,
+    subject_of,
+)
 from memory.context.format import SECTION_END, Block
 from memory.context.memo import SearchMemo
 from memory.context.selection import Found, held_terms
@@ -94,9 +101,10 @@ async def search_categories(
     knowns = await _passes(memo, groups, {c: q.known for c, q in asked.items()}, allocations)
     concerns = await _passes(memo, groups, {c: q.concern for c, q in asked.items()},
                              allocations)
+    testing = is_testing(analysis)
     return {c: Found(subjects[c], knowns[c],
                      concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern),
-                     frozenset(terms(q.subject)))
+                     frozenset(terms(q.subject)), testing)
             for c, q in asked.items()}
 
 

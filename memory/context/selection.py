@@ -10,7 +10,9 @@ for the same query. So the cut is relative, and helped by what the project's mem
   memory that shares only a generic word with the task is not lifted by the concern;
 - **conventions**: a project-wide pattern or gotcha (or one of the task's specs) holding at
   least ``convention`` of the concern's terms is how such work is done here ("test data comes
-  from factory_boy factories" for a testing task): kept whatever its subject score;
+  from factory_boy factories" for a testing task): kept whatever its subject score; so is,
+  for a testing task, a project-wide gotcha holding ``trap`` of them: a trap of the test
+  set-up ("freezegun breaks asyncio timeouts in tests") catches a test of any area;
 - **coherence**: a spec (Auto-Claude's unit of work) is one area of the project: the specs of
   the ``spec_top`` best candidates are the task's, a memory of another spec is left out, and
   those of the task's specs weigh by their share (``cohere``);
@@ -64,6 +66,8 @@ class Found:
     concern: Sequence[Hit] = ()
     terms: frozenset[str] = frozenset()
     """the subject query's terms (``backends.ranking.terms``)"""
+    testing: bool = False
+    """the task writes or fixes tests (``memory.context.expansion.is_testing``)"""
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,17 @@ def slight(wanted: frozenset[str], episode: Episode) -> bool:
     return bool(held) and bool(longer) and not held & longer
 
 
+def is_convention(hit: Hit, testing: bool, limits: Thresholds) -> bool:
+    """Whether a memory the concern found (``hit.score``: the share of its terms held) is how
+    such work is done here. A pattern with one test word says how an area tests ("every email
+    template has a plain-text twin; tests render both"), so it must hold ``convention`` of the
+    terms; for a testing task, a project-wide gotcha needs only ``trap``: one test word in it
+    says what breaks tests (a spec's, "Payout tests must freeze time", breaks its area's)."""
+    if testing and hit.episode.kind == GOTCHA and spec_of(hit.episode) is None:
+        return hit.score >= limits.trap
+    return hit.episode.kind in CONVENTION_KINDS and hit.score >= limits.convention
+
+
 def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
     """The memories found, by fused relevance, best first (ties: the order found)."""
     subject: dict[str, float] = {}
@@ -129,7 +144,7 @@ def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
         if score > 0
     ]
     conventions = {hit.episode.id for hit in found.concern
-                   if hit.score >= limits.convention and hit.episode.kind in CONVENTION_KINDS}
+                   if is_convention(hit, found.testing, limits)}
     ranked = [replace(c, convention=True) if c.episode.id in conventions else c for c in ranked]
     ranked += [Candidate(hit.episode, 0.0, False, True) for hit in found.concern
                if hit.episode.id in conventions and hit.episode.id not in subject]

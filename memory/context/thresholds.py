@@ -27,7 +27,8 @@ class Thresholds:
     links agree, ``overall`` for the rest, at least ``far`` for one far from the task's
     entities (``selection.floor``); ``known`` weighs the "known" query against the subject's,
     ``concern`` raises a memory by the share of the concern's terms it holds, and a pattern or
-    gotcha holding ``convention`` of them is kept as a convention; at most ``per_file``
+    gotcha holding ``convention`` of them is kept as a convention (a testing task's gotcha
+    holding ``trap`` of them); at most ``per_file``
     memories about one file; the specs of the ``spec_top`` best candidates are the task's."""
 
     familiar: float = 0.14
@@ -44,6 +45,7 @@ class Thresholds:
     lead: float = 0.1
     far: float = 0.4
     convention: float = 0.4
+    trap: float = 0.2
     spec_share: float = 0.25
 
     def relevance(self, analysis: Analysis) -> float:

@@ -7,7 +7,7 @@ from backends.model import Episode, Hit
 from backends.protocol import MemoryBackend
 from context.conftest import fill
 from memory.agent.scopes import GOTCHA, PATTERN, project_group
-from memory.context import Phase, Task
+from memory.context import Phase, Task, build_context
 from memory.context.analysis import Analysis, TaskType
 from memory.context.expansion import known_words, named_entities
 from memory.context.retrieval import concern_hits
@@ -65,3 +65,20 @@ def test_the_concern_is_read_in_what_the_subject_found() -> None:
     # a concern term counts in a longer word it begins ("fail" in "failure")
     assert [h.score for h in concern_hits([failure], "fail bug")] == [0.5]
     assert concern_hits([fixtures], "") == []
+
+
+async def test_a_testing_task_is_shown_the_traps_of_the_test_set_up(store: MemoryBackend) -> None:
+    trap = "freezegun breaks asyncio timeouts in tests; freeze time with time_machine"
+    await fill(store, [
+        note(GOTCHA, trap),
+        note(GOTCHA, "Partial refunds above the captured amount are rejected by Stripe"),
+        note(PATTERN, "Refunds post a reversing ledger entry in the same transaction"),
+        *(note(GOTCHA, f"Invoice {n} rendering needs the {n} font") for n in range(8)),
+    ])
+    testing = Task(description="Write tests for partial refunds", task_type="testing")
+    fixing = Task(description="Fix partial refunds", task_type="implementation")
+    tested = await build_context(store, testing, project_id=PROJECT, phase=Phase.TEST)
+    fixed = await build_context(store, fixing, project_id=PROJECT)
+    # The trap shares no word with the task; one test word in a gotcha is enough for a test.
+    assert trap in tested.markdown and "Partial refunds above" in tested.markdown
+    assert trap not in fixed.markdown and "Partial refunds above" in fixed.markdown

@@ -310,3 +310,19 @@ def test_conventions_of_the_task_type_are_kept_whatever_their_subject_score() ->
     chosen = select(found, {C.PATTERNS: 300}, LIMITS, AT)
     assert names(chosen, C.PATTERNS) == [
         "Refund flow", "Test data comes from factories", "Ledger test fixture truncates tables"]
+
+
+def test_a_testing_task_keeps_the_traps_of_the_test_set_up() -> None:
+    # One test word makes a project-wide gotcha a trap every test can fall into; a pattern with
+    # one is how some area tests its own work, a spec's gotcha a trap of its own area's tests.
+    subject = memory("Refund flow", GOTCHA, {"gotcha": "Refund flow", "spec": "001-a"})
+    trap = memory("freezegun breaks asyncio timeouts in tests", GOTCHA)
+    spec_trap = memory("Payout tests must freeze time", GOTCHA,
+                       {"gotcha": "Payout tests must freeze time", "spec": "001-a"})
+    area_pattern = memory("Emails have a plain-text twin; tests render both")
+    concern = hits((trap, LIMITS.trap), (spec_trap, LIMITS.trap), (area_pattern, LIMITS.trap))
+    for testing, kept in ((True, [trap.name]), (False, [])):
+        found = Found(subject=hits((subject, 0.9)), concern=concern, testing=testing)
+        chosen = select({C.WARNINGS: found, C.PATTERNS: found}, {C.WARNINGS: 300}, LIMITS, AT)
+        assert names(chosen, C.WARNINGS) == ["Refund flow", *kept]
+        assert area_pattern.name not in names(chosen, C.PATTERNS)
