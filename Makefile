@@ -25,11 +25,14 @@ demo: $(STAMP)
 # the layers over that engine only: tests/every_layer.py).
 # Tests marked `slow` are full-size runs of properties `make test` checks at a smaller size
 # (12k episodes where it writes 3k): `make slow` runs them.
+# Two workers, one per CI core (a serial run keeps about one busy); a file stays on one
+# worker (`loadfile`), so its module fixtures (FalkorDB servers, filled stores) are built once.
+PARALLEL := -n 2 --dist loadfile
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -m "not slow"
-	DUALMEM_TEST_GRAPH_ENGINE=ladybug $(BIN)/python -m pytest -q -m "not slow" tests/contract tests/graph
+	$(BIN)/python -m pytest -q -m "not slow" $(PARALLEL)
+	DUALMEM_TEST_GRAPH_ENGINE=ladybug $(BIN)/python -m pytest -q -m "not slow" $(PARALLEL) tests/contract tests/graph
 
 slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
