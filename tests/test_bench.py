@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import cli_latency, file_layer, locomo
+from bench import cli_latency, file_layer, history_writes, locomo
 from bench.bm25 import BM25
 from memory import SyncMemory
 
@@ -55,3 +55,9 @@ def test_the_cli_latency_home_is_a_project_with_half_the_episodes(tmp_path: Path
         for query in asked:
             assert len(query.split()) == 3
             assert memory.search(query, group_ids=[memory.project_id], limit=1)
+
+
+def test_the_history_bench_times_rewrites_on_a_history_it_made() -> None:
+    retired, spent = history_writes.measure(history_writes.ROOT, 5)
+    assert retired == 2 * 5  # each gotcha's rewrite retired the two facts it no longer states
+    assert len(spent) == history_writes.ROUNDS and min(spent) > 0

@@ -30,7 +30,7 @@ import asyncio
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,7 +126,7 @@ _DELETE_ORPHANS = (
     " AND NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-() DELETE n"
 )
 _RETIRED = (
-    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL"
+    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL{}"
     " RETURN r.uuid AS uuid, r.episodes[0] AS episode, r.group_id AS group_id, r.name AS name,"
     " r.fact AS fact, r.created_at AS created_at, coalesce(r.valid_at, r.created_at) AS valid_at,"
     " r.invalid_at AS invalid_at, r.expired_at AS expired_at,"
@@ -360,10 +360,15 @@ class FalkorBackend:
             await self._sync()  # raises GraphEmptied
             raise WriteFailed("graph layer: the graph changed while its position was recorded")
 
-    async def retired_facts(self) -> list[KeptFact]:
-        """The facts rewrites retired and this graph keeps as history."""
-        return [_kept(row, row["episode"], _time(row["expired_at"]))
-                for row in await self._run(_RETIRED)]
+    async def retired_facts(self, episodes: Collection[str] | None = None) -> list[KeptFact]:
+        """The facts rewrites retired and this graph keeps as history (of ``episodes`` only,
+        when given)."""
+        if episodes is None:
+            found = await self._run(_RETIRED.format(""))
+        else:
+            found = await self._run(_RETIRED.format(" AND r.episodes[0] IN $episodes"),
+                                    episodes=list(episodes))
+        return [_kept(row, row["episode"], _time(row["expired_at"])) for row in found]
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """Write the retired facts (of another graph) this one lacks beside their episodes;

@@ -85,7 +85,7 @@ _LABEL = "coalesce(list_filter({0}.labels, x -> x <> 'Entity')[1], 'Entity')"
 # The history a rewrite kept (write_episodes): what a move to another graph carries over.
 RETIRED_FACTS = (
     "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " WHERE f.expired_at IS NOT NULL"
+    " WHERE f.expired_at IS NOT NULL{}"
     " RETURN f.uuid, f.episodes[1], f.group_id, f.name, f.fact, f.created_at,"
     f" coalesce(f.valid_at, f.created_at), f.invalid_at, f.expired_at,"
     f" a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
@@ -321,14 +321,21 @@ def _link(session: Session, write: EpisodeWrite, existing: Collection[str] = ())
                          episode=episode.id, expired_at=None, **times)
 
 
-def retired_facts(session: Session) -> list[KeptFact]:
+def retired_facts(session: Session, episodes: Collection[str] | None = None) -> list[KeptFact]:
+    """The facts rewrites retired: of ``episodes`` only, when given (a write's worth of
+    history, not all of it)."""
+    if episodes is None:
+        found = session.rows(RETIRED_FACTS.format(""))
+    else:
+        found = session.rows(RETIRED_FACTS.format(" AND f.episodes[1] IN $episodes"),
+                             episodes=list(episodes))
     return [KeptFact(uuid=f, episode=e, group_id=group, name=name, fact=text or "",
                         created_at=aware(created), valid_at=aware(valid),
                         invalid_at=aware(invalid) if invalid is not None else None,
                         expired_at=aware(expired), source=Entity(a, a_label, a_name),
                         target=Entity(b, b_label, b_name))
             for (f, e, group, name, text, created, valid, invalid, expired,
-                 a, a_label, a_name, b, b_label, b_name) in session.rows(RETIRED_FACTS)]
+                 a, a_label, a_name, b, b_label, b_name) in found]
 
 
 def keep_history(session: Session, facts: Sequence[KeptFact],

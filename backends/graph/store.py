@@ -13,7 +13,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from os import PathLike
@@ -542,9 +542,10 @@ class GraphBackend:
         await core.write(record, payload=ROW_BYTES * len(values))
         core.db.meta.update(values)
 
-    async def retired_facts(self) -> list[KeptFact]:
-        """The facts rewrites retired and this graph keeps as history."""
-        return await self._open_core().read(rows.retired_facts)
+    async def retired_facts(self, episodes: Collection[str] | None = None) -> list[KeptFact]:
+        """The facts rewrites retired and this graph keeps as history (of ``episodes`` only,
+        when given)."""
+        return await self._open_core().read(lambda session: rows.retired_facts(session, episodes))
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """Write the retired facts (of another graph) this one lacks beside their episodes;

@@ -105,6 +105,9 @@ class DualBackend:
         """what became of a damaged graph found at take-over, for status to tell"""
         self._saved: set[str] | None = None
         """the retired facts the journal's history file holds, by uuid (read once)"""
+        self._unsaved: set[str] | None = None
+        """the memories written since the history was saved, whose retired facts it may lack;
+        None: any memory's (a previous holder's, graphiti's), so every retired fact is read"""
         self._saved_enriched: dict[str, str] | None = None
         """the enrichments the journal's file holds (episode id -> digest; read once), and
         those of memories of other homes on a shared graph, never saved here"""
@@ -284,6 +287,8 @@ class DualBackend:
             written = [episode for episode in found if episode is not None]
             if written:
                 await self._write_graph(written)
+                if self._unsaved is not None:
+                    self._unsaved.update(episode.id for episode in written)
             for episode_id in changes.deleted:
                 await graph.delete(episode_id)
             if changes.deleted:
@@ -349,6 +354,7 @@ class DualBackend:
         other homes' memories: they neither join this journal nor leave the graph."""
         graph = self._graph
         assert graph is not None
+        self._unsaved = None  # it writes past _catch_up's count: the next save reads everything
         position = self._files.position()
         journal = self._files.content_hashes()
         deleted = self._files.deleted_ids()
@@ -380,13 +386,16 @@ class DualBackend:
         the files beside the journal, which a rebuilt graph gets it back from. A disk that
         refuses costs nothing yet: the graph keeps it, and the next save tries again."""
         try:
+            if await self._save_enrichments():
+                self._unsaved = None  # graphiti's extraction may retire any memory's facts
             await self._save_history()
-            await self._save_enrichments()
         except WriteFailed as exc:
             _log().warning("%s", exc)
 
     async def _save_history(self) -> None:
-        """The facts the graph retired since."""
+        """The facts the graph retired since: those of the memories written since, or, after
+        a take-over or an enrichment, every one not saved yet (a write reads a write's worth
+        of history, not all of it)."""
         from backends.graph.history import KeptFact
         from memory.store import kept_log
 
@@ -395,14 +404,18 @@ class DualBackend:
         path = self._files.history_file
         if self._saved is None:
             self._saved = {fact.uuid for fact in kept_log.read(path, KeptFact.from_json)}
+        if self._unsaved is not None and not self._unsaved:
+            return
         # Of this journal's memories only: a server's graph holds other homes' too.
-        fresh = [fact for fact in await graph.retired_facts()
+        fresh = [fact for fact in await graph.retired_facts(self._unsaved)
                  if fact.uuid not in self._saved and await self._files.get(fact.episode)]
         kept_log.append(path, fresh)
         self._saved.update(fact.uuid for fact in fresh)
+        self._unsaved = set()
 
-    async def _save_enrichments(self) -> None:
-        """What graphiti's LLM extraction found since, of memories at their content now."""
+    async def _save_enrichments(self) -> bool:
+        """What graphiti's LLM extraction found since, of memories at their content now; True
+        when it found any (of this home's memories or, on a shared graph, another's)."""
         from backends.graph.history import Enrichment
         from memory.store import kept_log
 
@@ -416,12 +429,13 @@ class DualBackend:
         recorded = await graph.enriched()
         due = [key for key, digest in recorded.items() if saved.get(key) != digest]
         if not due:
-            return
+            return False
         journal = self._files.content_hashes()
         fresh = await graph.enrichments(key for key in due if key in journal)
         kept_log.append(path, fresh)
         # Another home's memory (a shared graph) is not saved, and not looked at again.
         saved.update((key, recorded[key]) for key in due)
+        return True
 
     async def _restore_kept(self) -> None:
         """Give a graph made from the journal the facts rewrites had retired, as they were,
@@ -603,6 +617,7 @@ class DualBackend:
                 return
         self._graph = graph
         self._applied = None
+        self._unsaved = None
         self._why = f"{self._holding}; catching up with the journal"
         self._watch()
         await self._files.watch()

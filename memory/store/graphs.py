@@ -12,7 +12,7 @@ from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Collection, Iterable, Sequence
 
     from backends.graph.embedder import AnyEmbedder
     from backends.graph.history import Enrichment, KeptFact
@@ -31,8 +31,9 @@ class Graph(MemoryBackend, Protocol):
 
     async def record_applied(self, position: Position) -> None: ...
 
-    async def retired_facts(self) -> list[KeptFact]:
-        """the facts rewrites retired, kept as history (the journal does not hold them)"""
+    async def retired_facts(self, episodes: Collection[str] | None = None) -> list[KeptFact]:
+        """the facts rewrites retired, kept as history (the journal does not hold them): of
+        ``episodes`` only, when given"""
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """write another graph's retired facts this one lacks; returns how many it wrote"""

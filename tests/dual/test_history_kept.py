@@ -59,6 +59,39 @@ async def test_a_rebuilt_graph_gets_the_retired_facts_back_once(tmp_path: Path) 
     assert len(lines) == 1
 
 
+def note(key: str, files: list[str]) -> Episode:
+    return Episode.create(group_id="proj", kind="codebase_discovery", name=key, key=key,
+                          body={"files": files}, created_at=T0)
+
+
+async def test_a_save_that_failed_is_made_by_a_later_one(tmp_path: Path) -> None:
+    # A save reads only what the memories written since retired; one the disk refused stays
+    # due for the next, in this process (a later write) or the next holder (its take-over).
+    history = Config(home=tmp_path).files_dir / "history.jsonl"
+
+    def saved() -> set[str]:
+        return {fact.episode for fact in kept_log.read(history, KeptFact.from_json)}
+
+    async with open_memory(tmp_path, "auto") as store:
+        for key in "abc":
+            await store.upsert(note(key, [f"src/{key}.py", "src/x.py"]))
+        await store.catch_up()
+        history.mkdir()  # where the file goes: its saves fail, the graph keeps the facts
+        await store.upsert(note("a", ["src/y.py"]))
+        await store.catch_up()
+        history.rmdir()
+        await store.upsert(note("b", ["src/y.py"]))
+        await store.catch_up()
+        assert saved() == {note("a", []).id, note("b", []).id}
+        history.unlink()
+        history.mkdir()
+        await store.upsert(note("c", ["src/y.py"]))
+    history.rmdir()  # its close could not save either
+    # The next holder's take-over saves every retired fact the file lacks.
+    assert len(await retired_after_reopening(tmp_path)) == 3
+    assert saved() == {note(key, []).id for key in "abc"}
+
+
 async def test_damaged_lines_are_skipped_and_the_rest_restored(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

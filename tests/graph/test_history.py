@@ -13,6 +13,7 @@ from backends.entities import Entity
 from backends.graph import GraphBackend
 from backends.graph.history import KeptFact, compare, dump_history, load_history
 from backends.model import Episode
+from memory.store.graphs import Graph
 
 T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 
@@ -83,3 +84,27 @@ def test_retired_facts_cross_a_process_as_they_are(facts: list[KeptFact]) -> Non
     back = load_history(dump_history(facts))
     assert back == facts
     assert [(f.source, f.target) for f in back] == [(f.source, f.target) for f in facts]
+
+
+async def test_the_history_of_some_memories_is_theirs_alone(graph: GraphBackend) -> None:
+    await history_of_some_memories(graph)
+
+
+async def history_of_some_memories(graph: Graph) -> None:
+    """What a write retired is read without reading the whole history (dual._save_history);
+    on every engine (tests/falkor runs it on a server)."""
+    others = [Episode.create(group_id="proj", kind="codebase_discovery", name=f"other {n}",
+                             key=f"o{n}", body={"files": [f"src/o{n}.py", "src/x.py"]},
+                             created_at=T0) for n in range(3)]
+    for episode in [discovery(["src/a.py", "src/b.py"]), *others]:
+        await graph.upsert(episode)
+    await graph.upsert(latest := discovery(["src/a.py", "src/c.py"]))
+    for episode in others:
+        await graph.upsert(episode.model_copy(update={"body": '{"files": ["src/y.py"]}'}))
+    everything = await graph.retired_facts()
+    mine = await graph.retired_facts([latest.id])
+    assert len(everything) == 4 and [fact.episode for fact in mine] == [latest.id]
+    assert mine == [fact for fact in everything if fact.episode == latest.id]
+    assert await graph.retired_facts([others[0].id, "no-such-memory"]) == [
+        fact for fact in everything if fact.episode == others[0].id]
+    assert await graph.retired_facts([]) == []
