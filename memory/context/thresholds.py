@@ -28,8 +28,8 @@ class Thresholds:
     entities (``selection.floor``); ``known`` weighs the "known" query against the subject's,
     ``concern`` raises a memory by the share of the concern's terms it holds, and a pattern or
     gotcha holding ``convention`` of them is kept as a convention (a testing task's gotcha
-    holding ``trap`` of them); at most ``per_file``
-    memories about one file; the specs of the ``spec_top`` best candidates are the task's."""
+    holding ``trap`` of them); at most ``per_file`` memories about one file; the specs of the
+    ``spec_top`` best candidates are the task's."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
