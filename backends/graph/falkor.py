@@ -125,13 +125,17 @@ _DELETE_ORPHANS = (
     "MATCH (n:Entity) WHERE n.uuid IN $uuids"
     " AND NOT (n)<-[:MENTIONS]-(:Episodic) AND NOT (n)-[:RELATES_TO]-() DELETE n"
 )
-_RETIRED = (
-    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL{}"
-    " RETURN r.uuid AS uuid, r.episodes[0] AS episode, r.group_id AS group_id, r.name AS name,"
-    " r.fact AS fact, r.created_at AS created_at, coalesce(r.valid_at, r.created_at) AS valid_at,"
-    " r.invalid_at AS invalid_at, r.expired_at AS expired_at,"
+# A fact with its ends (``_kept``), as the queries below return it.
+_FACT_COLUMNS = (
+    "r.uuid AS uuid, r.group_id AS group_id, r.name AS name, r.fact AS fact,"
+    " r.created_at AS created_at, coalesce(r.valid_at, r.created_at) AS valid_at,"
+    " r.invalid_at AS invalid_at,"
     " a.uuid AS a, [l IN labels(a) WHERE l <> 'Entity'][0] AS a_label, a.name AS a_name,"
     " b.uuid AS b, [l IN labels(b) WHERE l <> 'Entity'][0] AS b_label, b.name AS b_name"
+)
+_RETIRED = (
+    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL{} RETURN "
+    + _FACT_COLUMNS + ", r.episodes[0] AS episode, r.expired_at AS expired_at"
 )
 _END = (
     "MERGE ({end}:Entity {{uuid: ${end}.uuid}}) ON CREATE SET {end}:{label},"
@@ -160,12 +164,8 @@ _MENTIONS_OF = (
 )
 _CURRENT_FACTS = (
     "MATCH (e:Episodic {uuid: $uuid}) MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)"
-    " WHERE r.uuid IN coalesce(e.entity_edges, []) AND r.expired_at IS NULL"
-    " RETURN r.uuid AS uuid, r.group_id AS group_id, r.name AS name, r.fact AS fact,"
-    " r.created_at AS created_at, coalesce(r.valid_at, r.created_at) AS valid_at,"
-    " r.invalid_at AS invalid_at,"
-    " a.uuid AS a, [l IN labels(a) WHERE l <> 'Entity'][0] AS a_label, a.name AS a_name,"
-    " b.uuid AS b, [l IN labels(b) WHERE l <> 'Entity'][0] AS b_label, b.name AS b_name"
+    " WHERE r.uuid IN coalesce(e.entity_edges, []) AND r.expired_at IS NULL RETURN "
+    + _FACT_COLUMNS
 )
 _KEEP_MENTION = (
     "MATCH (e:Episodic {{uuid: $uuid}}) WHERE e.kind IS NOT NULL {end}"
@@ -760,7 +760,7 @@ def _end_value(entity: Entity, vectors: dict[str, list[float]]) -> dict[str, Any
 
 
 def _kept(row: dict[str, Any], episode: str, expired_at: datetime | None) -> KeptFact:
-    """A fact with its ends, from a row of ``_RETIRED`` or ``_CURRENT_FACTS``."""
+    """A fact with its ends, from a row of ``_FACT_COLUMNS``."""
     return KeptFact(
         uuid=row["uuid"], episode=episode, group_id=row["group_id"], name=row["name"],
         fact=row["fact"] or "", created_at=_time(row["created_at"]),

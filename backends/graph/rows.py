@@ -82,13 +82,15 @@ FACT_COLUMNS = (
     " f.invalid_at"
 )
 _LABEL = "coalesce(list_filter({0}.labels, x -> x <> 'Entity')[1], 'Entity')"
+# A fact with its ends (``_kept``), as the queries below return it first.
+_FACT_COLUMNS = (
+    "f.uuid, f.group_id, f.name, f.fact, f.created_at, coalesce(f.valid_at, f.created_at),"
+    f" f.invalid_at, a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
+)
 # The history a rewrite kept (write_episodes): what a move to another graph carries over.
 RETIRED_FACTS = (
     "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " WHERE f.expired_at IS NOT NULL{}"
-    " RETURN f.uuid, f.episodes[1], f.group_id, f.name, f.fact, f.created_at,"
-    f" coalesce(f.valid_at, f.created_at), f.invalid_at, f.expired_at,"
-    f" a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
+    " WHERE f.expired_at IS NOT NULL{} RETURN " + _FACT_COLUMNS + ", f.episodes[1], f.expired_at"
 )
 # An episode's mentions and current facts, as enrich.py left them (graphiti's with ours).
 MENTIONS_OF = (
@@ -98,10 +100,7 @@ MENTIONS_OF = (
 MENTION_OF = "MATCH (:Episodic {uuid: $episode})-[r:MENTIONS]->(:Entity {uuid: $entity}) RETURN r"
 CURRENT_FACTS = (
     "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " WHERE f.uuid IN $uuids AND f.expired_at IS NULL"
-    " RETURN f.uuid, f.group_id, f.name, f.fact, f.created_at,"
-    " coalesce(f.valid_at, f.created_at), f.invalid_at,"
-    f" a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
+    " WHERE f.uuid IN $uuids AND f.expired_at IS NULL RETURN " + _FACT_COLUMNS
 )
 ENRICHED_TABLE = (
     "CREATE NODE TABLE IF NOT EXISTS DualmemEnriched(uuid STRING PRIMARY KEY, digest STRING)"
@@ -329,13 +328,18 @@ def retired_facts(session: Session, episodes: Collection[str] | None = None) -> 
     else:
         found = session.rows(RETIRED_FACTS.format(" AND f.episodes[1] IN $episodes"),
                              episodes=list(episodes))
-    return [KeptFact(uuid=f, episode=e, group_id=group, name=name, fact=text or "",
-                        created_at=aware(created), valid_at=aware(valid),
-                        invalid_at=aware(invalid) if invalid is not None else None,
-                        expired_at=aware(expired), source=Entity(a, a_label, a_name),
-                        target=Entity(b, b_label, b_name))
-            for (f, e, group, name, text, created, valid, invalid, expired,
-                 a, a_label, a_name, b, b_label, b_name) in found]
+    return [_kept(row, episode=row[13], expired_at=aware(row[14])) for row in found]
+
+
+def _kept(row: Sequence[Any], episode: str, expired_at: datetime | None) -> KeptFact:
+    """A fact with its ends, from a row's first columns (``_FACT_COLUMNS``)."""
+    (uuid, group, name, text, created, valid, invalid,
+     a, a_label, a_name, b, b_label, b_name) = row[:13]
+    return KeptFact(uuid=uuid, episode=episode, group_id=group, name=name, fact=text or "",
+                    created_at=aware(created), valid_at=aware(valid),
+                    invalid_at=aware(invalid) if invalid is not None else None,
+                    expired_at=expired_at, source=Entity(a, a_label, a_name),
+                    target=Entity(b, b_label, b_name))
 
 
 def keep_history(session: Session, facts: Sequence[KeptFact],
@@ -386,13 +390,7 @@ def enrichment(session: Session, episode: str) -> tuple[list[Entity], list[KeptF
     mentions = [Entity(*row) for row in session.rows(MENTIONS_OF, uuid=episode)]
     found = session.rows(EDGES_OF, uuid=episode)
     edges = list(found[0][0] or []) if found else []
-    facts = [KeptFact(uuid=f, episode=episode, group_id=group, name=name, fact=text or "",
-                      created_at=aware(created), valid_at=aware(valid),
-                      invalid_at=aware(invalid) if invalid is not None else None,
-                      expired_at=None, source=Entity(a, a_label, a_name),
-                      target=Entity(b, b_label, b_name))
-             for (f, group, name, text, created, valid, invalid, a, a_label, a_name,
-                  b, b_label, b_name) in session.rows(CURRENT_FACTS, uuids=edges)]
+    facts = [_kept(row, episode, None) for row in session.rows(CURRENT_FACTS, uuids=edges)]
     return mentions, facts
 
 

@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 import orjson
 
@@ -61,8 +61,8 @@ def append(path: Path, items: Iterable[Line]) -> int:
     if not lines:
         return 0
     try:
-        with path.open("ab") as file:
-            if file.tell() and not _ends_a_line(path):
+        with path.open("a+b") as file:  # appends, and reads the last byte
+            if _torn(file):
                 file.write(b"\n")  # after a torn line: start a whole one
             file.write(lines)
             file.flush()
@@ -72,7 +72,10 @@ def append(path: Path, items: Iterable[Line]) -> int:
     return lines.count(b"\n")
 
 
-def _ends_a_line(path: Path) -> bool:
-    with path.open("rb") as file:
-        file.seek(-1, os.SEEK_END)
-        return file.read(1) == b"\n"
+def _torn(file: BinaryIO) -> bool:
+    """Whether the file ends inside a line (a crash cut its last one short)."""
+    size = file.seek(0, os.SEEK_END)
+    if not size:
+        return False
+    file.seek(size - 1)
+    return file.read(1) != b"\n"
