@@ -15,6 +15,7 @@ committed before the fourth round), the later ones (before the fifth), the next 
 the sixth) and the final ones (before the seventh) are reported apart.
 So are the blind ones, labelled and committed before anything was measured on them.
 So are the cold ones, labelled and committed likewise before anything was measured on them.
+So are the frost ones, labelled and committed likewise before anything was measured on them.
 
 A memory counts as shown when one of its texts that no other memory has (its name, or a field
 of its body) appears in the context; recall is the share of labelled memories shown, a
@@ -45,6 +46,7 @@ from bench.context_tasks import (
     COLD,
     FINAL,
     FRESH,
+    FROST,
     HELD_OUT,
     LATER,
     NEXT,
@@ -67,9 +69,10 @@ BASELINES = {
     "round 3": "d240113307956ae7dbbc633b549a127028ff261f",  # its third round, before FRESH
     "round 7": "4e9ef913d6c65eaf0e5b1e21fa9be05ef6439bf7",  # main before the eighth round
 }
-ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL, *BLIND, *COLD)
+ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL, *BLIND, *COLD, *FROST)
 SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH), ("  later", LATER),
-        ("  next", NEXT), ("  final", FINAL), ("  blind", BLIND), ("  cold", COLD))
+        ("  next", NEXT), ("  final", FINAL), ("  blind", BLIND), ("  cold", COLD),
+        ("  frost", FROST))
 LAYERS = ("file", "graph", "non-holder")
 SIGNATURE_CHARS = 48
 MIN_FIELD_CHARS = 20

@@ -14,6 +14,7 @@ written, labelled and committed before the sixth round measured anything on them
 ``FINAL`` (eight, on memories in the history) were labelled and committed before any measuring.
 ``BLIND`` (eight, on memories in the history) were labelled and committed before any measuring.
 ``COLD`` (eight, on memories in the history) were labelled and committed before any measuring.
+``FROST`` (eight, on memories in the history) were labelled and committed before any measuring.
 
 A label is ``kind:text``: the one memory of that kind whose name or body holds the text.
 """
@@ -725,4 +726,82 @@ COLD: tuple[LabelledTask, ...] = (
        "codebase_discovery:app/services/invoices.py",
        "pattern:Invoices are immutable once finalised",
        task_type="planning", complexity=5),
+)
+
+FROST: tuple[LabelledTask, ...] = (
+    _t("dead-letter-alert", "Alert when the Stripe events dead-letter queue grows",
+       P.IMPLEMENT, "webhooks infra",
+       "recommendation:Alert when the Stripe events dead-letter queue grows",
+       "codebase_discovery:app/workers/dead_letter.py",
+       "task_outcome:Dead-letter queue after max retries",
+       "pattern:Celery tasks retry only on StripeConnectionError",
+       "pattern:Configuration comes from app/settings.py",
+       complexity=3),
+    _t("webhook-signature-bug", "Fix every Stripe webhook being refused as wrongly signed since "
+       "the request-logging middleware was added", P.IMPLEMENT, "webhooks testing infra",
+       "gotcha:Stripe signature verification needs the raw request body",
+       "codebase_discovery:app/api/webhooks.py",
+       "failed_approach:Mocking stripe.Webhook.construct_event",
+       "task_outcome:Built signed webhook payloads with the stripe_signature() helper",
+       "codebase_discovery:tests/api/test_webhooks.py",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="signature_rejected"),
+    _t("refund-export-tests", "Write tests for the CSV export of refunds", P.TEST,
+       "reporting testing refunds infra",
+       "codebase_discovery:app/reports/exports.py",
+       "pattern:CSV exports stream rows with a server-side cursor",
+       "gotcha:Excel reads CSV as UTF-8 only with a BOM",
+       "gotcha:Report timestamps are stored in UTC",
+       "pattern:Test data comes from factory_boy factories",
+       "codebase_discovery:tests/factories.py",
+       "pattern:Service tests use the real Postgres test database",
+       "gotcha:pytest-asyncio runs in strict mode",
+       task_type="testing", complexity=3),
+    _t("renewal-handler-review", "Review the handler that renews a merchant's plan when Stripe "
+       "reports the renewal invoice as paid", P.REVIEW, "subscriptions webhooks stripe-client",
+       "pattern:Subscription renewals follow Stripe's invoice.paid events",
+       "codebase_discovery:app/services/subscriptions.py",
+       "pattern:Webhook handlers only verify, record and enqueue",
+       "pattern:Idempotent event handling",
+       "gotcha:Stripe delivers events out of order",
+       "codebase_discovery:app/workers/stripe_events.py",
+       "gotcha:Dispute events (charge.dispute.*) arrive at the same webhook endpoint",
+       task_type="review", complexity=4),
+    _t("dispute-lifecycle-docs", "Explain to the support team what happens from the moment a "
+       "customer contests a charge with their bank until the case is closed", P.LOAD,
+       "disputes refunds",
+       "domain_knowledge:Chargeback",
+       "codebase_discovery:app/services/disputes.py",
+       "gotcha:Dispute evidence is due by",
+       "gotcha:A dispute freezes the disputed amount",
+       "task_outcome:Automatic evidence submission for fraud disputes",
+       task_type="docs", complexity=3),
+    _t("ledger-growth-plan", "Plan how to stop the ledger table growing without end now that it "
+       "holds years of entries", P.PLAN, "ledger reporting infra",
+       "adr:Ledger is append-only",
+       "codebase_discovery:app/repos/ledger.py",
+       "gotcha:Ledger balances are cached in account_balances",
+       "task_outcome:Nightly balance snapshot job",
+       "pattern:Nightly reconciliation compares daily ledger totals",
+       "pattern:Every Alembic migration is reversible",
+       task_type="planning", complexity=6),
+    _t("unreachable-emails-page", "Show support staff in the admin dashboard which merchant "
+       "email addresses we can no longer send to", P.IMPLEMENT,
+       "notifications admin-ui accounts",
+       "gotcha:A hard bounce reported by Postmark disables the address",
+       "codebase_discovery:app/api/postmark.py",
+       "codebase_discovery:app/services/notifications.py",
+       "pattern:Admin dashboard pages call the API through the generated OpenAPI client",
+       "pattern:Admin tables use the DataTable component with server-side pagination",
+       "pattern:Role checks use the require_role() dependency",
+       complexity=4),
+    _t("downgrade-timing-bug", "Fix plan downgrades that take effect at once instead of at the "
+       "end of the billing period", P.IMPLEMENT, "subscriptions stripe-client webhooks",
+       "pattern:Upgrades take effect at once with proration",
+       "codebase_discovery:app/services/subscriptions.py",
+       "gotcha:Proration on a mid-cycle plan change",
+       "pattern:Subscription renewals follow Stripe's invoice.paid events",
+       "pattern:External payment calls go through app/clients/stripe_client.py",
+       task_type="refinement", complexity=3, refinement_attempt=1,
+       last_failure_type="downgraded_too_early"),
 )

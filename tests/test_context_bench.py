@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.context_recall import ALL_TASKS, build_corpus, score, shown, signatures
-from bench.context_tasks import BLIND, COLD, FINAL, FRESH, LATER, NEXT, TASKS
+from bench.context_tasks import BLIND, COLD, FINAL, FRESH, FROST, LATER, NEXT, TASKS
 
 
 async def test_labels_name_one_memory_each_and_are_recognised_when_shown(
@@ -31,7 +31,7 @@ async def test_unseen_tasks_are_of_several_types_and_every_label_can_be_recognis
     tmp_path: Path,
 ) -> None:
     corpus = await build_corpus(tmp_path)
-    for unseen in (FRESH, LATER, NEXT, FINAL, BLIND, COLD):
+    for unseen in (FRESH, LATER, NEXT, FINAL, BLIND, COLD, FROST):
         assert len(unseen) >= 6
         assert len({t.task.get("task_type", "implementation") for t in unseen}) >= 5
     shows = signatures(corpus.episodes)
