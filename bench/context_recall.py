@@ -8,7 +8,7 @@ for the labelled tasks of ``bench.context_tasks``.
 Each selection runs in processes of its own (``bench/context_worker.py``) on three layers: the
 file layer, the graph layer, and a non-holder: an ``auto`` process on a home whose graph this
 process holds, answering from the journal. The earlier selections of ``BASELINES`` (issue 17's
-third round, main before its eighth) are extracted from git and put first on the worker's
+third round, main before its ninth) are extracted from git and put first on the worker's
 ``PYTHONPATH``, measured in the same run; "ours" is the working tree (``--ours``: it alone).
 The tasks the values were chosen on, the held-out tasks, the fresh tasks (labelled and
 committed before the fourth round), the later ones (before the fifth), the next ones (before
@@ -67,7 +67,7 @@ FIXTURE = ROOT.parent / "shared" / "fixtures" / "auto-claude"
 # in docs/CONTEXT.md.
 BASELINES = {
     "round 3": "d240113307956ae7dbbc633b549a127028ff261f",  # its third round, before FRESH
-    "round 7": "4e9ef913d6c65eaf0e5b1e21fa9be05ef6439bf7",  # main before the eighth round
+    "round 8": "cc8ffb91e43d26ce00eb4686e141d6578505ee13",  # main before the ninth round
 }
 ALL_TASKS = (*TASKS, *HELD_OUT, *FRESH, *LATER, *NEXT, *FINAL, *BLIND, *COLD, *FROST)
 SETS = (("tuned", TASKS), ("  held out", HELD_OUT), ("  fresh", FRESH), ("  later", LATER),
