@@ -87,7 +87,9 @@ async def turns(args: argparse.Namespace, config: Config) -> Output:
 
 
 def _context_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--task", required=True, metavar="TEXT", help="what the task is")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("description", nargs="?", metavar="TASK", help="what the task is")
+    given.add_argument("--task", metavar="TEXT", help="the same, as an option")
     parser.add_argument("--id", default="TASK", metavar="ID", help="the task's id")
     parser.add_argument("--type", default="implementation", choices=TASK_TYPES, metavar="T",
                         help="the kind of task, one of: %(choices)s (default: %(default)s)")
@@ -112,7 +114,8 @@ async def context(args: argparse.Namespace, config: Config) -> Output:
         raise UsageError("--actor and --turn go with --autobuild")
     try:
         task = Task(
-            id=args.id, description=args.task, task_type=args.type, complexity=args.complexity,
+            id=args.id, description=args.task if args.description is None else args.description,
+            task_type=args.type, complexity=args.complexity,
             tech_stack=args.stack, feature_id=args.feature, refinement_attempt=args.refinement,
             last_failure_type=args.failure, is_autobuild=args.autobuild,
             current_actor=args.actor or "player", turn_number=args.turn or 0,

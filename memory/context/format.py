@@ -29,7 +29,8 @@ TITLES: Mapping[Category, tuple[str, str]] = {
     C.SIMILAR_OUTCOMES: ("What worked for similar tasks", "How similar tasks went, and why."),
     C.PATTERNS: ("Recommended patterns", "Patterns from this codebase that apply here."),
     C.ARCHITECTURE: ("Architecture context", "How this fits into the system."),
-    C.WARNINGS: ("Warnings from past experience", "Approaches to avoid: they failed before."),
+    C.WARNINGS: ("Warnings from past experience",
+                 "Traps of this codebase and approaches that failed before: avoid them."),
     C.DOMAIN: ("Domain context", "Terms and concepts of the domain."),
     C.ROLE_CONSTRAINTS: ("Role constraints", "Boundaries of your role: do not cross them."),
     C.QUALITY_GATES: (

@@ -35,6 +35,9 @@ def test_context_of_a_player_turn(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, doc = run(home, capsys, "context", "--task", "Notes: temp file and fsync", "--complexity",
                     "3", "--phase", "plan")
     assert code == 0 and pattern in str(doc["markdown"]) and "unrelated" not in str(doc)
+    # the task may be given as search's query is, without the option
+    assert run(home, capsys, "context", "Notes: temp file and fsync", "--complexity", "3",
+               "--phase", "plan") == (code, doc)
     code, doc = run(home, capsys, "context", "--task", "Store notes", "--id", "TASK-1",
                     "--feature", "FEAT-1", "--autobuild", "--turn", "2", "--complexity", "5")
     assert code == 0
@@ -55,6 +58,9 @@ def test_context_of_a_player_turn(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--task", "x", "--turn", "2"], "--actor and --turn go with --autobuild"),
         (["--task", "x", "--complexity", "11"], "complexity"),
         (["--task", " "], "description"),
+        ([" "], "description"),
+        ([], "one of the arguments TASK --task is required"),
+        (["x", "--task", "y"], "not allowed with"),
         (["--task", "x", "--phase", "deploy"], "invalid choice"),
     ],
 )
