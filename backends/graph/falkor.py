@@ -154,6 +154,13 @@ _KEEP = (
     " r.reference_time = $valid_at SET e.entity_edges = coalesce(e.entity_edges, []) + $fact_id"
     " WITH e {stamp} RETURN e.uuid AS uuid"
 )
+# A fact its episode states, that another memory's extraction had contradicted (graphiti's).
+_RETIRE_KEPT = (
+    "MATCH (e:Episodic {{uuid: $uuid}}) WHERE $fact_id IN coalesce(e.entity_edges, [])"
+    " MATCH (:Entity)-[r:RELATES_TO {{uuid: $fact_id}}]->(:Entity) WHERE r.expired_at IS NULL"
+    " SET r.invalid_at = $invalid_at, r.expired_at = $expired_at WITH e {stamp}"
+    " RETURN e.uuid AS uuid"
+)
 # What an enrichment found (falkor_enrich.py), read back for the journal's enriched.jsonl, and
 # written again beside its episode in a graph rebuilt from the journal.
 ENRICHED = "MATCH (d:DualmemEnriched) RETURN d.uuid AS uuid, d.digest AS digest"
@@ -362,22 +369,37 @@ class FalkorBackend:
 
     async def retired_facts(self, episodes: Collection[str] | None = None) -> list[KeptFact]:
         """The facts rewrites retired and this graph keeps as history (of ``episodes`` only,
-        when given)."""
+        when given), each with the content its memory is at."""
+        await self._sync()  # the content is the server's
         if episodes is None:
             found = await self._run(_RETIRED.format(""))
         else:
             found = await self._run(_RETIRED.format(" AND r.episodes[0] IN $episodes"),
                                     episodes=list(episodes))
-        return [_kept(row, row["episode"], _time(row["expired_at"])) for row in found]
+        return shared.at_content(
+            self._index, [_kept(row, row["episode"], _time(row["expired_at"])) for row in found])
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
-        """Write the retired facts (of another graph) this one lacks beside their episodes;
-        those of episodes it does not hold are left. Returns how many were written."""
+        """Write the retired facts (of another graph) this one lacks beside their episodes, and
+        retire again those of memories at the content they were retired at; those of episodes
+        it does not hold are left. Returns how many were written."""
         await self._sync()
         vectors = await shared.kept_vectors(self._embedder, facts)
-        written = [fact for fact in facts if await self._keep_fact(fact, vectors)]
+        again = shared.retired_again(self._index, facts)
+        written = [fact for fact in facts
+                   if (fact.uuid in again and await self._retire_kept(fact))
+                   or await self._keep_fact(fact, vectors)]
         shared.learn_history(self._links, written)
         return len(written)
+
+    async def _retire_kept(self, fact: KeptFact) -> bool:
+        """Retire ``fact`` as kept where its episode states it; True when it did."""
+        assert fact.expired_at is not None  # of ``again``: retired facts only
+        found = await self._run(
+            _RETIRE_KEPT.format(stamp=_STAMP.format(carry="e")), writing=True,
+            uuid=fact.episode, fact_id=fact.uuid, expired_at=_text(fact.expired_at),
+            invalid_at=_text(fact.invalid_at or fact.expired_at))
+        return bool(found)
 
     async def _keep_fact(self, fact: KeptFact, vectors: dict[str, list[float]]) -> bool:
         """Write ``fact`` with its ends beside its episode, unless the episode is not here or

@@ -42,6 +42,10 @@ class KeptFact:
     target: Entity = field(compare=False)
     source_id: str = ""
     target_id: str = ""
+    digest: str = field(default="", compare=False)
+    """the content of its memory when it was read retired (``digest``): a graph its memory
+    is at that content in retires it again even where the memory states it (graphiti's
+    extraction of another memory contradicted it); not part of the fact"""
 
     def __post_init__(self) -> None:
         # The ends are compared by id: a target may hold the entity under another spelling.
@@ -53,9 +57,10 @@ class KeptFact:
                  for key, value in (("created_at", self.created_at), ("valid_at", self.valid_at),
                                     ("invalid_at", self.invalid_at),
                                     ("expired_at", self.expired_at))}
-        return {"uuid": self.uuid, "episode": self.episode, "group_id": self.group_id,
-                "name": self.name, "fact": self.fact, **times,
-                "source": _entity_json(self.source), "target": _entity_json(self.target)}
+        found = {"uuid": self.uuid, "episode": self.episode, "group_id": self.group_id,
+                 "name": self.name, "fact": self.fact, **times,
+                 "source": _entity_json(self.source), "target": _entity_json(self.target)}
+        return found | {"digest": self.digest} if self.digest else found
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> KeptFact:
@@ -69,7 +74,8 @@ class KeptFact:
                 valid_at=datetime.fromisoformat(data["valid_at"]),
                 invalid_at=None if invalid is None else datetime.fromisoformat(invalid),
                 expired_at=None if expired is None else datetime.fromisoformat(expired),
-                source=_entity(data["source"]), target=_entity(data["target"]))
+                source=_entity(data["source"]), target=_entity(data["target"]),
+                digest=str(data.get("digest", "")))
         except (KeyError, TypeError, ValueError) as exc:
             raise MigrationError(f"not a fact: {exc!r}") from exc
 
@@ -110,7 +116,8 @@ def _entity(data: Any) -> Entity:
 
 
 def digest(episode: Episode) -> str:
-    """What an enrichment was made from: a memory's name and body."""
+    """A memory's content (its name and body): what an enrichment was made from, and what a
+    kept fact was retired at."""
     return hashlib.sha256(f"{episode.name}\x1f{episode.body}".encode()).hexdigest()[:32]
 
 

@@ -70,6 +70,11 @@ RETIRE_FACTS = (
     "MATCH (f:RelatesToNode_) WHERE f.uuid IN $uuids AND f.invalid_at IS NULL"
     " SET f.invalid_at = $at, f.expired_at = $at"
 )
+# A current fact another memory's extraction had contradicted (graphiti's, ``enrich.py``).
+RETIRE_KEPT = (
+    "MATCH (f:RelatesToNode_ {uuid: $uuid}) WHERE f.expired_at IS NULL"
+    " SET f.invalid_at = $invalid_at, f.expired_at = $expired_at RETURN f.uuid"
+)
 DELETE_FACTS = (
     "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
     " WHERE f.uuid IN $uuids DETACH DELETE f RETURN a.uuid, b.uuid"
@@ -342,21 +347,28 @@ def _kept(row: Sequence[Any], episode: str, expired_at: datetime | None) -> Kept
                     target=Entity(b, b_label, b_name))
 
 
-def keep_history(session: Session, facts: Sequence[KeptFact],
-                 vectors: dict[str, list[float]]) -> list[KeptFact]:
+def keep_history(session: Session, facts: Sequence[KeptFact], vectors: dict[str, list[float]],
+                 again: Collection[str] = ()) -> list[KeptFact]:
     """Write each retired fact its episode does not know yet (``entity_edges``) as it was,
-    with its ends, in one transaction; a fact whose episode is not here is left. ``vectors``:
-    fact and entity uuid -> the vector of its text. Returns the facts written."""
+    with its ends, and retire those of ``again`` it states, in one transaction; a fact whose
+    episode is not here is left. ``vectors``: fact and entity uuid -> the vector of its text.
+    Returns the facts written."""
     with session.transaction():
-        return [fact for fact in facts if _keep_fact(session, fact, vectors)]
+        return [fact for fact in facts if _keep_fact(session, fact, vectors, again)]
 
 
-def _keep_fact(session: Session, fact: KeptFact, vectors: dict[str, list[float]]) -> bool:
+def _keep_fact(session: Session, fact: KeptFact, vectors: dict[str, list[float]],
+               again: Collection[str] = ()) -> bool:
     """Write ``fact`` with its ends beside its episode, unless the episode is not here or
-    already knows it; True when written."""
+    already knows it (then retire it as kept if it is of ``again``); True when written."""
     found = session.rows(EDGES_OF, uuid=fact.episode)
-    if not found or fact.uuid in (edges := list(found[0][0] or [])):
+    if not found:
         return False
+    if fact.uuid in (edges := list(found[0][0] or [])):
+        retired = fact.expired_at
+        return retired is not None and fact.uuid in again and bool(session.rows(
+            RETIRE_KEPT, uuid=fact.uuid, invalid_at=_naive(fact.invalid_at or retired),
+            expired_at=_naive(retired)))
     for entity in (fact.source, fact.target):
         _keep_entity(session, entity, fact.group_id, fact.created_at, vectors)
     session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source.uuid,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 import numpy as np
@@ -109,6 +110,20 @@ async def enrichments(index: EpisodeIndex, recorded: Mapping[str, str], keys: It
             tuple(entity for entity in mentions if entity.uuid not in entities),
             tuple(fact for fact in facts if fact.uuid not in stated)))
     return found
+
+
+def at_content(index: EpisodeIndex, facts: Iterable[KeptFact]) -> list[KeptFact]:
+    """Retired facts with the content their memory is at here (``KeptFact.digest``)."""
+    return [replace(fact, digest=digest(episode))
+            if (episode := index.episode(fact.episode)) is not None else fact for fact in facts]
+
+
+def retired_again(index: EpisodeIndex, facts: Iterable[KeptFact]) -> set[str]:
+    """The kept facts whose memory is here at the content it was retired at: retired even
+    where that memory states them (a rewrite since restates them)."""
+    return {fact.uuid for fact in facts if fact.expired_at is not None and fact.digest
+            and (episode := index.episode(fact.episode)) is not None
+            and digest(episode) == fact.digest}
 
 
 def current(index: EpisodeIndex, found: Iterable[Enrichment]) -> list[Enrichment]:

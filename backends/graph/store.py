@@ -544,19 +544,24 @@ class GraphBackend:
 
     async def retired_facts(self, episodes: Collection[str] | None = None) -> list[KeptFact]:
         """The facts rewrites retired and this graph keeps as history (of ``episodes`` only,
-        when given)."""
-        return await self._open_core().read(lambda session: rows.retired_facts(session, episodes))
+        when given), each with the content its memory is at."""
+        core = self._open_core()
+        found = await core.read(lambda session: rows.retired_facts(session, episodes))
+        return shared.at_content(core.index, found)
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
-        """Write the retired facts (of another graph) this one lacks beside their episodes;
-        those of episodes it does not hold are left. Returns how many were written."""
+        """Write the retired facts (of another graph) this one lacks beside their episodes, and
+        retire again those of memories at the content they were retired at; those of episodes
+        it does not hold are left. Returns how many were written."""
         core = self._open_core()
         vectors = await shared.kept_vectors(core.embedder, facts)
+        again = shared.retired_again(core.index, facts)
         async with core.write_lock:
             await core.unindex()
             size = len(facts) * (ROW_BYTES + 12 * core.embedder.dimension)  # 3 vectors each
-            written = await core.write(partial(rows.keep_history, facts=facts, vectors=vectors),
-                                       payload=size)
+            written = await core.write(
+                partial(rows.keep_history, facts=facts, vectors=vectors, again=again),
+                payload=size)
             shared.learn_history(core.links, written)
         return len(written)
 

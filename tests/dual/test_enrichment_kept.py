@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from backends.entities import Entity
 from backends.graph.history import Enrichment, KeptFact
+from backends.model import Episode
 from memory.store import kept_log
 from memory.store.config import Config
 from memory.store.dual import DualBackend
@@ -119,6 +120,58 @@ async def test_damaged_lines_are_skipped_and_the_rest_restored(
 
 
 T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
+# A task outcome older than the note, whose fact the LLM reads the note to contradict.
+OLDER = Episode.create(group_id=GROUP, kind="task_outcome", name="T-0 ok", key="T-0",
+                       created_at=T0, body={"task_id": "T-0", "success": True, "metadata": {
+                           "files_modified": ["src/auth/session.py"]}})
+CONTRADICTING = {
+    "ExtractedEntities": {"extracted_entities": [
+        {"name": "T-0", "entity_type_id": 0},
+        {"name": "src/auth/session.py", "entity_type_id": 0}]},
+    "ExtractedEdges": {"edges": [
+        {"source_entity_name": "T-0", "target_entity_name": "src/auth/session.py",
+         "relation_type": "FAILED_ON", "fact": "T-0 failed on src/auth/session.py"}]},
+    "EdgeDuplicate": {"duplicate_facts": [], "contradicted_facts": [0]},
+    "EdgeTimestamps": {"valid_at": "2026-06-01T00:00:00Z", "invalid_at": None},
+}
+
+
+def facts_of(home: Path, episode: Episode) -> list[list[object]]:
+    """The facts ``episode`` states, with their times."""
+    with reading(Config(home=home).graph_dir) as rows:
+        return rows(f"MATCH (f:RelatesToNode_) WHERE f.episodes[1] = '{episode.id}'"
+                    " RETURN f.uuid, f.invalid_at, f.expired_at ORDER BY f.uuid")
+
+
+async def rebuilt(home: Path) -> None:
+    shutil.rmtree(Config(home=home).graph_dir)
+    async with open_memory(home, "auto") as store:  # no LLM configured now
+        assert isinstance(store, DualBackend) and store.holds_graph
+        await store.catch_up()
+
+
+async def test_a_fact_the_llm_found_contradicted_stays_retired_in_a_rebuilt_graph(
+    tmp_path: Path,
+) -> None:
+    chat = ScriptedChat(CONTRADICTING)
+    try:
+        async with open_memory(tmp_path, "auto", llm=f"m@{chat.url}") as store:
+            await store.upsert_many([OLDER, NOTE])
+            await store.enrich()
+    finally:
+        chat.close()
+    [(uuid, invalid_at, expired_at)] = live = facts_of(tmp_path, OLDER)
+    assert invalid_at == datetime(2026, 6, 1) and expired_at is not None  # graphiti's doing
+    await rebuilt(tmp_path)
+    assert facts_of(tmp_path, OLDER) == live
+    # A rewrite that states it again makes it current, in the graph and in one rebuilt since.
+    async with open_memory(tmp_path, "auto") as store:
+        await store.upsert(OLDER.model_copy(update={"name": "T-0 ok, checked"}))
+    assert facts_of(tmp_path, OLDER) == [[uuid, None, None]]
+    await rebuilt(tmp_path)
+    assert facts_of(tmp_path, OLDER) == [[uuid, None, None]]
+
+
 names = st.text(min_size=1, max_size=12)
 entities = st.builds(Entity, names, st.sampled_from(["Entity", "Component", "File"]), names)
 times = st.datetimes(min_value=datetime(1970, 1, 2), timezones=st.just(UTC))

@@ -1,4 +1,5 @@
-"""A FalkorDB graph's history read for some memories only, as on the embedded engines."""
+"""A FalkorDB graph's history read for some memories only, and a contradicted fact retired
+again, as on the embedded engines."""
 
 from __future__ import annotations
 
@@ -7,12 +8,22 @@ from pathlib import Path
 from falkor_server import address_for
 
 from backends.graph.falkor import FalkorBackend
-from tests.graph.test_history import history_of_some_memories
+from tests.graph.test_history import history_of_some_memories, retired_again
 
 
 async def test_the_history_of_some_memories_is_theirs_alone(tmp_path: Path) -> None:
     graph = await FalkorBackend.open(address_for(tmp_path))
     try:
         await history_of_some_memories(graph)
+    finally:
+        await graph.aclose()
+
+
+async def test_a_contradicted_fact_is_retired_again_at_its_memorys_content(
+    tmp_path: Path,
+) -> None:
+    graph = await FalkorBackend.open(address_for(tmp_path))
+    try:
+        await retired_again(graph)
     finally:
         await graph.aclose()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from backends.entities import Entity
 from backends.graph import GraphBackend
-from backends.graph.history import KeptFact, compare, dump_history, load_history
+from backends.graph.history import KeptFact, compare, digest, dump_history, load_history
 from backends.model import Episode
 from memory.store.graphs import Graph
 
@@ -70,20 +71,49 @@ def test_a_fact_missing_on_the_target_fails_the_report() -> None:
     assert not report.ok and "1 MISSING" in report.summary()
 
 
-def retired_fact(key: str, at: datetime, invalid: datetime | None = None) -> KeptFact:
+def retired_fact(key: str, at: datetime, invalid: datetime | None = None,
+                 content: str = "") -> KeptFact:
     return KeptFact(uuid=key, episode="e", group_id="g", name="MENTIONS", fact=f"fact {key}",
                        created_at=at, valid_at=at, invalid_at=invalid, expired_at=at,
-                       source=Entity("a", "File", "src/a.py"), target=Entity("b", "Pattern", "b"))
+                       source=Entity("a", "File", "src/a.py"), target=Entity("b", "Pattern", "b"),
+                       digest=content)
 
 
 times = st.datetimes(timezones=st.just(UTC))
 
 
-@given(st.lists(st.builds(retired_fact, st.text(), times, st.none() | times), max_size=5))
+@given(st.lists(st.builds(retired_fact, st.text(), times, st.none() | times, st.text()),
+                max_size=5))
 def test_retired_facts_cross_a_process_as_they_are(facts: list[KeptFact]) -> None:
     back = load_history(dump_history(facts))
     assert back == facts
-    assert [(f.source, f.target) for f in back] == [(f.source, f.target) for f in facts]
+    assert [(f.source, f.target, f.digest) for f in back] == [
+        (f.source, f.target, f.digest) for f in facts]
+
+
+async def test_a_contradicted_fact_is_retired_again_at_its_memorys_content(
+    graph: GraphBackend,
+) -> None:
+    await retired_again(graph)
+
+
+async def retired_again(graph: Graph) -> None:
+    """A kept retirement of a fact its memory states (graphiti's extraction of another memory
+    contradicted it) holds while the memory is at the content it was retired at; a rewrite
+    since restates the fact. On every engine (tests/falkor runs it on a server)."""
+    first, second = discovery(["src/a.py", "src/b.py"]), discovery(["src/a.py"])
+    await graph.upsert(first)
+    await graph.upsert(second)
+    [kept] = await graph.retired_facts()
+    assert kept.digest == digest(second)  # the content it was retired at
+    await graph.upsert(first)  # states the fact again
+    assert await graph.retired_facts() == []
+    assert await graph.keep_history([kept]) == 0  # restated since it was retired
+    assert await graph.retired_facts() == []
+    contradicted = replace(kept, digest=digest(first))
+    assert await graph.keep_history([contradicted]) == 1
+    assert await graph.retired_facts() == [contradicted]
+    assert await graph.keep_history([contradicted]) == 0  # once
 
 
 async def test_the_history_of_some_memories_is_theirs_alone(graph: GraphBackend) -> None:
