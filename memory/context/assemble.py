@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +63,9 @@ class ContextResult:
     budget: int
     analysis: Analysis
     categories: Mapping[Category, CategoryStats]
+    memories: Mapping[Category, tuple[Episode, ...]] = field(default_factory=dict)
+    """the memories the context shows, per category, as shown (the design's items per
+    category: an agent can cite, read or correct them by id)"""
 
     def to_json(self) -> dict[str, Any]:
         a = self.analysis
@@ -83,6 +86,9 @@ class ContextResult:
                 "success_rate": a.success_rate,
             },
             "categories": {c.value: vars(s) for c, s in self.categories.items()},
+            "memories": {c.value: [{"id": e.id, "group_id": e.group_id, "kind": e.kind,
+                                    "name": e.name} for e in shown]
+                         for c, shown in self.memories.items()},
             "markdown": self.markdown,
         }
 
@@ -156,10 +162,10 @@ async def build_context(
     )
     episodes = select(found, allocations, limits, at or now())
     candidates = _candidates(analysis, episodes, knowledge, allocations)
-    body, stats = _render(task, budget, allocations, candidates)
+    body, stats, shown = _render(task, budget, allocations, candidates)
     if not body:
         return ContextResult("", 0, budget.total, analysis, stats)
-    return _finish(task.id, budget.total, text, body, analysis, stats)
+    return _finish(task.id, budget.total, text, body, analysis, stats, shown)
 
 
 def _candidates(
@@ -184,7 +190,8 @@ def _candidates(
 
 def _block(category: Category, episode: Episode, order: int) -> Block:
     record = parse(episode, TaskOutcome) if category is C.SIMILAR_OUTCOMES else None
-    return outcome_block(record, order) if record is not None else episode_block(episode, order)
+    block = outcome_block(record, order) if record is not None else episode_block(episode, order)
+    return replace(block, shows=episode)
 
 
 def _render(
@@ -192,8 +199,9 @@ def _render(
     budget: Budget,
     allocations: Mapping[Category, int],
     candidates: Mapping[Category, list[Block]],
-) -> tuple[str, dict[Category, CategoryStats]]:
-    """The sections, each trimmed to its allocation, in the design's order; and their stats.
+) -> tuple[str, dict[Category, CategoryStats], dict[Category, tuple[Episode, ...]]]:
+    """The sections, each trimmed to its allocation, in the design's order; their stats; and
+    the memories they show.
 
     What the categories leave unused goes to those that have more to show, largest share
     first, until the context holds ``FULL_PCT`` of the allocated tokens: a relevant memory is
@@ -214,15 +222,18 @@ def _render(
             borrowed[category] = max(fitted[category][1] - allocations[category], 0)
     sections: list[str] = []
     stats: dict[Category, CategoryStats] = {}
+    shown: dict[Category, tuple[Episode, ...]] = {}
     for category in present:
         kept, used = fitted[category]
         if kept:
             sections.append(section(category, kept, _subject(task, category)))
+        if memories := tuple(block.shows for block in kept if block.shows is not None):
+            shown[category] = memories
         stats[category] = CategoryStats(
             float(budget.shares[category]), allocations[category], used,
             len(candidates.get(category, [])), len(kept), borrowed[category],
         )
-    return "".join(sections), stats
+    return "".join(sections), stats, shown
 
 
 def _subject(task: Task, category: Category) -> str:
@@ -240,6 +251,7 @@ def _finish(
     body: str,
     analysis: Analysis,
     stats: dict[Category, CategoryStats],
+    shown: dict[Category, tuple[Episode, ...]],
 ) -> ContextResult:
     """Write the header's "used" figure as the estimate of the whole context including that
     figure: start from the reserved maximum and shrink to the fixed point (a smaller number
@@ -251,5 +263,5 @@ def _finish(
         head = header(task_id, used, total, text)
         actual = (measure(head) + body_size).tokens
         if actual >= used:
-            return ContextResult(head + body, used, total, analysis, stats)
+            return ContextResult(head + body, used, total, analysis, stats, shown)
         used = actual

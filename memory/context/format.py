@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from backends.model import Episode
@@ -49,12 +49,14 @@ class Block:
     text: str
     order: int = 0
     clip_from: int | None = None
+    shows: Episode | None = None
+    """the memory it shows, if it shows one"""
 
     def clipped(self, chars: int) -> Block:
         """This block with its clippable text cut to ``chars`` characters and an ellipsis."""
         assert self.clip_from is not None
         end = self.clip_from + chars
-        return Block(self.text[:end].rstrip() + ELLIPSIS + "\n", self.order, self.clip_from)
+        return replace(self, text=self.text[:end].rstrip() + ELLIPSIS + "\n")
 
 
 def one_line(text: str) -> str:

@@ -80,6 +80,8 @@ class TaskContext(BaseModel):
     markdown: str = Field(description="The context, empty when nothing stored is relevant.")
     tokens_used: int
     budget: int
+    memories: dict[str, list[SavedMemory]] = Field(
+        description="The memories it shows, per section (category), as shown.")
 
 
 class CriticalContextData(BaseModel):
@@ -243,8 +245,7 @@ class MemoryTools:
             overrides=project_overrides(self.home),
             extra_groups=[check_group_id(g) for g in groups or ()],
         )
-        return TaskContext(markdown=result.markdown, tokens_used=result.tokens_used,
-                           budget=result.budget)
+        return TaskContext.model_validate(result.to_json())
 
     async def get_critical_context(
         self,

@@ -102,6 +102,11 @@ async def scenario(
     for stats in result.categories.values():
         assert stats.used <= stats.allocated + stats.borrowed
         assert (stats.kept > 0) == (stats.used > 0)
+    # The memories it names are the ones its blocks show: one per kept block, each once.
+    for category, shown in result.memories.items():
+        assert len(shown) == result.categories[category].kept
+    named = [episode.id for shown in result.memories.values() for episode in shown]
+    assert len(named) == len(set(named)) and set(named) <= {e.id for e in stored}
     stats = result.categories.values()
     assert sum(s.allocated for s in stats) <= result.budget
     # What a category borrows, others left unused: the sum stays within the allocations.
@@ -161,6 +166,8 @@ async def test_a_memory_appears_once(store: MemoryBackend) -> None:
     assert result.markdown.count(same) == 1
     # The pattern went to the larger allocation (patterns 30% beat warnings 20% here).
     assert "### Recommended patterns" in result.markdown
+    [shown] = result.memories.values()  # and the result names the one it showed
+    assert [same in episode.body for episode in shown] == [True]
     assert "### Warnings from past experience" not in result.markdown
 
 
@@ -264,10 +271,18 @@ def test_json_document_shape(tmp_path: Path) -> None:
             return result.to_json()
 
     doc = asyncio.run(run())
-    assert set(doc) == {"task_id", "tokens_used", "budget", "analysis", "categories", "markdown"}
-    categories = doc["categories"]
+    assert set(doc) == {"task_id", "tokens_used", "budget", "analysis", "categories", "memories",
+                        "markdown"}
+    categories, memories = doc["categories"], doc["memories"]
     assert isinstance(categories, dict) and set(categories["warnings"]) == {
         "share", "allocated", "used", "candidates", "kept", "borrowed"
     }
+    assert isinstance(memories, dict) and memories
+    for category, shown in memories.items():
+        assert len(shown) == categories[category]["kept"]
+        for memory in shown:
+            assert set(memory) == {"id", "group_id", "kind", "name"}
+            if memory["kind"] != TASK_OUTCOME:  # an outcome is shown by its task's id
+                assert memory["name"][:20] in str(doc["markdown"])
 
 

@@ -66,6 +66,8 @@ async def test_tools_resources_and_errors(home: Path) -> None:
                              "file system so rename stays atomic", complexity=3)
         assert "not atomic across file systems" in context["markdown"]
         assert 0 < context["tokens_used"] <= context["budget"]
+        shown = [memory["id"] for section in context["memories"].values() for memory in section]
+        assert gotcha["id"] in shown and len(shown) == len(set(shown))
 
         saved = await call(client, "save_session_insights", what_worked=["atomic saves"],
                            gotchas_encountered=["fsync the folder too"])
