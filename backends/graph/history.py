@@ -84,6 +84,12 @@ def dump_history(facts: Sequence[KeptFact]) -> bytes:
     return orjson.dumps([fact.to_json() for fact in facts])
 
 
+def latest(facts: Iterable[KeptFact]) -> dict[str, KeptFact]:
+    """The last of ``facts`` for each fact, by uuid: a history file's lines say what became of
+    a fact in order (retired, then stated again by a rewrite)."""
+    return {fact.uuid: fact for fact in facts}
+
+
 def load_history(data: bytes) -> list[KeptFact]:
     """``MigrationError`` for anything ``dump_history`` did not write."""
     try:

@@ -21,6 +21,7 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -103,8 +104,8 @@ class DualBackend:
         """journal episodes the graph refused: id -> (group, why)"""
         self._rebuilt: str | None = None
         """what became of a damaged graph found at take-over, for status to tell"""
-        self._saved: set[str] | None = None
-        """the retired facts the journal's history file holds, by uuid (read once)"""
+        self._saved: dict[str, KeptFact] | None = None
+        """the history file's latest line of each fact it holds, by uuid (read once)"""
         self._unsaved: set[str] | None = None
         """the memories written since the history was saved, whose retired facts it may lack;
         None: any memory's (a previous holder's, graphiti's), so every retired fact is read"""
@@ -395,22 +396,32 @@ class DualBackend:
     async def _save_history(self) -> None:
         """The facts the graph retired since: those of the memories written since, or, after
         a take-over or an enrichment, every one not saved yet (a write reads a write's worth
-        of history, not all of it)."""
-        from backends.graph.history import KeptFact
+        of history, not all of it); and those saved retired that such a memory states again,
+        as stated (``expired_at`` None: the file's latest line for a fact is what it is)."""
+        from backends.graph.history import KeptFact, latest
         from memory.store import kept_log
 
         graph = self._graph
         assert graph is not None
         path = self._files.history_file
         if self._saved is None:
-            self._saved = {fact.uuid for fact in kept_log.read(path, KeptFact.from_json)}
-        if self._unsaved is not None and not self._unsaved:
+            self._saved = latest(kept_log.read(path, KeptFact.from_json))
+        saved, written = self._saved, self._unsaved
+        if written is not None and not written:
             return
+        found = await graph.retired_facts(written)
         # Of this journal's memories only: a server's graph holds other homes' too.
-        fresh = [fact for fact in await graph.retired_facts(self._unsaved)
-                 if fact.uuid not in self._saved and await self._files.get(fact.episode)]
+        fresh = [fact for fact in found if _current(saved.get(fact.uuid))
+                 and await self._files.get(fact.episode)]
+        # A fact saved retired that its memory, written since, states again: a rewrite back
+        # to the content graphiti's extraction had contradicted it at must not retire it again.
+        retired = {fact.uuid for fact in found}
+        fresh += [replace(fact, expired_at=None) for fact in saved.values()
+                  if not _current(fact) and fact.uuid not in retired
+                  and (written is None or fact.episode in written)
+                  and await self._files.get(fact.episode)]
         kept_log.append(path, fresh)
-        self._saved.update(fact.uuid for fact in fresh)
+        saved.update((fact.uuid, fact) for fact in fresh)
         self._unsaved = set()
 
     async def _save_enrichments(self) -> bool:
@@ -441,12 +452,13 @@ class DualBackend:
         """Give a graph made from the journal the facts rewrites had retired, as they were,
         and what graphiti's extraction had found, without asking the LLM (what it already
         holds, or of memories gone or rewritten since, is left)."""
-        from backends.graph.history import Enrichment, KeptFact
+        from backends.graph.history import Enrichment, KeptFact, latest
         from memory.store import kept_log
 
         graph = self._graph
         assert graph is not None
-        facts = kept_log.read(self._files.history_file, KeptFact.from_json)
+        kept = latest(kept_log.read(self._files.history_file, KeptFact.from_json))
+        facts = [fact for fact in kept.values() if not _current(fact)]
         if facts and (written := await graph.keep_history(facts)):
             _log().info("restored %d retired facts from %s", written, self._files.history_file)
         # The file's last line for a memory is its latest enrichment.
@@ -699,6 +711,12 @@ async def open_dual(config: Config, *, one_shot: bool = False,
     except BaseException:
         await files.aclose()
         raise
+
+
+def _current(line: KeptFact | None) -> bool:
+    """Whether the history file's latest line for a fact leaves it current: there is none, or
+    it says the fact was stated again."""
+    return line is None or line.expired_at is None
 
 
 def _move_aside(graph_dir: Path) -> Path:
