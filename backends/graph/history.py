@@ -43,9 +43,9 @@ class KeptFact:
     source_id: str = ""
     target_id: str = ""
     digest: str = field(default="", compare=False)
-    """the content of its memory when it was read retired (``digest``): a graph its memory
-    is at that content in retires it again even where the memory states it (graphiti's
-    extraction of another memory contradicted it); not part of the fact"""
+    """the content its memory was at when the fact was read retired (``digest``): a graph
+    holding the memory at that content retires the fact again even where the memory states
+    it (graphiti's extraction of another memory contradicted it). Not part of the fact."""
 
     def __post_init__(self) -> None:
         # The ends are compared by id: a target may hold the entity under another spelling.
