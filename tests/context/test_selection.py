@@ -246,7 +246,7 @@ def test_unused_budget_goes_to_the_categories_with_more_to_show() -> None:
     budget = Budget(1000, normalize({C.PATTERNS: 1, C.WARNINGS: 1, C.DOMAIN: 2}))
     allocations = budget.allocate(1000)
     candidates = {C.PATTERNS: blocks(30), C.WARNINGS: blocks(1), C.DOMAIN: blocks(2)}
-    _, stats = _render(Task(description="x"), budget, allocations, candidates)
+    _, stats, _ = _render(Task(description="x"), budget, allocations, candidates)
     patterns = stats[C.PATTERNS]
     # Patterns took what warnings and domain left, and stopped at the 95% mark or when full.
     assert patterns.borrowed > 0 and patterns.used > patterns.allocated
@@ -262,10 +262,10 @@ def test_a_full_context_borrows_nothing() -> None:
     allocations = budget.allocate(1000)
     # Warnings fill their share; patterns have nothing to show: there is nothing to move.
     candidates = {C.PATTERNS: [], C.WARNINGS: blocks(40)}
-    _, stats = _render(Task(description="x"), budget, allocations, candidates)
+    _, stats, _ = _render(Task(description="x"), budget, allocations, candidates)
     assert stats[C.WARNINGS].borrowed > 0  # patterns' whole share was free
     full = {C.PATTERNS: blocks(40), C.WARNINGS: blocks(40)}
-    _, stats = _render(Task(description="x"), budget, allocations, full)
+    _, stats, _ = _render(Task(description="x"), budget, allocations, full)
     assert all(s.borrowed == 0 and s.used <= s.allocated for s in stats.values())
 
 
