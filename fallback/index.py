@@ -122,6 +122,14 @@ def _replacing(root: Path) -> Iterator[None]:
         os.close(folder)
 
 
+def _connection(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    # Durable enough for a cache: a lost last commit leaves a folder whose mtime disagrees,
+    # which the next open re-reads.
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
+
+
 class FileIndex:
     """One connection to ``<root>/index.sqlite3``, shared by the caller's threads."""
 
@@ -152,9 +160,8 @@ class FileIndex:
                 return index, False
             for leftover in (path, path.with_name(FILE + "-wal"), path.with_name(FILE + "-shm")):
                 leftover.unlink(missing_ok=True)
-            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                 timeout=30.0)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = _connection(path)
+            db.execute("PRAGMA journal_mode=WAL")  # kept in the file: set once, by its creator
             return cls._create(db, path), True
 
     @classmethod
@@ -171,12 +178,10 @@ class FileIndex:
         if not path.exists():
             return None
         try:
-            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                 timeout=30.0)
-            db.execute("PRAGMA journal_mode=WAL")
-            # Durable enough for a cache: a lost last commit leaves a folder whose mtime
-            # disagrees, which the next open re-reads.
-            db.execute("PRAGMA synchronous=NORMAL")
+            # Read only, no journal_mode: a file another process is still creating converted
+            # under it made the creator's own conversion fail at once, without waiting, with
+            # "database is locked" (1 of 1,800 openers of new homes, six at a time).
+            db = _connection(path)
         except sqlite3.Error:
             return None
         return cls(db, path)
@@ -196,13 +201,14 @@ class FileIndex:
         return index
 
     def _current(self) -> bool:
-        """The index is ours, of this schema, and SQLite can read it."""
+        """The index is ours, of this schema, in WAL mode, and SQLite can read it."""
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             self._db.execute("SELECT count(*) FROM lex_stats").fetchone()
+            mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
         except sqlite3.Error:
             return False
-        return row is not None and row[0] == SCHEMA_VERSION
+        return row is not None and row[0] == SCHEMA_VERSION and mode == "wal"
 
     def close(self) -> None:
         with self._lock:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 from pathlib import Path
 
 from backends.model import stable_id
 from fallback import FileBackend, codec
+from fallback.index import FILE as INDEX_FILE
+from fallback.index import FileIndex
 from fallback.layout import VIEW_FILES
 from file.helpers import eventually
 
@@ -79,3 +82,37 @@ async def test_processes_opening_a_new_folder_at_once_all_write(tmp_path: Path) 
                 stable_id("group_0", "pattern", f"w{n}-0") for n in range(6)}
         finally:
             await reopened.aclose()
+
+
+def test_a_look_at_an_index_another_process_is_creating_writes_nothing_to_it(
+    tmp_path: Path,
+) -> None:
+    # Its creator has made the file and not yet set WAL mode. Converting it under the creator
+    # (as an opener's first look did) made the creator's own conversion fail at once with
+    # "database is locked": 1 of 1,800 openers of new homes, six at a time.
+    path = tmp_path / INDEX_FILE
+    creator = sqlite3.connect(path, isolation_level=None)
+    try:
+        creator.execute("SELECT 1")
+        assert FileIndex._current_at(path) is None  # not current: the opener waits its turn
+        assert path.stat().st_size == 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == [INDEX_FILE]
+        assert creator.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    finally:
+        creator.close()
+
+
+def test_an_index_not_in_wal_mode_is_replaced(tmp_path: Path) -> None:
+    # Readers must not wait for writers: an index some tool switched out of WAL is rebuilt.
+    index, fresh = FileIndex.open(tmp_path)
+    index.close()
+    assert fresh
+    other = sqlite3.connect(tmp_path / INDEX_FILE, isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")
+    other.close()
+    index, fresh = FileIndex.open(tmp_path)
+    index.close()
+    assert fresh
+    reopened, fresh = FileIndex.open(tmp_path)
+    reopened.close()
+    assert not fresh
