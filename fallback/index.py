@@ -17,7 +17,6 @@ readers never take that lock (SQLite's WAL gives them a consistent snapshot).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sqlite3
 import threading
@@ -34,6 +33,7 @@ import orjson
 from backends import threads
 from backends.errors import StoreCorrupt
 from backends.expansion import linked
+from backends.flock import flocked
 from backends.model import Episode
 from backends.protocol import Changes, Position
 from backends.ranking import search_text
@@ -107,21 +107,6 @@ class Row:
     """its generated bullet starts a later page of its view (``views.starts_page``)"""
 
 
-@contextmanager
-def _replacing(root: Path) -> Iterator[None]:
-    """Held while an index is replaced, by one process at a time (``flock`` on the folder, which
-    the kernel drops when a process dies). Without it, a process that opened the index while
-    another was creating it (its tables not yet committed) took it for damaged and unlinked it,
-    with its WAL, under the other: "database disk image is malformed" (6 writers opening a new
-    home at once: 9 of 120 failed)."""
-    folder = os.open(root, os.O_RDONLY)
-    try:
-        fcntl.flock(folder, fcntl.LOCK_EX)  # held for the milliseconds of an empty schema
-        yield
-    finally:
-        os.close(folder)
-
-
 def _connection(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
     # Durable enough for a cache: a lost last commit leaves a folder whose mtime disagrees,
@@ -153,7 +138,11 @@ class FileIndex:
         index = cls._current_at(path)
         if index is not None:
             return index, False
-        with _replacing(root):
+        # One replacer at a time. Before, a process that opened the index while another was
+        # creating it (its tables not yet committed) took it for damaged and unlinked it, with
+        # its WAL, under the other: "database disk image is malformed" (6 writers opening a
+        # new home at once: 9 of 120 failed).
+        with flocked(root):
             # Another process may have made it while this one waited: it is not to be unlinked.
             index = cls._current_at(path)
             if index is not None:

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from backends.errors import MigrationError
+from backends.flock import flocked
 
 KEEP_RUNS = 100
 
@@ -147,14 +148,18 @@ class Ledger:
 
 def _open_writable(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.executescript(_SCHEMA)
-    except BaseException:
-        db.close()
-        raise
+    # One opener at a time: two converting a new ledger to WAL at once made one fail without
+    # waiting, "database is locked", and its migration found the ledger read-only (8 of 1,800
+    # openers of a new ledger, six at a time).
+    with flocked(path.parent):
+        db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
     return db
 
 
