@@ -192,7 +192,12 @@ SETTLE = (
     " MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
     " WITH e" + _STAMP.format(carry="e")
 )
-_PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
+_META = "MATCH (m:DualmemMeta) WHERE m.key IN $keys RETURN m.key AS key, m.value AS value"
+# What is missing recorded, and the whole record returned, in one query: first openers at once
+# agree on one record. In two queries, one read a record half made (the name, no dimension yet)
+# and took it for another embedder's: 3 of 120 writers opening a new graph at once.
+_CLAIM_META = ("UNWIND $entries AS entry MERGE (m:DualmemMeta {key: entry.key})"
+               " ON CREATE SET m.value = entry.value RETURN m.key AS key, m.value AS value")
 _PUT_POSITION = ("MATCH (i:DualmemMeta {key: 'instance'}) WHERE i.value = $instance"
                  " MERGE (m:DualmemMeta {key: $key}) SET m.value = $value RETURN i.value")
 
@@ -213,7 +218,6 @@ class FalkorBackend:
         self.address = address
         self._embedder = embedder
         self._max_body_bytes = max_body_bytes
-        self._meta: dict[str, str] = {}
         # Every process keeps its own, current with the change feed: kept in a folder
         # (``copy``) or in memory.
         self._copy = copy
@@ -502,14 +506,11 @@ class FalkorBackend:
     # -- keeping the index current --------------------------------------------------------------
 
     async def _prepare(self) -> None:
-        """The graph's indexes, change counter and instance (made on first use), its meta."""
+        """The graph's indexes, change counter, instance and embedder (made on first use)."""
         for query in _INDEXES:
             await self._run(query)
         await self._run(_COUNTER)
         self._instance = (await self._run(_INSTANCE, value=uuid.uuid4().hex))[0]["value"]
-        self._meta = {row["key"]: row["value"] for row in await self._run(
-            "MATCH (m:DualmemMeta) WHERE m.value IS NOT NULL "
-            "RETURN m.key AS key, m.value AS value")}
         await self._check_embedder()
 
     async def _sync(self) -> None:
@@ -602,16 +603,19 @@ class FalkorBackend:
             return [np.zeros(self._embedder.dimension, dtype=np.float32) for _ in episodes]
 
     async def _check_embedder(self) -> None:
+        """The graph's vectors are of the embedder its first opener recorded (a read, once it
+        is recorded)."""
         want = {"embedder": self._embedder.name, "dimension": str(self._embedder.dimension)}
-        have = {key: self._meta[key] for key in want if key in self._meta}
-        if have and have != want:
+        have = {row["key"]: row["value"] for row in await self._run(_META, keys=list(want))}
+        if len(have) < len(want):
+            have = {row["key"]: row["value"] for row in await self._run(
+                _CLAIM_META, writing=True,
+                entries=[{"key": key, "value": value} for key, value in want.items()])}
+        if have != want:
             raise BackendUnavailable(
                 LAYER, "embedder mismatch",
                 f"the server's graph holds {have.get('embedder')}/{have.get('dimension')} "
                 f"vectors, this process embeds with {want['embedder']}/{want['dimension']}")
-        for key, value in want.items():
-            if key not in have:
-                await self._run(_PUT_META, writing=True, key=key, value=value)
 
     def _remember(self, written: Iterable[tuple[Episode, Vectors]]) -> None:
         entries = []
