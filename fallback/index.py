@@ -169,7 +169,7 @@ class FileIndex:
         try:
             # Read only, no journal_mode: a file another process is still creating converted
             # under it made the creator's own conversion fail at once, without waiting, with
-            # "database is locked" (1 of 1,800 openers of new homes, six at a time).
+            # "database is locked" (11 of 6,000 openers of new homes, six at a time).
             db = _connection(path)
         except sqlite3.Error:
             return None

@@ -195,7 +195,7 @@ SETTLE = (
 _META = "MATCH (m:DualmemMeta) WHERE m.key IN $keys RETURN m.key AS key, m.value AS value"
 # What is missing recorded, and the whole record returned, in one query: first openers at once
 # agree on one record. In two queries, one read a record half made (the name, no dimension yet)
-# and took it for another embedder's: 3 of 120 writers opening a new graph at once.
+# and took it for another embedder's: 4 of 120 writers opening a new graph at once.
 _CLAIM_META = ("UNWIND $entries AS entry MERGE (m:DualmemMeta {key: entry.key})"
                " ON CREATE SET m.value = entry.value RETURN m.key AS key, m.value AS value")
 _PUT_POSITION = ("MATCH (i:DualmemMeta {key: 'instance'}) WHERE i.value = $instance"
