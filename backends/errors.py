@@ -8,6 +8,7 @@
     │   ├── ServerUnreachable the graph server does not answer (reason "unreachable")
     │   └── GraphEmptied      the server's graph lost what it held since it was opened
     ├── StoreCorrupt          data on disk cannot be read; ``path`` names it
+    ├── FileRefused           a file that is no regular file, a link, outside the home or too big
     ├── WriteFailed           no layer could make a write durable
     ├── MigrationError        a replay between layers could not complete or verify
     └── ProviderFailed        a configured embedding or LLM endpoint did not answer usefully
@@ -71,6 +72,17 @@ class StoreCorrupt(DualmemError):
         self.path = Path(path)
         self.detail = detail
         super().__init__(f"{path}: {detail}")
+
+
+class FileRefused(DualmemError, ValueError):
+    """A file dualmem was asked to read or write is not one it can take safely: not a regular
+    file, a symbolic link where none may be, outside the home, or over its size limit. Nothing
+    was read from it or written to it."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 class WriteFailed(DualmemError):

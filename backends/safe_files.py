@@ -1,0 +1,84 @@
+"""Reading and writing files that may be hostile: a home is data, not code, and a file argument
+may name a FIFO, ``/dev/zero``, a folder or a link that leads out of the home.
+
+Reads take regular files only, bounded in size, opened without blocking (a FIFO with no writer
+would hang an ``open``). Writes inside a home never follow a final symbolic link: ``O_NOFOLLOW``
+makes the open fail instead, so a link someone planted cannot redirect a write outside."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from backends.errors import FileRefused
+
+MiB = 1 << 20
+
+
+def read_regular(
+    path: Path, *, limit: int, follow: bool = True, within: Path | None = None
+) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    ``follow=False`` refuses a final symbolic link (a home's own files); ``within`` refuses a file
+    whose real location is outside that folder (a link in a parent folder). Raises
+    ``FileRefused`` for a FIFO, device, folder, link or a file over ``limit``; ``FileNotFoundError``
+    passes through, so callers can treat a missing file as they always did."""
+    if within is not None:
+        _check_within(path, within)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(path, "is a symbolic link") from exc
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            raise FileRefused(path, "is not a regular file") from exc
+        raise
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise FileRefused(path, "is not a regular file")
+        if status.st_size > limit:
+            raise FileRefused(path, f"is {status.st_size} bytes, over the limit of {limit}")
+        chunks = []
+        left = limit + 1  # a file growing while read is caught too
+        while left > 0:
+            chunk = os.read(fd, min(left, MiB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise FileRefused(path, f"grew over the limit of {limit} bytes while read")
+    return data
+
+
+def open_for_write(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` for writing a home's own file, refusing a final symbolic link (``FileRefused``)
+    and anything that is not a regular file once opened. Other ``OSError``s pass through."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(path, "is a symbolic link; dualmem writes through none") from exc
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            raise FileRefused(path, "is not a regular file") from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileRefused(path, "is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _check_within(path: Path, root: Path) -> None:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path.parent)
+    if os.path.commonpath([real, real_root]) != real_root:
+        raise FileRefused(path, f"lies outside {root} through a symbolic link")
