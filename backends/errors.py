@@ -1,4 +1,5 @@
 """The one exception tree of dualmem. Callers catch these, never a driver's own errors.
+The classes below the line of dashes live beside the code that raises them (named in brackets).
 
     DualmemError
     ├── InvalidEpisode        a field breaks the model's rules (group id, kind, name, body, time)
@@ -10,8 +11,19 @@
     ├── StoreCorrupt          data on disk cannot be read; ``path`` names it
     ├── FileRefused           a file that is no regular file, a link, outside the home or too big
     ├── WriteFailed           no layer could make a write durable
+    │   └── LockBusy          another writer held the lock too long  [fallback.disk]
     ├── MigrationError        a replay between layers could not complete or verify
-    └── ProviderFailed        a configured embedding or LLM endpoint did not answer usefully
+    ├── ProviderFailed        a configured embedding or LLM endpoint did not answer usefully
+    │   - - - - - - - - - - - -
+    ├── KnowledgeError        a seed or project override that cannot be used  [seeds.knowledge]
+    ├── ConfigError           an argument or variable that cannot be used  [memory.store.config]
+    ├── HomeNotFound          no home in this folder or above it  [memory.store.home]
+    ├── DecisionError         an ADR that is missing or cannot move so  [memory.agent.decisions]
+    ├── HookInputError        a hook's payload that is not Claude Code's  [memory.hooks]
+    ├── DemoFailed            a step of ``dualmem demo`` did not do what it shows  [memory.demo]
+    ├── UsageError            a command line that asks for the impossible  [memory.cli.base]
+    ├── NotFound              an id or name the command cannot find  [memory.cli.base]
+    └── FileArgumentError     a file named on the command line cannot be read  [memory.cli.base]
 """
 
 from __future__ import annotations
