@@ -123,5 +123,7 @@ def test_critical_and_context_on_the_command_line(
     assert isinstance(quality, dict)
     assert quality["budget_utilization"] == round(
         int(context["tokens_used"]) / int(context["budget"]), 4)  # type: ignore[call-overload]
-    assert quality["items_kept"] >= 1 and quality["items_dropped"] >= 0
+    # the store holds one memory, which the context shows: one kept, none dropped
+    assert (quality["items_kept"], quality["items_dropped"]) == (1, 0)
+    assert [m["name"] for m in context["memories"]["warnings"]] == ["Notes need fsync"]  # type: ignore[index]
     assert set(quality["category_coverage"]) == set(context["categories"])  # type: ignore[arg-type]

@@ -4,7 +4,6 @@ while another process held it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -130,6 +129,16 @@ async def test_a_watcher_kept_waiting_past_the_wait_tries_again_and_reports_noth
     monkeypatch.setattr(store_module, "DEFER_LIMIT", 0.0)  # wait for the lock at once
     root = tmp_path / "files"
     files = await FileBackend.open(root)
+    refusals: list[bool] = []
+    lock_acquire = files._lock.acquire
+
+    def acquire_counting_refusals(*, wait: bool = True) -> bool:
+        got = lock_acquire(wait=wait)
+        if not got:
+            refusals.append(wait)
+        return got
+
+    monkeypatch.setattr(files._lock, "acquire", acquire_counting_refusals)
     try:
         await files.upsert(make(1, body="original wording"))
         path = Layout(root).episode_path("project_a", "ep-0001")
@@ -137,7 +146,9 @@ async def test_a_watcher_kept_waiting_past_the_wait_tries_again_and_reports_noth
         document["body"] = "edited by hand while a writer held the lock"
         with held_elsewhere(Layout(root).lock):
             path.write_text(json.dumps(document, indent=2))
-            await asyncio.sleep(1.0)  # the watcher's waits run out meanwhile
+            # the watcher's waits run out meanwhile: it waited the whole timeout, and was refused
+            waited_out = await eventually(lambda: refusals, lambda r: True in r, patience=60.0)
+            assert True in waited_out
         found = await eventually(lambda: files.get("ep-0001"), lambda e: e is not None
                                  and e.body.startswith("edited"), patience=60.0)
         assert files.problems == []

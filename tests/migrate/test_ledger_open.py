@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +24,25 @@ def open_and_record(path: Path) -> tuple[str | None, dict[str, str]]:
         ledger.close()
 
 
+def blocked_on_flock(folder: Path) -> bool:
+    """True once some process or thread waits for ``folder``'s flock (a ``->`` row of
+    /proc/locks names what it waits for by device and inode)."""
+    status = os.stat(folder)
+    inode = f":{status.st_ino} "
+    with open("/proc/locks") as locks:
+        return any("-> FLOCK" in row and inode in row for row in locks)
+
+
+def wait_until(check: Callable[[], bool], patience: float = 60.0) -> bool:
+    """Poll ``check`` until it holds; False when patience runs out (a bound, not a timing)."""
+    deadline = time.monotonic() + patience
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
 def test_an_opener_waits_while_another_sets_up_a_new_ledger(tmp_path: Path) -> None:
     # Two processes converting a new ledger to WAL at once: the second failed at once with
     # "database is locked" and its migration found the ledger read-only.
@@ -31,7 +52,8 @@ def test_an_opener_waits_while_another_sets_up_a_new_ledger(tmp_path: Path) -> N
             other = sqlite3.connect(path, isolation_level=None)
             other.execute("BEGIN IMMEDIATE")  # mid-way through its conversion
             opening = pool.submit(open_and_record, path)
-            time.sleep(0.3)  # this opener's turn to run: it must wait, not fail
+            assert wait_until(lambda: blocked_on_flock(tmp_path))  # it waits, and did not fail
+            assert not opening.done()
             other.execute("PRAGMA user_version = 1")
             other.execute("COMMIT")
             other.close()
