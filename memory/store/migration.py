@@ -30,6 +30,11 @@ from migrate import (
     prune,
 )
 
+PRUNE_REFUSED = (
+    "not pruning: in auto the files are the journal the graph is kept equal to, so pruning "
+    "them would delete these memories from the graph too; prune only a home used with "
+    "--backend graph")
+
 
 @dataclass(frozen=True)
 class MigrateResult:
@@ -61,7 +66,10 @@ async def migrate_home(
 ) -> MigrateResult:
     """Replay ``config.home``'s file memory into its graph and verify, then write ``history``
     (another graph's retired facts, on a move) beside the episodes and verify it too. Raises
-    ``MigrationError`` when the graph is held elsewhere or a verification fails."""
+    ``MigrationError`` when the graph is held elsewhere or a verification fails, and, for
+    ``prune_files``, unless the home uses the graph alone (``--backend graph``)."""
+    if prune_files and config.backend != "graph":
+        raise MigrationError(PRUNE_REFUSED)
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
     ledger = Ledger.open(config.ledger_file)
     try:
