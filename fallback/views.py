@@ -79,7 +79,9 @@ def hand_episode(group_id: str, kind: str, text: str) -> Episode:
 
 
 def is_hand_shaped(episode: Episode) -> bool:
-    """True when the episode is what a hand bullet stands for, so the view shows it as one."""
+    """True when the episode is what a hand bullet stands for, so the view shows it as one:
+    a bullet that reads back as this very body (one ending like a dualmem comment would read
+    back as another text, another id, once the view is read again without its index)."""
     body = episode.body
     return (
         episode.source == MANUAL
@@ -87,6 +89,7 @@ def is_hand_shaped(episode: Episode) -> bool:
         and body == body.strip()
         and "\n" not in body
         and episode.id == stable_id(episode.group_id, episode.kind, natural_key(body))
+        and _classify(f"- {body}").hand_text == body
     )
 
 

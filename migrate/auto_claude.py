@@ -14,10 +14,12 @@ and the same session number in two specs is two memories. Mentions of one memory
 ones). Times come from the data (a session's ``timestamp``, a file's ``discovered_at``, the
 map's ``last_updated``, a gotcha section's date), else from the file's modification time.
 
-A file that cannot be read (unreadable, empty, not UTF-8, not JSON such as one truncated by a
-crash mid-write, not the expected shape) is skipped and listed in ``skipped``, as Auto-Claude's
-own readers skip it; everything else is read. With ``strict``, the first such file raises
-``MigrationError`` instead.
+A file that cannot be read (unreadable, empty, not JSON such as one truncated by a crash
+mid-write, not the expected shape) is skipped and listed in ``skipped``, as Auto-Claude's own
+readers skip it; everything else is read. A file with bytes that are not UTF-8 (an editor's
+Latin-1 save) is read with each bad sequence replaced by U+FFFD, so that its good lines are not
+lost with the bad, and listed in ``mended`` with how many bytes on which lines. With ``strict``,
+the first damaged file raises ``MigrationError`` instead.
 """
 
 from __future__ import annotations
@@ -65,6 +67,17 @@ class SkippedFile:
         return {"path": str(self.path), "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class MendedFile:
+    """A file read with its bytes that are not UTF-8 replaced."""
+
+    path: Path
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": str(self.path), "reason": self.reason}
+
+
 class AutoClaudeFolder:
     """The memories of one spec's Auto-Claude ``memory`` folder, read once, on first use."""
 
@@ -73,6 +86,7 @@ class AutoClaudeFolder:
         self.scope = scope
         self.strict = strict
         self.skipped: list[SkippedFile] = []
+        self.mended: list[MendedFile] = []
         self._episodes: list[Episode] | None = None
 
     @property
@@ -120,11 +134,12 @@ class AutoClaudeFolder:
         except (MigrationError, InvalidEpisode) as exc:  # the file's own damage, said briefly
             if self.strict:
                 raise MigrationError(f"{file}: {exc}") from exc
+            self.mended = [mended for mended in self.mended if mended.path != file]
             self.skipped.append(SkippedFile(file, str(exc)))
             return []
 
     def _session(self, file: Path) -> list[Episode]:
-        data = _json_object(file)
+        data = _json_object(self._text(file))
         number = session_number(data, file.name)
         if number is None:
             raise MigrationError("no session number (neither session_number nor session_NNN.json)")
@@ -132,7 +147,7 @@ class AutoClaudeFolder:
         return split_session(self.scope, number, data, when)
 
     def _codebase_map(self, file: Path) -> list[Episode]:
-        data = _json_object(file)
+        data = _json_object(self._text(file))
         meta = data.get("_metadata")
         stamp = parse_time(meta.get("last_updated") if isinstance(meta, Mapping) else None)
         when = stamp or parse_time(data.get("last_updated")) or _mtime(file)
@@ -150,7 +165,7 @@ class AutoClaudeFolder:
     def _markdown(self, file: Path, kind: str, dated: Mapping[str, datetime]) -> list[Episode]:
         """The file's items. A bullet has no date of its own: it takes the latest time its
         memory has elsewhere (a session), else the file's modification time."""
-        items = markdown_items(_text(file))
+        items = markdown_items(self._text(file))
         modified = _mtime(file)
         out = []
         for item in items:
@@ -163,28 +178,53 @@ class AutoClaudeFolder:
         return out
 
 
+    def _text(self, file: Path) -> str:
+        """The file's text; bytes that are not UTF-8 are replaced and the file listed in
+        ``mended`` (``strict``: they make it a damaged file)."""
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise MigrationError(f"cannot read: {exc.strerror or exc}") from None
+        if not raw.strip():
+            raise MigrationError("empty file")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if self.strict:
+                bad = f"byte {raw[exc.start]:#04x} at offset {exc.start}"
+                raise MigrationError(f"not UTF-8 ({bad})") from None
+        count, lines = _undecodable(raw)
+        shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+        self.mended.append(MendedFile(file, f"{count} byte(s) not UTF-8 on {len(lines)} line(s) "
+                                            f"({shown}), replaced by U+FFFD"))
+        return raw.decode("utf-8", errors="replace")
+
+
 def is_memory_folder(folder: Path) -> bool:
     """True when ``folder`` holds any of Auto-Claude's memory files."""
     return any((folder / name).exists() for name in MEMORY_FILES)
 
 
-def _text(file: Path) -> str:
-    try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise MigrationError(f"cannot read: {exc.strerror or exc}") from None
-    if not raw.strip():
-        raise MigrationError("empty file")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad = f"byte {raw[exc.start]:#04x} at offset {exc.start}"
-        raise MigrationError(f"not UTF-8 ({bad})") from None
+def _undecodable(raw: bytes) -> tuple[int, list[int]]:
+    """How many bytes of ``raw`` are not UTF-8, and on which lines (from 1)."""
+    count, lines = 0, list[int]()
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        at = 0
+        while True:
+            try:
+                line[at:].decode("utf-8")
+                break
+            except UnicodeDecodeError as exc:
+                count += exc.end - exc.start
+                at += exc.end
+                if not lines or lines[-1] != number:
+                    lines.append(number)
+    return count, lines
 
 
-def _json_object(file: Path) -> dict[str, Any]:
+def _json_object(text: str) -> dict[str, Any]:
     try:
-        data = orjson.loads(_text(file))
+        data = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise MigrationError(f"not valid JSON, truncated or corrupt ({exc})") from None
     if not isinstance(data, dict):

@@ -5,8 +5,9 @@ spec and kind. A finished import is recorded in the ledger under ``AUTO_CLAUDE``
 ``dualmem status`` finds it.
 
 An import is ``clean`` when every file was read and every memory stored, and ``partial`` when
-some files were skipped (each named with its reason, see ``migrate.auto_claude``) or some
-memories refused by the store (as in any migration); everything else is imported either way.
+some files were skipped (each named with its reason, see ``migrate.auto_claude``) or read with
+bytes that are not UTF-8 replaced (``mended``), or some memories refused by the store (as in any
+migration); everything else is imported either way.
 Every folder is read before anything is written, so ``strict`` stops at the first damaged file
 with nothing written.
 """
@@ -24,7 +25,7 @@ from typing import Any
 from backends.errors import MigrationError
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from migrate.auto_claude import AutoClaudeFolder, SkippedFile
+from migrate.auto_claude import AutoClaudeFolder, MendedFile, SkippedFile
 from migrate.auto_claude_specs import SpecFolder, find_specs
 from migrate.insights import Scope
 from migrate.ledger import Ledger
@@ -42,6 +43,7 @@ class SpecImport:
     report: MigrationReport
     """the spec's replay; its ``skipped`` are memories the store refused"""
     skipped_files: tuple[SkippedFile, ...]
+    mended_files: tuple[MendedFile, ...] = ()
 
     @property
     def verified(self) -> bool:
@@ -60,6 +62,7 @@ class SpecImport:
             "spec": self.spec,
             "folder": str(self.folder),
             "skipped_files": [s.to_json() for s in self.skipped_files],
+            "mended_files": [m.to_json() for m in self.mended_files],
             **self.report.to_json(),
         }
 
@@ -71,6 +74,8 @@ class SpecImport:
         line += f" ({kinds})" if kinds else ""
         if self.skipped_files:
             line += f", {len(self.skipped_files)} file(s) skipped"
+        if self.mended_files:
+            line += f", {len(self.mended_files)} file(s) with bytes not UTF-8 replaced"
         if report.skipped:
             line += f", {len(report.skipped)} refused by the store"
         verification = report.verification
@@ -94,13 +99,17 @@ class ImportReport:
         return [skipped for spec in self.specs for skipped in spec.skipped_files]
 
     @property
+    def mended_files(self) -> list[MendedFile]:
+        return [mended for spec in self.specs for mended in spec.mended_files]
+
+    @property
     def refused(self) -> list[Skipped]:
         return [skipped for spec in self.specs for skipped in spec.report.skipped]
 
     @property
     def partial(self) -> bool:
-        """Some file was skipped, or some memory refused by the store."""
-        return bool(self.skipped_files or self.refused)
+        """Some file was skipped or mended, or some memory refused by the store."""
+        return bool(self.skipped_files or self.mended_files or self.refused)
 
     @property
     def status(self) -> str:
@@ -143,6 +152,7 @@ class ImportReport:
             "unchanged": self.unchanged,
             "written_by_kind": self.written_by_kind(),
             "skipped_files": [s.to_json() for s in self.skipped_files],
+            "mended_files": [m.to_json() for m in self.mended_files],
             "refused": [asdict(s) for s in self.refused],
             "specs": [spec.to_json() for spec in self.specs],
         }
@@ -156,6 +166,7 @@ class ImportReport:
         ]
         lines += [f"  {spec.summary()}" for spec in self.specs]
         lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped_files]
+        lines += [f"  mended {m.path}: {m.reason}" for m in self.mended_files]
         lines += [f"  refused {s.describe()}" for s in self.refused]
         return "\n".join(lines)
 
@@ -191,7 +202,8 @@ async def import_specs(
     result = ImportReport(
         path, target is None, started, time.perf_counter() - clock,
         tuple(
-            SpecImport(spec.name, folder.root, report, tuple(folder.skipped))
+            SpecImport(spec.name, folder.root, report, tuple(folder.skipped),
+                       tuple(folder.mended))
             for spec, folder, report in zip(chosen, folders, reports, strict=True)
         ),
     )

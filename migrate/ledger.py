@@ -62,6 +62,15 @@ class Ledger:
             raise MigrationError(f"cannot open the migration ledger {path}: {why}; "
                                  f"read-only: {exc}") from exc
 
+    @classmethod
+    def open_for_reading(cls, path: Path) -> Ledger:
+        """The ledger as it is, for a dry run: nothing is created or written (an empty ledger
+        when there is none)."""
+        try:
+            return cls(_open_read_only(path), path, read_only="opened for reading")
+        except sqlite3.Error as exc:
+            raise MigrationError(f"cannot read the migration ledger {path}: {exc}") from exc
+
     def replayed(self, stream: str) -> dict[str, str]:
         """id -> content hash of every episode recorded as replayed in ``stream``."""
         rows = self._db.execute("SELECT id, hash FROM replayed WHERE stream = ?", (stream,))

@@ -94,7 +94,8 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group", metavar="G",
                         help="group of the imported memories (default: the project's group)")
     parser.add_argument("--prune", action="store_true",
-                        help="then delete the migrated file memory (only after a clean check)")
+                        help="then delete the migrated file memory (only after a clean check; "
+                        "--backend graph only: in auto the files are the journal)")
     parser.add_argument("--to", metavar="GRAPH",
                         help="move the home's memory to another graph instead: kuzu or ladybug "
                         "(the home's folder for that engine) or a FalkorDB server URL "

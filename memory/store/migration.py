@@ -17,7 +17,7 @@ from backends.graph.history import HistoryReport, KeptFact, compare
 from fallback import FileBackend
 from memory.store.config import Config
 from memory.store.graphs import Graph, open_graph, stream
-from memory.store.project import project_id
+from memory.store.project import planned_project_id, project_id
 from memory.store.selection import open_backend
 from migrate import (
     ImportReport,
@@ -29,6 +29,11 @@ from migrate import (
     import_specs,
     prune,
 )
+
+PRUNE_REFUSED = (
+    "not pruning: in auto the files are the journal the graph is kept equal to, so pruning "
+    "them would delete these memories from the graph too; prune only a home used with "
+    "--backend graph")
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,12 @@ async def migrate_home(
 ) -> MigrateResult:
     """Replay ``config.home``'s file memory into its graph and verify, then write ``history``
     (another graph's retired facts, on a move) beside the episodes and verify it too. Raises
-    ``MigrationError`` when the graph is held elsewhere or a verification fails."""
+    ``MigrationError`` when the graph is held elsewhere or a verification fails, and, for
+    ``prune_files``, unless the home uses the graph alone (``--backend graph``)."""
+    if prune_files and config.backend != "graph":
+        raise MigrationError(PRUNE_REFUSED)
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
-    ledger = Ledger.open(config.ledger_file)
+    ledger = (Ledger.open_for_reading if preview else Ledger.open)(config.ledger_file)
     try:
         if preview:  # a dry run reads the files and the ledger only: no graph needed
             return MigrateResult(await dry_run(files, ledger, stream(config)))
@@ -139,8 +147,10 @@ async def import_auto_claude(
     pending), in ``group_id`` (default: the project's), each memory tagged with its spec (see
     ``migrate.insights``). Damaged files are skipped and reported (``strict``: the first one
     raises). Raises ``MigrationError`` when nothing is found or a verification fails."""
-    group = group_id or project_id(config.home)
-    ledger = Ledger.open(config.ledger_file)
+    # A dry run writes nothing: neither the project's id nor the ledger.
+    group = group_id or (planned_project_id(config.home) if preview
+                         else project_id(config.home))
+    ledger = (Ledger.open_for_reading if preview else Ledger.open)(config.ledger_file)
     try:
         if preview:
             return await import_specs(path, group, None, ledger, specs=specs, strict=strict)

@@ -32,8 +32,7 @@ def ensure_project_id(project_file: Path, name_hint: str) -> tuple[str, bool]:
     existing = read_project_id(project_file)
     if existing is not None:
         return existing, False
-    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name_hint).strip("-")[:40] or "project"
-    project_id = f"{slug}-{uuid.uuid4().hex[:8]}"
+    project_id = f"{_slug(name_hint)}-{uuid.uuid4().hex[:8]}"
     project_file.parent.mkdir(parents=True, exist_ok=True)
     temp = project_file.with_name(f".{project_file.name}.{uuid.uuid4().hex}")
     with temp.open("xb") as out:
@@ -55,3 +54,14 @@ def project_id(home: str | os.PathLike[str]) -> str:
     named after the project folder (the parent of ``home``)."""
     folder = Path(home).absolute()
     return ensure_project_id(folder / "project.json", folder.parent.name)[0]
+
+
+def planned_project_id(home: str | os.PathLike[str]) -> str:
+    """``project_id(home)`` without creating it (for a dry run): the recorded id, else the
+    readable part of the id the first write will make."""
+    folder = Path(home).absolute()
+    return read_project_id(folder / "project.json") or _slug(folder.parent.name)
+
+
+def _slug(name_hint: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name_hint).strip("-")[:40] or "project"

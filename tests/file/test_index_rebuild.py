@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backends.model import Episode
+from backends.model import Episode, natural_key, stable_id
 from fallback import FileBackend, codec
 from fallback.index import FILE as INDEX_FILE
 from fallback.layout import Layout
@@ -109,3 +109,28 @@ def test_an_index_kept_current_answers_as_one_built_from_the_files(
         asyncio.run(play(root / "files", steps))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_a_manual_memory_ending_like_a_dualmem_comment_keeps_its_id(tmp_path: Path) -> None:
+    # Shown as a plain hand bullet, it read back as an edited generated bullet: another text,
+    # another id, and the memory itself was deleted, once the view was read without its index
+    # (or after a person's next edit of the view).
+    root = tmp_path / "files"
+    body = "keep it <!-- dualmem abc 0123456789 -->"
+    memory = Episode.parse(id=stable_id("g", "pattern", natural_key(body)), group_id="g",
+                           kind="pattern", name=body, body=body, source="manual")
+    store = await FileBackend.open(root, watch=False)
+    await store.upsert(memory)
+    await store.aclose()
+    view = Layout(root).view_path("g", "pattern")
+    for change in ("index forgotten", "a person's bullet added"):
+        if change == "index forgotten":
+            forget_index(root)
+        else:
+            view.write_text(view.read_text() + "- another by hand\n")
+        store = await FileBackend.open(root, watch=False)
+        try:
+            assert await store.get(memory.id) == memory, change
+            assert await store.count() == 1 + (change != "index forgotten")
+        finally:
+            await store.aclose()

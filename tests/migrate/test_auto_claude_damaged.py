@@ -1,6 +1,7 @@
-"""Damaged Auto-Claude files never stop an import: each is skipped and named with its reason,
-everything else is imported, and the import says "partial" (exit status 3); ``--strict`` stops
-at the damaged file instead, writing nothing."""
+"""Damaged Auto-Claude files never stop an import: each is skipped and named with its reason
+(one with bytes that are not UTF-8 is read with them replaced, its good lines kept), everything
+else is imported, and the import says "partial" (exit status 3); ``--strict`` stops at the
+damaged file instead, writing nothing. A dry run writes nothing at all."""
 
 from __future__ import annotations
 
@@ -29,10 +30,6 @@ def empty(file: Path) -> None:
     file.write_bytes(b"")
 
 
-def latin_1(file: Path) -> None:  # an editor saved it as Latin-1
-    file.write_bytes(file.read_bytes() + "- Caf\u00e9 names are folded\n".encode("latin-1"))
-
-
 def folder_in_place(file: Path) -> None:  # unreadable, even for root
     file.unlink()
     file.mkdir()
@@ -50,7 +47,6 @@ def json_list(file: Path) -> None:
 CASES: dict[str, tuple[str, Callable[[Path], None], str]] = {
     "truncated session": ("session_insights/session_002.json", truncate, "not valid JSON"),
     "empty codebase map": ("codebase_map.json", empty, "empty file"),
-    "non-UTF-8 gotchas": ("gotchas.md", latin_1, "not UTF-8 (byte 0xe9"),
     "unreadable session": ("session_insights/session_001.json", folder_in_place, "cannot read"),
     "unreadable patterns": ("patterns.md", dangling_link, "cannot read"),
     "session not an object": ("session_insights/session_001.json", json_list,
@@ -130,3 +126,42 @@ def test_a_memory_the_store_refuses_makes_the_import_partial(
     assert (report["status"], report["skipped_files"], refused) == ("partial", [], sessions)
     stored = dualmem(capsys, home, "list", "--group", GROUP, code=0)["episodes"]
     assert len(stored) == report["scanned"] - len(sessions) == report["written"]
+
+
+def test_bytes_not_utf8_are_replaced_and_every_good_line_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One Latin-1 line (an editor's save) used to drop the whole file, its good lines too.
+    memory = build(tmp_path / SPEC, nested_map=False)
+    gotchas = memory / "gotchas.md"
+    before = {e.id for e in AutoClaudeFolder(memory, Scope(GROUP, SPEC)).episodes()}
+    gotchas.write_bytes(gotchas.read_bytes() + "- Caf\u00e9 na\u00efve names are folded\n"
+                        "- Every good line survives\n".encode("latin-1"))
+    home = tmp_path / "home"
+    argv = ("migrate", "--from-auto-claude", str(memory), "--group", GROUP)
+    report = dualmem(capsys, home, *argv, code=PARTIAL_EXIT)
+    [mended] = report["mended_files"]
+    lines = gotchas.read_bytes().count(b"\n") - 1
+    assert mended == {"path": str(gotchas), "reason": f"2 byte(s) not UTF-8 on 1 line(s) "
+                                                      f"({lines}), replaced by U+FFFD"}
+    assert (report["status"], report["skipped_files"], report["written"]) == (
+        "partial", [], len(before) + 2)
+    stored = {e["name"] for e in dualmem(capsys, home, "list", "--group", GROUP, "--kind",
+                                         "gotcha", code=0)["episodes"]}
+    assert {"Caf\ufffd na\ufffdve names are folded", "Every good line survives"} <= stored
+
+    assert main(["--home", str(tmp_path / "strict"), "--backend", "file", *argv,
+                 "--strict"]) == 1
+    assert f"{gotchas}: not UTF-8 (byte 0xe9" in capsys.readouterr().err
+
+
+def test_a_dry_run_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    memory = build(tmp_path / SPEC, nested_map=False)
+    home = tmp_path / "home"
+    preview = dualmem(capsys, home, "migrate", "--from-auto-claude", str(memory), "--dry-run",
+                      code=0)
+    assert (preview["dry_run"], preview["status"]) == (True, "clean")
+    assert not home.exists()  # neither project.json nor the ledger
+    home.mkdir()
+    dualmem(capsys, home, "migrate", "--from-auto-claude", str(memory), "--dry-run", code=0)
+    assert list(home.iterdir()) == []

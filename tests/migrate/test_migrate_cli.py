@@ -27,7 +27,7 @@ def listed(capsys: pytest.CaptureFixture[str], home: Path, layer: str) -> Any:
     return dualmem(capsys, home, "--backend", layer, "list", "--group", "proj")["episodes"]
 
 
-def test_migrate_reports_replays_once_and_prunes_only_after_a_clean_check(
+def test_migrate_reports_replays_once_and_prunes_a_graph_alone_home_after_a_clean_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for key in ("a", "b", "c"):
@@ -42,12 +42,12 @@ def test_migrate_reports_replays_once_and_prunes_only_after_a_clean_check(
     # The graph's copy of "a" changes: prune must refuse, and the files stay as they are.
     dualmem(capsys, tmp_path, "--backend", "graph", "add", "--group", "proj", "--kind", "pattern",
             "--name", "a", "--body", "edited in the graph", "--key", "a")
-    error = dualmem(capsys, tmp_path, "migrate", "--prune", code=1)
+    error = dualmem(capsys, tmp_path, "--backend", "graph", "migrate", "--prune", code=1)
     assert "not pruning" in error["error"]["message"]
     assert len(listed(capsys, tmp_path, "file")) == 3
 
     add_to_files(capsys, tmp_path, "a", "edited in the graph")
-    pruned = dualmem(capsys, tmp_path, "migrate", "--prune")
+    pruned = dualmem(capsys, tmp_path, "--backend", "graph", "migrate", "--prune")
     assert (pruned["written"], pruned["pruned"]) == (1, 3)
     assert listed(capsys, tmp_path, "file") == []
     assert len(listed(capsys, tmp_path, "graph")) == 3
