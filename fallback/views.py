@@ -67,6 +67,24 @@ def hand_ids(lines: Iterable[Line], group_id: str, kind: str) -> dict[str, str]:
     }
 
 
+def generated_ids(lines: Iterable[Line]) -> set[str]:
+    """The ids of the generated bullets, untouched, among ``lines``."""
+    return {line.generated_id for line in lines if line.generated_id is not None}
+
+
+def adopt(text: str, episode_ids: Collection[str]) -> str:
+    """``text`` with the generated bullets of ``episode_ids`` made a person's plain bullets (the
+    comment taken off): copied from another view, they are the person's text here."""
+    lines = text.split("\n")
+    for at, raw in enumerate(lines):
+        line = _classify(raw)
+        if line.generated_id in episode_ids:
+            found = _GENERATED.fullmatch(raw.rstrip())
+            assert found is not None  # it classified as generated
+            lines[at] = f"- {found['text']}"
+    return "\n".join(lines)
+
+
 def hand_episode(group_id: str, kind: str, text: str) -> Episode:
     """The episode a hand bullet stands for. Raises ``InvalidEpisode`` when it cannot be one."""
     name = _CONTROL.sub(" ", text)
