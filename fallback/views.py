@@ -32,7 +32,9 @@ _TITLES = {"pattern": "Patterns", "gotcha": "Gotchas"}
 _INTRO = (
     "<!-- dualmem: bullets ending in a dualmem comment are written from the stored memories and"
     " rewritten when they change. Add your own as plain '- text' bullets: each becomes a memory"
-    " of its own and is never overwritten. Removing your bullet removes its memory. Memories"
+    " of its own and is never overwritten. Removing your bullet forgets its memory (its text"
+    " is kept: dualmem restore brings it back); removing several at once forgets none until"
+    " you say so (dualmem status lists them). Memories"
     " past the first hundred or so are on later pages beside this file, named after it and the"
     " time of their first memory. -->"
 )
