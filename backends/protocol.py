@@ -85,6 +85,31 @@ class Tombstones(Protocol):
         ...
 
 
+class SetAside(NamedTuple):
+    """Text a person typed that its view no longer shows."""
+
+    episode: Episode
+    since: datetime
+    held: bool
+    """True: still stored, held back from forgetting (a mass change took it out of its view);
+    False: forgotten (deleted), its text kept by its tombstone"""
+
+
+@runtime_checkable
+class Restores(Protocol):
+    """Optional: a layer with views people edit, which keeps what was taken out of them so
+    that it can be shown and brought back."""
+
+    def set_aside(self) -> list[SetAside]:
+        """What was taken out of the views: held first, then forgotten, newest first."""
+        ...
+
+    async def restore(self, episode_id: str) -> Episode | None:
+        """Show the set-aside memory ``episode_id`` in its view again (stored again when it was
+        forgotten) and return it; None when nothing of that id is set aside."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where a journal stands: its changes are numbered within an epoch."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,6 +99,117 @@ def write_atomic(
     finally:
         staged.discard()
     return staged.status
+
+
+class Swap(NamedTuple):
+    """What ``replace_unless_changed`` did."""
+
+    status: os.stat_result | None
+    """the new file's status; None when it was not put in place (someone's file stands)"""
+    found: bytes | None
+    """a file it displaced that was not the one expected (someone else's newer version), which
+    the caller must take in: it is nowhere else any more"""
+
+
+def replace_unless_changed(
+    path: Path, data: bytes, expected: Callable[[os.stat_result | None], bool]
+) -> Swap:
+    """Replace ``path`` with ``data`` unless the file there is no longer the one the caller read
+    (``expected`` of its status; None: no file). A person's editor saves without our lock, by
+    renaming its own temp file onto ``path``: a check followed by a rename would let a save
+    that lands in between be overwritten unread. On Linux the rename is an exchange
+    (``renameat2``), atomic with any other rename: what it displaced is checked afterwards and
+    handed back when it is not what was read. Elsewhere (or on a file system without it), the
+    file is checked just before the rename: a save landing in that instant is still lost."""
+    staged = stage(path, data)
+    try:
+        current = _status(path)
+        if not expected(current):
+            return Swap(None, None)
+        if current is None:
+            if not _put_new(staged):
+                return Swap(None, None)
+        elif _renameat2(staged.temp, path, _RENAME_EXCHANGE):
+            displaced = _status(staged.temp)
+            if not expected(displaced):
+                sync_folder(path.parent)
+                return Swap(staged.status, _read_displaced(staged.temp))
+        else:
+            staged.put()
+        sync_folder(path.parent)
+    except FileNotFoundError:  # the file went while we looked: the caller reads again
+        return Swap(None, None)
+    except OSError as exc:
+        raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        staged.discard()
+    return Swap(staged.status, None)
+
+
+def _read_displaced(path: Path) -> bytes | None:
+    """The bytes of the regular file at ``path`` (a link is no one's text: None)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _status(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _put_new(staged: Staged) -> bool:
+    """Rename the staged file onto its path unless a file appeared there: False then."""
+    try:
+        if _renameat2(staged.temp, staged.path, _RENAME_NOREPLACE):
+            return True
+        os.link(staged.temp, staged.path)  # fails too when the name is taken
+    except FileExistsError:
+        return False
+    return True
+
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _renameat2(source: Path, target: Path, flags: int) -> bool:
+    """Linux's ``renameat2``; False when the system or the file system has none."""
+    call = _renameat2_function()
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags) == 0:
+        return True
+    import ctypes
+
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(error, os.strerror(error), os.fspath(target))
+
+
+@functools.cache
+def _renameat2_function() -> Callable[..., int] | None:
+    import ctypes  # only writing a view needs it (a few ms)
+
+    try:
+        call: Callable[..., int] = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    return call
 
 
 def is_temporary(path: Path) -> bool:

@@ -47,9 +47,10 @@ from backends.model import (
     ensure_body_fits,
     now,
 )
-from backends.protocol import Changes, Position, Tombstone
+from backends.protocol import Changes, Position, SetAside, Tombstone
 from fallback import codec, disk, views
 from fallback.blocking import blocking
+from fallback.held import HeldFolder
 from fallback.index import FileIndex, Row, Signature, ViewEntry, signature
 from fallback.layout import VIEW_FILES, Layout, file_name, is_episode_name, page_name
 from fallback.lock import FolderLock
@@ -77,6 +78,8 @@ LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
 LOCK_POLL = 0.001
 _MAX_SPLICED = 8  # a larger batch renders each view it touches once instead
+MASS_CHANGE = 2
+"""hand bullets taken out of a view in one save from which none is forgotten, but held"""
 DEFER_LIMIT = 2.0
 """seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
@@ -92,6 +95,7 @@ class FileBackend:
         self._lock = FolderLock(layout.lock, timeout=LOCK_TIMEOUT, poll=LOCK_POLL)
         self._watcher: Watcher | None = None
         self._tombstones = TombstoneFolder(layout.root)
+        self._held = HeldFolder(layout.root)
         self._listeners: list[Callable[[], None]] = []
         self._deferred: dict[Path, float] = {}
         """changes the watcher has put off while the lock was busy -> when first seen"""
@@ -281,6 +285,42 @@ class FileBackend:
     async def forget_tombstones(self, episode_ids: Collection[str]) -> None:
         self._check_open()
         self._tombstones.forget(episode_ids)
+
+    # -- what people took out of the views (backends.protocol.Restores) ---------------------
+
+    def set_aside(self) -> list[SetAside]:
+        self._check_open()
+        held = [SetAside(episode, since, held=True)
+                for ids in self._held.every().values() for episode_id, since in ids.items()
+                if (episode := self._index.get(episode_id)) is not None]
+        forgotten = [SetAside(episode, when, held=False)
+                     for when, episode in self._tombstones.forgotten()
+                     if self._index.located(episode.id) is None]
+        return sorted(held, key=lambda aside: aside.since, reverse=True) + forgotten
+
+    async def restore(self, episode_id: str) -> Episode | None:
+        self._check_open()
+        if not EPISODE_ID.fullmatch(episode_id):
+            return None
+        return await blocking(self._restore, episode_id)
+
+    def _restore(self, episode_id: str) -> Episode | None:
+        with self._writing():
+            where = self._index.located(episode_id)
+            if where is not None:
+                group, kind = where[0], where[1]
+                if episode_id not in self._held.ids(group, kind):
+                    return None
+                self._held.release(group, kind, [episode_id])
+                self._write_view(group, kind, VIEW_FILES[kind], bounds=_Pages(
+                    kind, self._index.page_starts(group, kind)).bounds(0))
+                return self._index.get(episode_id)
+        kept = next((e for _, e in self._tombstones.forgotten() if e.id == episode_id), None)
+        if kept is None:
+            return None
+        self._store([kept])
+        self._tombstones.remove([episode_id])
+        return kept
 
     # -- opening and watching ---------------------------------------------------------------
 
@@ -580,7 +620,10 @@ class FileBackend:
             entry = self._index.view_entry(episode_id)
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
             # one left by a delete that fails later names a live id, which is never replayed.
-            self._tombstones.bury([episode_id])
+            # A hand bullet's keeps its text, which a person typed.
+            kept = self._index.get(episode_id) if entry is not None and entry.hand else None
+            self._tombstones.bury([episode_id], keep=[] if kept is None else [kept])
+            self._held.release(where[0], where[1], [episode_id])
             # Old copies in other groups, left by a writer killed while moving this episode:
             # unindexed while this one stands, they would come back once it is gone.
             stale = [copy for group in self._layout.groups() if group != where[0]
@@ -607,18 +650,32 @@ class FileBackend:
                 if (where := self._index.located(i)) is not None}
 
     def _reconcile(self, group: str, kind: str, page: str) -> None:
-        """Take in what a person changed in page ``page`` of a view (under the lock): a new hand
-        bullet becomes an episode, a removed one takes its episode with it (a delete like any
-        other, so the graph hears of it); then render the page again if it is not current.
-        Hand bullets live on the first page: one typed on a later page moves there."""
-        first = page == VIEW_FILES[kind]
+        """Take in what a person changed in page ``page`` of a view and render it again (under
+        the lock). A page deleted meanwhile deletes nothing: it is rendered again later."""
         path = self._layout.view_path(group, kind, page)
-        seen = self._read_view(path)
-        text = seen[0]
-        if text is None:
+        if not path.exists():
             self._index.record_view(path, None)
             return
-        bullets = views.hand_ids(views.parse(text), group, kind)
+        self._write_view(group, kind, page,
+                         bounds=_Pages(kind, self._index.page_starts(group, kind)).find(page))
+
+    def _take_in(self, group: str, kind: str, page: str, path: Path, text: str) -> tuple[
+            str, set[str]]:
+        """Take in ``text``, a person's version of page ``page``: a new hand bullet becomes an
+        episode, a removed one is forgotten (a delete like any other, so the graph hears of
+        it; its tombstone keeps the text). A save that takes out ``MASS_CHANGE`` or more at
+        once forgets none: they are held (``fallback.held``), and an empty view is a missing
+        one. A generated bullet of another view (copied here) becomes a hand bullet. Returns
+        the text to render from, and the hand bullets to move to the first page, where they
+        live."""
+        first = page == VIEW_FILES[kind]
+        lines = views.parse(text)
+        copied = {i for i in views.generated_ids(lines)
+                  if (where := self._index.located(i)) is not None and where[:2] != (group, kind)}
+        if copied:
+            text = views.adopt(text, copied)
+            lines = views.parse(text)
+        bullets = views.hand_ids(lines, group, kind)
         rejected, added = [], []
         for episode_id, bullet in bullets.items():
             if self._index.located(episode_id) is None:
@@ -631,23 +688,30 @@ class FileBackend:
                 status = disk.write_atomic(self._layout.episode_path(group, episode_id),
                                            codec.encode(episode))
                 added.append(_row(episode, signature(status)))
-        removed = [episode_id for episode_id, _, hand in self._index.bullets(group, kind)
-                   if hand and episode_id not in bullets] if first else []
+        held = self._held.ids(group, kind)
+        missing = [episode_id for episode_id, _, hand in self._index.bullets(group, kind)
+                   if hand and episode_id not in bullets and episode_id not in held]
+        removed: list[str] = []
+        if first and missing and text.strip():
+            if len(missing) >= MASS_CHANGE:
+                self._held.hold(group, kind, missing)
+            else:
+                removed = missing
+        if held.keys() & bullets.keys():
+            self._held.release(group, kind, held.keys() & bullets.keys())
+        kept = [gone for i in removed if (gone := self._index.get(i)) is not None]
+        self._tombstones.bury(removed, keep=kept)
         for episode_id in removed:
             disk.remove(self._layout.episode_path(group, episode_id))
         self._index.put(added)
         self._index.drop(removed)
-        self._tombstones.bury(removed)
         self._record_folders({self._layout.group_folder(group)})
-        moved = set() if first else {i for i in bullets if self._index.located(i) is not None}
-        pages = _Pages(kind, self._index.page_starts(group, kind))
-        self._write_view(group, kind, page, drop=moved, seen=seen, bounds=pages.find(page))
-        if moved:
-            self._write_view(group, kind, VIEW_FILES[kind], bounds=pages.bounds(0))
         if rejected:
             self._index.report(path, "; ".join(rejected))
         else:
             self._index.clear_problem(path)
+        moved = set() if first else {i for i in bullets if self._index.located(i) is not None}
+        return text, moved
 
     def _render(
         self,
@@ -705,41 +769,74 @@ class FileBackend:
         page: str,
         *,
         drop: Collection[str] = (),
-        seen: _ViewRead | None = None,
         changed: Collection[str] | None = None,
         bounds: _Bounds | None,
     ) -> None:
         """Render page ``page`` of the view from the index: the bullets within ``bounds``
-        (None: a page no longer in the view, which shows none); ``seen`` is the page as the
-        caller read it. With ``changed``, a page as we last wrote it is spliced instead
+        (None: a page no longer in the view, which shows none). A page a person changed since
+        dualmem last wrote it is taken in first (``_take_in``); one saved while this renders
+        is never overwritten unread (``disk.replace_unless_changed``): it is taken in, and the
+        page rendered again. With ``changed``, a page as we last wrote it is spliced instead
         (``views.splice``)."""
         path = self._layout.view_path(group, kind, page)
+        drop, moved = set(drop), set[str]()
         try:
-            existing, sig = seen or self._read_view(path)
-            rendered = None
-            if (changed is not None and existing is not None and bounds is not None
-                    and sig == self._index.view_signature(path)):
-                rendered = self._spliced(existing, group, kind, changed, bounds)
-            if rendered is None:
-                shown = [] if bounds is None else self._index.page_bullets(group, kind, *bounds)
-                rendered = views.render(existing, group, kind, shown, drop, page)
-            if bounds is None and rendered == views.render(None, group, kind, [], name=page):
-                if existing is not None:
-                    disk.remove(path)
-                    disk.sync_folder(path.parent)
-                self._index.record_view(path, None)
-                return
-            if rendered != existing:
-                # A person may be saving it right now, without our lock: then let theirs stand
-                # (their close brings us back here).
-                unchanged = (existing, sig)
-                status = disk.write_atomic(
-                    path, rendered.encode(), abandon_if=lambda: self._read_view(path) != unchanged
-                )
-                sig = None if status is None else signature(status)
+            existing, sig = on_disk, _ = self._read_view(path)
+            unseen = existing is not None and sig != self._index.view_signature(path)
+            while True:
+                if unseen and existing is not None:
+                    existing, more = self._take_in(group, kind, page, path, existing)
+                    moved |= more
+                    drop |= more
+                    changed = None
+                rendered = None
+                if changed is not None and existing is not None and bounds is not None:
+                    rendered = self._spliced(existing, group, kind, changed, bounds)
+                if rendered is None:
+                    shown = [] if bounds is None else self._shown(group, kind, bounds)
+                    rendered = views.render(existing, group, kind, shown, drop, page)
+                if bounds is None and rendered == views.render(None, group, kind, [], name=page):
+                    if on_disk is not None:
+                        disk.remove(path)
+                        disk.sync_folder(path.parent)
+                    sig = None
+                    break
+                if rendered == on_disk:
+                    break
+                swap = disk.replace_unless_changed(path, rendered.encode(),
+                                                   partial(_is_file_of, sig))
+                if swap.status is None:  # someone's file stands there now: take that in
+                    existing, sig = on_disk, _ = self._read_view(path)
+                    unseen = existing is not None
+                    continue
+                sig, on_disk = signature(swap.status), rendered
+                if swap.found is None:
+                    break
+                # A person's save we displaced, unread: it is here alone now.
+                existing, unseen = self._displaced(path, swap.found, sig), True
             self._index.record_view(path, sig)
         except StoreCorrupt as exc:
             self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be
+        if moved:
+            self._write_view(group, kind, VIEW_FILES[kind],
+                             bounds=_Pages(kind, self._index.page_starts(group, kind)).bounds(0))
+
+    def _displaced(self, path: Path, found: bytes, ours: Signature) -> str:
+        """The text of a person's save that a render displaced; one that is not UTF-8 is put
+        back as it was (``StoreCorrupt``: it is left as it is)."""
+        try:
+            return found.decode()
+        except UnicodeDecodeError:
+            disk.replace_unless_changed(path, found, partial(_is_file_of, ours))
+            raise StoreCorrupt(path, "not UTF-8 text; left as it is") from None
+
+    def _shown(self, group: str, kind: str, bounds: _Bounds) -> list[tuple[str, str]]:
+        """(id, bullet) of the page of ``bounds``, less the hand bullets held back."""
+        shown = self._index.page_bullets(group, kind, *bounds)
+        if bounds[0] is not None:
+            return shown
+        held = self._held.ids(group, kind)
+        return [(i, line) for i, line in shown if i not in held] if held else shown
 
     def _spliced(self, text: str, group: str, kind: str, changed: Collection[str],
                  bounds: _Bounds) -> str | None:
@@ -840,6 +937,11 @@ def _validated(episode: Episode, max_body_bytes: int) -> Episode:
     checked = Episode.parse(**{name: getattr(episode, name, None) for name in Episode.model_fields})
     ensure_body_fits(checked, max_body_bytes)
     return checked
+
+
+def _is_file_of(sig: Signature | None, status: os.stat_result | None) -> bool:
+    """Whether ``status`` is of the file whose signature is ``sig`` (None: no file)."""
+    return (None if status is None else signature(status)) == sig
 
 
 def _mtime(folder: Path) -> int | None:

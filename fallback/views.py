@@ -32,7 +32,9 @@ _TITLES = {"pattern": "Patterns", "gotcha": "Gotchas"}
 _INTRO = (
     "<!-- dualmem: bullets ending in a dualmem comment are written from the stored memories and"
     " rewritten when they change. Add your own as plain '- text' bullets: each becomes a memory"
-    " of its own and is never overwritten. Removing your bullet removes its memory. Memories"
+    " of its own and is never overwritten. Removing your bullet forgets its memory (its text"
+    " is kept: dualmem restore brings it back); removing several at once forgets none until"
+    " you say so (dualmem status lists them). Memories"
     " past the first hundred or so are on later pages beside this file, named after it and the"
     " time of their first memory. -->"
 )
@@ -65,6 +67,24 @@ def hand_ids(lines: Iterable[Line], group_id: str, kind: str) -> dict[str, str]:
         for line in lines
         if line.hand_text is not None
     }
+
+
+def generated_ids(lines: Iterable[Line]) -> set[str]:
+    """The ids of the generated bullets, untouched, among ``lines``."""
+    return {line.generated_id for line in lines if line.generated_id is not None}
+
+
+def adopt(text: str, episode_ids: Collection[str]) -> str:
+    """``text`` with the generated bullets of ``episode_ids`` made a person's plain bullets (the
+    comment taken off): copied from another view, they are the person's text here."""
+    lines = text.split("\n")
+    for at, raw in enumerate(lines):
+        line = _classify(raw)
+        if line.generated_id in episode_ids:
+            found = _GENERATED.fullmatch(raw.rstrip())
+            assert found is not None  # it classified as generated
+            lines[at] = f"- {found['text']}"
+    return "\n".join(lines)
 
 
 def hand_episode(group_id: str, kind: str, text: str) -> Episode:

@@ -383,3 +383,28 @@ def test_an_error_in_a_real_process(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert orjson.loads(done.stdout)["error"]["type"] == "NotFound"
     assert done.stderr == "dualmem: error: no episode with id missing\n"
+
+
+def test_status_reports_hand_bullets_taken_out_of_a_view_and_restore_brings_them_back(
+        cli: Any, home: Path) -> None:
+    add(cli)
+    patterns = home / "files" / "views" / "proj" / "patterns.md"
+    committed = patterns.read_text()
+    patterns.write_text(committed + "- first typed\n- second typed\n- third typed\n")
+    assert _count(cli) == 4  # taken in at open
+    patterns.write_text(committed)  # git checkout -- patterns.md: forgets nothing
+    assert _count(cli) == 4
+    text = cli("status", json=False).out
+    assert "held: 3 hand bullet(s) taken out of their view at once" in text
+    assert "dualmem delete ID" in text and "dualmem restore ID" in text
+    held = {item["text"]: item for item in cli("status").doc["set_aside"]}
+    assert set(held) == {"first typed", "second typed", "third typed"}
+    assert cli("delete", held["first typed"]["id"]).code == 0  # meant: forgotten, text kept
+    assert cli("restore", held["second typed"]["id"]).doc["restored"] is True
+    assert "- second typed\n" in patterns.read_text()
+    aside = {item["text"]: item["held"] for item in cli("status").doc["set_aside"]}
+    assert aside == {"first typed": False, "third typed": True}
+    assert "forgotten: 1 hand bullet(s)" in cli("status", json=False).out
+    assert cli("restore", held["first typed"]["id"]).code == 0
+    assert _count(cli) == 4 and "- first typed\n" in patterns.read_text()
+    assert_error(cli("restore", held["first typed"]["id"]), 1, "NotFound", "nothing set aside")

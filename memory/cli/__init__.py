@@ -48,7 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("memories", "list memories, oldest first (the project's group unless --group or "
              "--all-groups)"),
     "delete": ("memories", "remove one memory"),
-    "status": ("home", "the layer in use and why, counts per group, unreadable files"),
+    "restore": ("memories", "show a hand bullet taken out of its view again (status lists "
+                "them), stored again if it was forgotten"),
+    "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "
+               "bullets taken out of their views"),
     "seed": ("home", "seed system knowledge and the project overview (idempotent)"),
     "session": ("agent", "save FILE.json: store a session's insights; history: recent sessions"),
     "turns": ("agent", "record FILE.json: store a turn state; list, latest --feature F: show "

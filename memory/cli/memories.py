@@ -1,4 +1,5 @@
-"""Commands on single memories: ``add``, ``search``, ``get``, ``list``, ``delete``."""
+"""Commands on single memories: ``add``, ``search``, ``get``, ``list``, ``delete``,
+``restore``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from backends.model import Episode
+from backends.protocol import Restores
 from memory.cli.base import (
     Command,
     NotFound,
@@ -115,10 +117,22 @@ async def delete(args: argparse.Namespace, config: Config) -> Output:
     return Output({"id": args.id, "deleted": True}, f"deleted {args.id}")
 
 
+async def restore(args: argparse.Namespace, config: Config) -> Output:
+    async with opened(config, create=False) as (backend, _):
+        if not isinstance(backend, Restores):
+            raise UsageError("this layer has no views, so nothing is set aside to restore")
+        episode = await backend.restore(args.id)
+    if episode is None:
+        raise NotFound(f"nothing set aside with id {args.id} (dualmem status lists it all)")
+    return Output({"id": args.id, "restored": True, "episode": episode.model_dump(mode="json")},
+                  f"restored {args.id} to its view: {summary(episode)}")
+
+
 COMMANDS = {
     "add": Command(_add_arguments, add),
     "search": Command(_search_arguments, search, reads_the_journal),
     "get": Command(_id_argument, get),
     "list": Command(_list_arguments, list_),
     "delete": Command(_id_argument, delete),
+    "restore": Command(_id_argument, restore),
 }

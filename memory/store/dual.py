@@ -38,7 +38,14 @@ from backends.errors import (
     WriteFailed,
 )
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import Enriched, Enriches, MemoryBackend, Position, upsert_all
+from backends.protocol import (
+    Enriched,
+    Enriches,
+    MemoryBackend,
+    Position,
+    SetAside,
+    upsert_all,
+)
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
@@ -205,6 +212,16 @@ class DualBackend:
             await self._files.bury([episode_id])
         await self._index_now()
         return existed
+
+    def set_aside(self) -> list[SetAside]:
+        """What people took out of the views (``backends.protocol.Restores``): the journal's."""
+        return self._files.set_aside()
+
+    async def restore(self, episode_id: str) -> Episode | None:
+        restored = await self._files.restore(episode_id)
+        if restored is not None:
+            await self._index_now()
+        return restored
 
     async def _index_now(self) -> bool:
         """Bring the graph up to the journal now, if this process holds it; True when it did."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.protocol import MemoryBackend, ReportsProblems
+from backends.protocol import MemoryBackend, ReportsProblems, Restores, SetAside
 from memory.store.selection import Selection
 from migrate import AUTO_CLAUDE, Ledger
 
@@ -23,6 +23,8 @@ class Status:
     """(path, reason) of each file that could not be read; it is left as it is."""
     last_import: dict[str, Any] | None = None
     """the report of the last Auto-Claude import, if any"""
+    set_aside: tuple[SetAside, ...] = ()
+    """what people took out of the views: held (still stored) or forgotten (text kept)"""
 
     @property
     def total(self) -> int:
@@ -40,6 +42,11 @@ class Status:
         }
         if self.last_import is not None:
             status["last_auto_claude_import"] = self.last_import
+        if self.set_aside:
+            status["set_aside"] = [
+                {"id": item.episode.id, "group": item.episode.group_id, "kind": item.episode.kind,
+                 "text": item.episode.body, "since": item.since.isoformat(), "held": item.held}
+                for item in self.set_aside]
         return status
 
     def describe(self) -> str:
@@ -52,6 +59,7 @@ class Status:
         if self.problems:
             lines.append(f"problems: {len(self.problems)} file(s) could not be read")
             lines += [f"  {path}: {reason}" for path, reason in self.problems]
+        lines += _describe_set_aside(self.set_aside)
         last = self.last_import
         if last is not None:
             lines.append(
@@ -69,6 +77,7 @@ async def collect_status(
     async for episode in backend.scan():
         counts[episode.group_id] += 1
     problems = backend.problems if isinstance(backend, ReportsProblems) else ()
+    set_aside = backend.set_aside() if isinstance(backend, Restores) else ()
     return Status(
         home=home,
         layer=selection.layer,
@@ -76,7 +85,31 @@ async def collect_status(
         groups=dict(sorted(counts.items())),
         problems=tuple((str(path), reason) for path, reason in problems),
         last_import=_last_import(ledger_file),
+        set_aside=tuple(set_aside),
     )
+
+
+_SHOWN = 10  # of each list; --json lists all
+
+
+def _describe_set_aside(items: tuple[SetAside, ...]) -> list[str]:
+    lines = []
+    for held, title, hint in (
+        (True, "held: {n} hand bullet(s) taken out of their view at once, still memories",
+         "forget one as meant: dualmem delete ID; show it again: dualmem restore ID"),
+        (False, "forgotten: {n} hand bullet(s) removed from their view (text kept)",
+         "bring one back: dualmem restore ID"),
+    ):
+        chosen = [item for item in items if item.held is held]
+        if not chosen:
+            continue
+        lines.append(title.format(n=len(chosen)))
+        lines += [f"  {item.episode.id}  {item.episode.group_id}/{item.episode.kind}  "
+                  f"{' '.join(item.episode.body.split())[:60]}" for item in chosen[:_SHOWN]]
+        if len(chosen) > _SHOWN:
+            lines.append(f"  and {len(chosen) - _SHOWN} more (status --json lists them)")
+        lines.append(f"  {hint}")
+    return lines
 
 
 def _last_import(ledger_file: Path) -> dict[str, Any] | None:
