@@ -28,7 +28,21 @@ The classes below the line of dashes live beside the code that raises them (name
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+
+OUT_OF_RESOURCES = "out of resources"
+"""The reason of a ``BackendUnavailable`` for a sound layer this process lacks the memory,
+address space or file handles to open (``ulimit -v``, ``-n``): not damage; it opens again once
+the limit allows."""
+_EXHAUSTED = frozenset({errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EFBIG, errno.EAGAIN})
+
+
+def out_of_resources(exc: BaseException) -> bool:
+    """Whether ``exc`` says the process ran out of memory or file handles, or met its file size
+    limit (by type and errno), rather than that what it read is damaged."""
+    return isinstance(exc, MemoryError) or (isinstance(exc, OSError)
+                                            and exc.errno in _EXHAUSTED)
 
 
 class DualmemError(Exception):

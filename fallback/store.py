@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard
 
 from backends.errors import (
+    OUT_OF_RESOURCES,
     BackendUnavailable,
     DualmemError,
     InvalidEpisode,
     StoreCorrupt,
     WriteFailed,
+    out_of_resources,
 )
 from backends.expansion import current_first, fuse
 from backends.model import (
@@ -123,6 +125,9 @@ class FileBackend:
             await backend.aclose()
             backend = cls._read_only_backend(backend._layout, max_body_bytes, str(exc))
             await blocking(backend._start, fresh=True, watch=False)
+        except OSError as exc:  # no file handle left for the watcher, say (``ulimit -n``)
+            await backend.aclose()
+            raise _unavailable(root, exc) from exc
         except BaseException:
             await backend.aclose()
             raise
@@ -330,7 +335,10 @@ class FileBackend:
         costs about a millisecond of CPU for each write of every other process."""
         self._check_open()
         if self._watcher is None and self._read_only is None:
-            await blocking(self._start, fresh=False, watch=True)
+            try:
+                await blocking(self._start, fresh=False, watch=True)
+            except OSError as exc:
+                raise _unavailable(self._layout.root, exc) from exc
 
     def _start(self, *, fresh: bool, watch: bool) -> None:
         # Watch first, then check: a change made while checking is seen by one or the other.
@@ -968,3 +976,7 @@ def _entry_signature(entry: os.DirEntry[str]) -> Signature | None:
 def _as_set(values: Sequence[str] | None) -> set[str] | None:
     return None if values is None else set(values)
 
+
+def _unavailable(root: str | os.PathLike[str], exc: OSError) -> BackendUnavailable:
+    reason = OUT_OF_RESOURCES if out_of_resources(exc) else "cannot use its folder"
+    return BackendUnavailable("file", reason, f"{root}: {exc.strerror or exc}")

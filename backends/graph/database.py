@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backends import processes
-from backends.errors import BackendUnavailable, WriteFailed
+from backends.errors import OUT_OF_RESOURCES, BackendUnavailable, WriteFailed, out_of_resources
 from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.graphiti_import import import_graphiti
@@ -57,6 +57,12 @@ _EPISODIC_EXTRA = (
     "kind STRING", "invalid_at TIMESTAMP", "valid_at_set BOOLEAN", "embedding_f16 STRING"
 )
 _NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+# Kùzu (and LadybugDB) raise every error as a bare RuntimeError, with no type or code of its
+# own: where their message says the process ran out of something, it is not the file's damage.
+# Measured under `ulimit -v 4G`: "Buffer manager exception: Mmap for size 8796093022208 failed."
+_EXHAUSTED_SAYS = ("Buffer manager exception", "Mmap for size", "bad_alloc",
+                   "Cannot allocate memory", "Too many open files", "File too large",
+                   "out of memory", "Out of memory")
 _META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
 
 T = TypeVar("T")
@@ -147,6 +153,10 @@ class GraphDatabase:
             database, session, meta = await loop.run_in_executor(
                 executor, partial(_connect, directory, read_only=read_only, engine=engine)
             )
+        except OSError as exc:  # the folder's housekeeping, past the engine's open
+            executor.shutdown(wait=False)
+            reason = OUT_OF_RESOURCES if out_of_resources(exc) else "unreadable"
+            raise BackendUnavailable(LAYER, reason, f"{directory}: {exc.strerror}") from exc
         except BaseException:
             executor.shutdown(wait=False)
             raise
@@ -218,7 +228,7 @@ def _connect(directory: Path, *, read_only: bool,
                                  and _rewrite(file, engine))
     try:
         database = engines.open_database(kuzu, file, read_only=read_only)
-    except RuntimeError as exc:
+    except (RuntimeError, OSError, MemoryError) as exc:
         raise _open_error(file, exc, engine) from exc
     session = Session(kuzu.Connection(database))
     owner_file = None if read_only else directory / OWNER_FILE  # a reader holds nothing
@@ -230,9 +240,10 @@ def _connect(directory: Path, *, read_only: bool,
     except BackendUnavailable:
         _disconnect(session, database, owner_file)
         raise
-    except RuntimeError as exc:
+    except (RuntimeError, OSError, MemoryError) as exc:
         _disconnect(session, database, owner_file)
-        raise BackendUnavailable(LAYER, "corrupt", _first_line(exc)) from exc
+        reason = OUT_OF_RESOURCES if exhausted(exc) else "corrupt"
+        raise BackendUnavailable(LAYER, reason, _first_line(exc)) from exc
     if owner_file is not None:
         _write_owner(owner_file)
         _remove_dead_copy_files(directory)
@@ -258,8 +269,8 @@ def _rewrite(file: Path, engine: Engine) -> bool:
 def _remove_dead_copy_files(directory: Path) -> None:
     """The COPY files of a writer killed mid-batch (rows.copy_episodes removes its own): holding
     the database read-write, no other process is writing one now."""
-    for leftover in directory.glob(f"{COPY_FILE_PREFIX}*"):
-        with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # housekeeping: the next holder tries again
+        for leftover in directory.glob(f"{COPY_FILE_PREFIX}*"):
             leftover.unlink()
 
 
@@ -284,8 +295,22 @@ def _disconnect(session: Session, database: Any, owner_file: Path | None) -> Non
             owner_file.unlink()
 
 
-def _open_error(file: Path, exc: RuntimeError, engine: Engine) -> BackendUnavailable:
+def exhausted(exc: BaseException) -> bool:
+    """Whether ``exc`` says the process ran out of memory, address space or file handles (or
+    met its file size limit), rather than that the database is damaged: by type and errno
+    where there is one, else by the engine's message (it has no types of its own)."""
+    if isinstance(exc, MemoryError | OSError):
+        return out_of_resources(exc)
+    return isinstance(exc, RuntimeError) and any(says in str(exc) for says in _EXHAUSTED_SAYS)
+
+
+def _open_error(file: Path, exc: BaseException, engine: Engine) -> BackendUnavailable:
     message = _first_line(exc)
+    if exhausted(exc):
+        return BackendUnavailable(LAYER, OUT_OF_RESOURCES, message)
+    if isinstance(exc, OSError):
+        reason = READ_ONLY if exc.errno in _NOT_WRITABLE else "unreadable"
+        return BackendUnavailable(LAYER, reason, message)
     if "Could not set lock" in message:
         owner = owner_pid(file.parent)
         return BackendUnavailable(

@@ -12,10 +12,18 @@ So a database whose last checkpoint was interrupted (its shadow file is left) is
 open, before anything writes to it; and a write refused for a key no row has rewrites it then
 (the damaged database is abandoned, not closed: ``GraphDatabase.abandon``) and is tried again.
 The damaged file is kept beside the new one, never deleted.
+
+A graph folder the engine refuses to open is moved aside whole (``move_aside``), but only by one
+process at a time, only if it is still the folder whose open failed, and only if no process
+holds its database: an open can fail on a file another process is recovering after a kill -9,
+and two processes once moved aside, one after the other, the old folder and the new one the
+first had made, while live processes kept writing into both.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import shutil
 import tempfile
@@ -25,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import WriteFailed
+from backends.flock import flocked
 from backends.graph import engines
 from backends.graph.address import Engine
 
@@ -110,3 +119,51 @@ def replace(file: Path, folder: Path, engine: Engine) -> tuple[Path, bool]:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return aside, dropped
+
+
+Identity = tuple[int, int]
+"""a folder's device and inode: the same folder, whatever its name"""
+
+
+def identity(directory: Path) -> Identity | None:
+    try:
+        status = directory.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
+def move_aside(directory: Path, seen: Identity | None) -> Path | None:
+    """Rename the graph folder ``directory``, whose database could not be opened, to
+    ``<name>.damaged-<time>`` (kept, never deleted), and return where it is now. None, leaving
+    it in place, when it is no longer the folder ``seen`` before the failed open (another
+    process moved it and made a new one) or a process holds its database (that process opened
+    it: moving it would leave it writing into a folder set aside). One process at a time
+    decides (``flocked`` on the home)."""
+    with flocked(directory.parent):
+        now = identity(directory)
+        if now is None or (seen is not None and now != seen):
+            return None
+        if any(held_elsewhere(directory / name) for name in set(engines.FILES.values())):
+            return None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        target = directory.with_name(f"{directory.name}{DAMAGED_SUFFIX}{stamp}")
+        directory.rename(target)
+        return target
+
+
+def held_elsewhere(file: Path) -> bool:
+    """Whether another process has the database ``file`` open: the engine keeps a POSIX lock on
+    it while it does. Only for a file this process does not have open (closing the probe
+    releases this process's own POSIX locks on it)."""
+    try:
+        descriptor = os.open(file, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False  # none there, or not writable by us: no engine of ours holds it either
+    try:
+        fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(descriptor)
+    return False

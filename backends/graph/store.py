@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from backends.entities import extract
 from backends.errors import (
+    OUT_OF_RESOURCES,
     BackendUnavailable,
     DualmemError,
     ProviderFailed,
@@ -40,6 +41,7 @@ from backends.graph.database import (
     Session,
     build_graphiti_indexes,
     drop_graphiti_indexes,
+    exhausted,
 )
 from backends.graph.embedder import (
     AnyEmbedder,
@@ -183,6 +185,8 @@ class _Core:
         try:
             return await self.db.run(work)
         except (RuntimeError, ValueError) as exc:  # ValueError: a row that is no valid Episode
+            if exhausted(exc):  # a sound database this process cannot read now
+                raise BackendUnavailable(LAYER, OUT_OF_RESOURCES, str(exc)) from exc
             raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
 
     async def write(self, work: Callable[[Session], T], payload: int) -> T:
@@ -397,7 +401,8 @@ class GraphBackend:
     ) -> GraphBackend:
         """Open (or create) the graph under ``path`` with the embedded ``engine`` (default:
         ``engines.default``, Kùzu). Raises ``BackendUnavailable`` with the reason: "not
-        installed", "locked by another process", "corrupt", "unreadable", "read-only" (this
+        installed", "locked by another process", "corrupt", "out of resources" (memory, address
+        space or file handles this process lacks: not damage), "unreadable", "read-only" (this
         process may read it but not write it: open it with ``read_only``, and every write raises
         ``WriteFailed``), "embedder mismatch" (see ``reembed``), "engine conflict" (the other
         embedded engine is loaded in this process), "another engine's database". A graph

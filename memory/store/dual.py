@@ -22,7 +22,6 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,6 +110,8 @@ class DualBackend:
         """journal episodes the graph refused: id -> (group, why)"""
         self._rebuilt: str | None = None
         """what became of a damaged graph found at take-over, for status to tell"""
+        self._unreported = Verdict(0, 0, 0)
+        """what making the graph equal to the journal changed, not yet told by ``repair``"""
         self._saved: dict[str, KeptFact] | None = None
         """the history file's latest line of each fact it holds, by uuid (read once)"""
         self._unsaved: set[str] | None = None
@@ -368,7 +369,10 @@ class DualBackend:
         """Make the graph hold exactly the journal: write what it lacks or holds otherwise,
         delete what the journal records as deleted. A memory only the graph holds (written
         before the journal existed, or by ``--backend graph``) is never lost: it joins the
-        journal first, unless the journal records its deletion. A shared graph (a server) holds
+        journal first, unless the journal records its deletion. A graph that follows the
+        journal (``graphs.follows_a_journal``) holds nothing the journal did not give it: what
+        the journal lacks was deleted from it (an episode file deleted by hand, its index
+        deleted since, which forgot it), and leaves the graph. A shared graph (a server) holds
         other homes' memories: they neither join this journal nor leave the graph."""
         graph = self._graph
         assert graph is not None
@@ -377,8 +381,10 @@ class DualBackend:
         journal = self._files.content_hashes()
         deleted = self._files.deleted_ids()
         stored = {episode.id: episode async for episode in graph.scan()}
-        joining = [] if graph.shared else [episode for key, episode in stored.items()
-                                           if key not in journal and key not in deleted]
+        alone = not graph.shared and not graphs.follows_a_journal(
+            await graph.applied(position.epoch))
+        joining = [episode for key, episode in stored.items()
+                   if key not in journal and key not in deleted] if alone else []
         for start in range(0, len(joining), BATCH):
             await self._files.upsert_many(joining[start : start + BATCH])
         journal.update((episode.id, episode.content_hash()) for episode in joining)
@@ -395,6 +401,8 @@ class DualBackend:
         self._applied = position
         verdict = Verdict(len(writes), len(removed), len(joining))
         if verdict.changed:
+            self._unreported = Verdict(*(a + b for a, b in zip(self._unreported, verdict,
+                                                               strict=True)))
             _log().info("graph made equal to the journal: %s", verdict)
             await graph.refresh_graphiti_indexes()  # after bulk writes, not after each
         return verdict
@@ -538,12 +546,14 @@ class DualBackend:
     async def repair(self, *, graphiti_indexes: bool = False) -> Verdict:
         """Compare the whole graph with the journal and make it equal (only the holder can),
         and rebuild graphiti's full-text indexes if kept; ``graphiti_indexes`` builds them
-        (to be kept from then on) for graphiti's own search."""
+        (to be kept from then on) for graphiti's own search. Returns what changed, this
+        store's take-over included (it makes the graph equal first, when it must)."""
         async with self._lock:
             if self._graph is None:
                 raise BackendUnavailable("graph", self._why)
-            verdict = await self._make_equal()
+            await self._make_equal()
             await self._catch_up()
+            verdict, self._unreported = self._unreported, Verdict(0, 0, 0)
             if graphiti_indexes:
                 await self._graph.build_graphiti_indexes()
             else:
@@ -624,6 +634,11 @@ class DualBackend:
                 await self._files.aclose()
 
     async def _try_graph(self) -> None:
+        import asyncio
+
+        from backends.graph import salvage  # a one-shot store never tries the graph
+
+        seen = salvage.identity(self._graph_dir)
         try:
             graph = await self._open_graph()
         except BackendUnavailable as exc:
@@ -633,7 +648,12 @@ class DualBackend:
                 if exc.reason != LOCKED:  # no holder to take in hand edits: do it here
                     await self._files.watch()
                 return
-            moved = _move_aside(self._graph_dir)
+            moved = await asyncio.to_thread(salvage.move_aside, self._graph_dir, seen)
+            if moved is None:  # another process opened it, or moved it and made a new one
+                self._why = (f"graph layer {exc.reason}: {exc.detail}; another process has "
+                             f"the graph in hand, retrying")
+                await self._files.watch()
+                return
             self._rebuilt = (f"rebuilt from the journal: the damaged graph ({exc.detail}) "
                              f"is in {moved}")
             _log().warning("the graph was damaged (%s); moved to %s, rebuilding", exc.detail, moved)
@@ -734,14 +754,6 @@ def _current(line: KeptFact | None) -> bool:
     """Whether the history file's latest line for a fact leaves it current: there is none, or
     it says the fact was stated again."""
     return line is None or line.expired_at is None
-
-
-def _move_aside(graph_dir: Path) -> Path:
-    """Rename a damaged graph folder out of the way (kept for inspection, never deleted)."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    target = graph_dir.with_name(f"{graph_dir.name}.damaged-{stamp}")
-    graph_dir.rename(target)
-    return target
 
 
 def _recorded_position(graph_dir: Path) -> Position | None:

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from faults.children import HERE, child_env
 
-from backends.graph import GraphBackend
+from backends.errors import BackendUnavailable
+from backends.graph import GraphBackend, salvage
 from backends.model import Episode
 from backends.protocol import Position
 from fallback import FileBackend
@@ -21,7 +26,10 @@ from fallback.index import FILE as INDEX_FILE
 from memory.cli import main
 from memory.store.config import Config
 from memory.store.dual import DualBackend
+from memory.store.layers import Verdict
 from memory.store.selection import open_memory
+
+HOLD_CHILD = HERE / "fault_child.py"
 
 
 def note(n: int) -> Episode:
@@ -131,8 +139,9 @@ async def test_repair_rewrites_what_the_graph_lost_behind_our_back(tmp_path: Pat
         assert isinstance(store, DualBackend)
         await store.catch_up()  # the count disagrees at take-over: made equal
         assert (await store.differences()).changed is False
-        verdict = await store.repair()
-        assert not verdict.changed
+        # repair tells what this store's take-over did, then that nothing was left to do
+        assert await store.repair() == Verdict(written=4, deleted=0, joined=0)
+        assert not (await store.repair()).changed
     await check_equal(tmp_path, kept)
 
 
@@ -162,6 +171,40 @@ async def test_a_home_of_the_previous_release_keeps_every_memory(tmp_path: Path)
 
 
 
+def test_an_episode_file_deleted_by_hand_stays_deleted_once_the_index_is_rebuilt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The graph followed the journal; the index that recorded the delete is gone with it. The
+    # graph's copy used to join the journal again, as a memory only the graph held.
+    kept = asyncio.run(fill(tmp_path))
+    gone = kept.pop(3)
+    files = Config(home=tmp_path).files_dir
+    next(files.glob(f"episodes/proj/{gone.id}*")).unlink()
+    for leftover in files.glob(INDEX_FILE + "*"):
+        leftover.unlink()
+    assert main(["--home", str(tmp_path), "--json", "repair"]) == 0
+    report = orjson.loads(capsys.readouterr().out)
+    assert report["repaired"] == {"written": 0, "deleted": 1, "joined": 0}
+    asyncio.run(check_equal(tmp_path, kept))
+    # A memory written to the graph alone since is not one the journal deleted: it joins.
+    alone = note(99)
+    assert main(["--home", str(tmp_path), "--backend", "graph", "add", "--group", "proj",
+                 "--kind", "note", "--name", alone.name, "--body", alone.body, "--key",
+                 "99"]) == 0
+    capsys.readouterr()
+    for leftover in files.glob(INDEX_FILE + "*"):
+        leftover.unlink()
+    assert main(["--home", str(tmp_path), "--json", "repair"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["repaired"]["joined"] == 1
+    async def journal_ids() -> set[str]:
+        store = await FileBackend.open(files, watch=False)
+        try:
+            return {e.id async for e in store.scan()}
+        finally:
+            await store.aclose()
+    assert asyncio.run(journal_ids()) == {e.id for e in kept} | {alone.id}
+
+
 def test_the_repair_command_reports_a_graph_equal_to_the_journal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -174,3 +217,47 @@ def test_the_repair_command_reports_a_graph_equal_to_the_journal(
     assert main(["--home", str(tmp_path), "--backend", "file", "repair"]) == 2
     assert "repair works on the dual store" in capsys.readouterr().err
     asyncio.run(check_equal(tmp_path, kept))
+
+
+def test_a_graph_another_process_holds_is_never_moved_aside(tmp_path: Path) -> None:
+    # The interleaving once seen after a kill -9: a process's open of the graph fails as
+    # "corrupt" (it read the file while another process was opening and recovering it), and it
+    # moved the folder aside while that process held it and went on writing into it.
+    asyncio.run(fill(tmp_path))
+    config = Config(home=tmp_path)
+
+    async def refused() -> Any:
+        raise BackendUnavailable("graph", "corrupt", "a file under recovery")
+
+    async def open_beside_the_holder() -> str:
+        files = await FileBackend.open(config.files_dir, watch=False)
+        store = await DualBackend.open(files, refused, config.graph_dir, config.ledger_file)
+        try:
+            assert not store.holds_graph
+            return store.reason
+        finally:
+            await store.aclose()
+
+    with subprocess.Popen([sys.executable, str(HOLD_CHILD), "hold", str(tmp_path)],
+                          stdout=subprocess.PIPE, env=child_env()) as holder:
+        assert holder.stdout is not None
+        try:
+            assert holder.stdout.readline().strip() == b"ready"
+            assert "another process" in asyncio.run(open_beside_the_holder())
+            assert list(tmp_path.glob("graph.damaged-*")) == []
+            assert salvage.held_elsewhere(config.graph_dir / "memory.kuzu")
+        finally:
+            holder.kill()
+
+
+def test_a_graph_folder_made_since_the_failed_open_is_not_moved_aside(tmp_path: Path) -> None:
+    # Two processes fail on one damaged graph: the first moves it aside and makes a new one;
+    # the second, deciding after it, must not move that new one aside too.
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    seen = salvage.identity(graph)
+    first = salvage.move_aside(graph, seen)
+    assert first is not None and first.name.startswith("graph.damaged-")
+    graph.mkdir()  # the first process's new graph
+    assert salvage.move_aside(graph, seen) is None
+    assert graph.is_dir() and len(list(tmp_path.glob("graph.damaged-*"))) == 1
