@@ -80,6 +80,8 @@ LOCK_POLL = 0.001
 _MAX_SPLICED = 8  # a larger batch renders each view it touches once instead
 MASS_CHANGE = 2
 """hand bullets taken out of a view in one save from which none is forgotten, but held"""
+_MAX_ROUNDS = 16
+"""renders of a page a person keeps saving meanwhile, before it is left as it is (reported)"""
 DEFER_LIMIT = 2.0
 """seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
@@ -802,7 +804,7 @@ class FileBackend:
         try:
             existing, sig = on_disk, _ = self._read_view(path)
             unseen = existing is not None and sig != self._index.view_signature(path)
-            while True:
+            for _ in range(_MAX_ROUNDS):
                 if unseen and existing is not None:
                     existing, more = self._take_in(group, kind, page, path, existing,
                                                    forgets=forgets, drop=drop)
@@ -834,6 +836,8 @@ class FileBackend:
                     break
                 # A person's save we displaced, unread: it is here alone now.
                 existing, unseen = self._displaced(path, swap.found, sig), True
+            else:
+                raise StoreCorrupt(path, "changed each time it was rendered; left as it is")
             self._index.record_view(path, sig)
         except StoreCorrupt as exc:
             self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be

@@ -241,3 +241,23 @@ async def test_a_write_takes_in_a_persons_unseen_edit_before_its_own_change(home
         assert "typed first" not in view(home).read_text()
     finally:
         await files.aclose()
+
+
+async def test_a_view_that_never_reads_as_it_stands_is_left_and_reported(home: Path) -> None:
+    """A view whose read never matches the file in its place (here a link, read through, to a
+    file outside) cannot be rendered safely: the write returns, the view is reported, and
+    nothing is written through it."""
+    files = await FileBackend.open(home / "files", watch=False)
+    try:
+        await files.upsert(make(1, kind="pattern"))
+        outside = home / "outside.md"
+        outside.write_text(view(home).read_text())
+        before = outside.read_bytes()
+        view(home).unlink()
+        view(home).symlink_to(outside)
+        await files.upsert(make(2, kind="pattern"))
+        assert outside.read_bytes() == before
+        assert [path for path, _ in files.problems] == [view(home)]
+        assert await files.get(make(2).id) is not None
+    finally:
+        await files.aclose()
