@@ -82,6 +82,8 @@ LOCK_POLL = 0.001
 _MAX_SPLICED = 8  # a larger batch renders each view it touches once instead
 MASS_CHANGE = 2
 """hand bullets taken out of a view in one save from which none is forgotten, but held"""
+_MAX_ROUNDS = 16
+"""renders of a page a person keeps saving meanwhile, before it is left as it is (reported)"""
 DEFER_LIMIT = 2.0
 """seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
@@ -583,6 +585,7 @@ class FileBackend:
                 staged.append(disk.stage(self._layout.episode_path(e.group_id, e.id),
                                          codec.encode(e)))
             with self._writing(undo, after=leaving):
+                self._take_in_first_pages({(e.group_id, e.kind) for e in batch})
                 moved = [(e, where) for e in batch
                          if (where := self._index.located(e.id)) is not None]
                 before = {e.id: self._index.view_entry(e.id) for e, _ in moved}
@@ -624,6 +627,10 @@ class FileBackend:
             where = self._index.located(episode_id)
             if where is None:
                 return False
+            self._take_in_first_pages({(where[0], where[1])})
+            where = self._index.located(episode_id)
+            if where is None:  # the person had removed its bullet: forgotten just now
+                return True
             path = self._layout.episode_path(where[0], episode_id)
             entry = self._index.view_entry(episode_id)
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
@@ -657,6 +664,17 @@ class FileBackend:
         return {(where[0], where[1]) for i in episode_ids
                 if (where := self._index.located(i)) is not None}
 
+    def _take_in_first_pages(self, views_of: Iterable[tuple[str, str]]) -> None:
+        """Before a write changes the views of ``views_of``: take in a first page a person
+        changed since dualmem wrote it, so that the write's own change is never taken for
+        theirs (a hand bullet stored now is not one they removed)."""
+        for group, kind in views_of:
+            if kind in VIEW_FILES:
+                path = self._layout.view_path(group, kind)
+                sig = _signature_of(path)
+                if sig is not None and sig != self._index.view_signature(path):
+                    self._reconcile(group, kind, VIEW_FILES[kind])
+
     def _reconcile(self, group: str, kind: str, page: str) -> None:
         """Take in what a person changed in page ``page`` of a view and render it again (under
         the lock). A page deleted meanwhile deletes nothing: it is rendered again later."""
@@ -664,16 +682,18 @@ class FileBackend:
         if not path.exists():
             self._index.record_view(path, None)
             return
-        self._write_view(group, kind, page,
+        self._write_view(group, kind, page, forgets=True,
                          bounds=_Pages(kind, self._index.page_starts(group, kind)).find(page))
 
-    def _take_in(self, group: str, kind: str, page: str, path: Path, text: str) -> tuple[
-            str, set[str]]:
+    def _take_in(self, group: str, kind: str, page: str, path: Path, text: str, *,
+                 forgets: bool, drop: Collection[str]) -> tuple[str, set[str]]:
         """Take in ``text``, a person's version of page ``page``: a new hand bullet becomes an
         episode, a removed one is forgotten (a delete like any other, so the graph hears of
         it; its tombstone keeps the text). A save that takes out ``MASS_CHANGE`` or more at
         once forgets none: they are held (``fallback.held``), and an empty view is a missing
-        one. A generated bullet of another view (copied here) becomes a hand bullet. Returns
+        one. Without ``forgets`` (a save met while a write renders), none is forgotten: they
+        are held. Bullets of ``drop`` (being deleted) are not taken in. A generated bullet of
+        another view (copied here) becomes a hand bullet. Returns
         the text to render from, and the hand bullets to move to the first page, where they
         live."""
         first = page == VIEW_FILES[kind]
@@ -686,7 +706,7 @@ class FileBackend:
         bullets = views.hand_ids(lines, group, kind)
         rejected, added = [], []
         for episode_id, bullet in bullets.items():
-            if self._index.located(episode_id) is None:
+            if self._index.located(episode_id) is None and episode_id not in drop:
                 try:
                     episode = views.hand_episode(group, kind, bullet)
                     ensure_body_fits(episode, self._max_body_bytes)
@@ -701,7 +721,7 @@ class FileBackend:
                    if hand and episode_id not in bullets and episode_id not in held]
         removed: list[str] = []
         if first and missing and text.strip():
-            if len(missing) >= MASS_CHANGE:
+            if len(missing) >= MASS_CHANGE or not forgets:
                 self._held.hold(group, kind, missing)
             else:
                 removed = missing
@@ -779,21 +799,23 @@ class FileBackend:
         drop: Collection[str] = (),
         changed: Collection[str] | None = None,
         bounds: _Bounds | None,
+        forgets: bool = False,
     ) -> None:
         """Render page ``page`` of the view from the index: the bullets within ``bounds``
         (None: a page no longer in the view, which shows none). A page a person changed since
         dualmem last wrote it is taken in first (``_take_in``); one saved while this renders
         is never overwritten unread (``disk.replace_unless_changed``): it is taken in, and the
-        page rendered again. With ``changed``, a page as we last wrote it is spliced instead
-        (``views.splice``)."""
+        page rendered again (``forgets``: a person's removals may forget, else they hold). With
+        ``changed``, a page as we last wrote it is spliced instead (``views.splice``)."""
         path = self._layout.view_path(group, kind, page)
         drop, moved = set(drop), set[str]()
         try:
             existing, sig = on_disk, _ = self._read_view(path)
             unseen = existing is not None and sig != self._index.view_signature(path)
-            while True:
+            for _ in range(_MAX_ROUNDS):
                 if unseen and existing is not None:
-                    existing, more = self._take_in(group, kind, page, path, existing)
+                    existing, more = self._take_in(group, kind, page, path, existing,
+                                                   forgets=forgets, drop=drop)
                     moved |= more
                     drop |= more
                     changed = None
@@ -822,6 +844,8 @@ class FileBackend:
                     break
                 # A person's save we displaced, unread: it is here alone now.
                 existing, unseen = self._displaced(path, swap.found, sig), True
+            else:
+                raise StoreCorrupt(path, "changed each time it was rendered; left as it is")
             self._index.record_view(path, sig)
         except StoreCorrupt as exc:
             self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be

@@ -125,7 +125,7 @@ async def restore(args: argparse.Namespace, config: Config) -> Output:
     if episode is None:
         raise NotFound(f"nothing set aside with id {args.id} (dualmem status lists it all)")
     return Output({"id": args.id, "restored": True, "episode": episode.model_dump(mode="json")},
-                  f"restored {args.id} to its view: {summary(episode)}")
+                  f"restored to its view: {summary(episode)}")
 
 
 COMMANDS = {

@@ -215,3 +215,49 @@ async def _edit(home: Path, edits: list[tuple[object, ...]]) -> None:
             assert len(forgotten) <= 1, f"{edit} forgot {len(forgotten)} at once"
     finally:
         await files.aclose()
+
+
+async def test_a_write_takes_in_a_persons_unseen_edit_before_its_own_change(home: Path) -> None:
+    """An edit the watcher has yet to hear of is the person's; what the write then stores or
+    deletes is not: a hand memory stored now is not one they removed, one deleted now does
+    not come back from their text."""
+    files = await FileBackend.open(home / "files", watch=False)
+    try:
+        await files.upsert(make(1, kind="pattern"))
+        with view(home).open("a") as markdown:
+            markdown.write("- typed first\n- typed second\n")
+        text = "stored by an import"
+        imported = make(2, kind="pattern", id=hand_id(text), name=text, body=text,
+                        source="manual")
+        await files.upsert(imported)
+        assert files.set_aside() == [] and await files.get(imported.id) == imported
+        assert f"- {text}\n" in view(home).read_text()
+        assert await files.get(hand_id("typed first")) is not None
+        with view(home).open("a") as markdown:
+            markdown.write("- typed third\n")
+        assert await files.delete(hand_id("typed first")) is True
+        assert await files.get(hand_id("typed first")) is None
+        assert await files.get(hand_id("typed third")) is not None
+        assert "typed first" not in view(home).read_text()
+    finally:
+        await files.aclose()
+
+
+async def test_a_view_that_never_reads_as_it_stands_is_left_and_reported(home: Path) -> None:
+    """A view whose read never matches the file in its place (here a link, read through, to a
+    file outside) cannot be rendered safely: the write returns, the view is reported, and
+    nothing is written through it."""
+    files = await FileBackend.open(home / "files", watch=False)
+    try:
+        await files.upsert(make(1, kind="pattern"))
+        outside = home / "outside.md"
+        outside.write_text(view(home).read_text())
+        before = outside.read_bytes()
+        view(home).unlink()
+        view(home).symlink_to(outside)
+        await files.upsert(make(2, kind="pattern"))
+        assert outside.read_bytes() == before
+        assert [path for path, _ in files.problems] == [view(home)]
+        assert await files.get(make(2).id) is not None
+    finally:
+        await files.aclose()
