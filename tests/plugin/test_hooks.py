@@ -152,19 +152,22 @@ def test_stop_records_what_the_session_marked_as_learned(own_project: Path) -> N
     before = len(_listed(own_project))
     document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
     output, _ = hook("stop", document, cwd=own_project)
-    assert output == {}
-    learned = {(e["kind"], e["name"]) for e in _listed(own_project)[before:]}
+    # Stop says what it kept: the lessons, and what capture derived of the session.
+    assert output == {"systemMessage": "dualmem kept 1 session insight, 1 task outcome, "
+                      "1 file discovery, 1 gotcha, 1 pattern"}
+    learned = {(e["kind"], e["name"]) for e in _listed(own_project)[before:]
+               if e["source"] == "claude_code"}
     assert learned == {
         ("gotcha", "fsync the folder too, or a rename can be lost"),
         ("pattern", "retry a save once on EBUSY"),
         ("codebase_discovery", "notes/store.py"),
     }
-    # Stop runs after every turn over the whole transcript: nothing is stored twice.
+    # Stop runs after every turn: nothing is stored twice, and a Stop with nothing new is quiet.
     again = document | {"stop_hook_active": True,
                         "last_assistant_message": "Gotcha: fsync the folder too, or a rename "
                         "can be lost"}
     assert hook("stop", again, cwd=own_project)[0] == {}
-    assert len(_listed(own_project)) == before + 3
+    assert len(_listed(own_project)) == before + 5
 
 
 @pytest.mark.parametrize(
@@ -217,6 +220,8 @@ def test_the_example_settings_run_these_hooks_and_this_server() -> None:
         "SessionStart": ["dualmem hook session-start"],
         "UserPromptSubmit": ["dualmem hook prompt"],
         "Stop": ["dualmem hook stop"],
+        "PreCompact": ["dualmem hook pre-compact"],
+        "SessionEnd": ["dualmem hook session-end"],
     }
     assert settings["enabledMcpjsonServers"] == ["dualmem"]
     servers = orjson.loads((REPO / "docs" / "mcp.json").read_bytes())["mcpServers"]

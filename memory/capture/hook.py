@@ -1,0 +1,72 @@
+"""Capture for Claude Code's hooks (Stop, SessionEnd, PreCompact): the session's transcript and
+its subagents', within a deadline, into the memory home of the session's project."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from backends.protocol import MemoryBackend
+from memory.capture.keep import Kept
+from memory.capture.reading import Budget
+from memory.capture.run import Report, capture_transcript, subagent_transcripts
+from memory.store.config import Config
+from memory.store.project import project_id
+from memory.store.selection import open_backend
+
+
+def project_folder(home: Path, cwd: Path | None) -> Path:
+    """The folder whose files a session's paths are relative to: the one holding the home, or
+    the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
+    return home.parent if home.name == ".dualmem" or cwd is None else cwd
+
+
+async def capture_session(
+    config: Config, transcript: Path, *, cwd: Path | None, final: bool, deadline: float,
+    last_message: str | None = None, warn: Callable[[str], None] = lambda line: None,
+) -> str:
+    """Capture ``transcript`` and its subagents' transcripts; returns the line saying what was
+    kept ('' when nothing new). What could not be read or kept is told to ``warn``."""
+    project = project_id(config.home)
+    root = project_folder(config.home, cwd)
+    opened: list[MemoryBackend] = []
+
+    async def store() -> MemoryBackend:
+        if not opened:
+            # A hook never waits for the graph, nor keeps a long-running holder out of it.
+            opened.append((await open_backend(config, one_shot=True))[0])
+        return opened[0]
+
+    kept = Kept()
+    try:
+        for path in [transcript, *subagent_transcripts(transcript)]:
+            report = await capture_transcript(
+                config.home, project, path, store, root=root, final=final,
+                budget=Budget(deadline=deadline),
+                last_message=last_message if path == transcript else None)
+            kept.merge(report.kept)
+            for line in problems(report):
+                warn(line)
+    finally:
+        if opened:
+            await opened[0].aclose()
+    said = kept.describe()
+    return f"dualmem kept {said}" if said else ""
+
+
+def problems(report: Report) -> list[str]:
+    """What a capture skipped or left for later, one line each."""
+    lines = []
+    if report.skipped:
+        lines.append(f"transcript not read: {report.skipped}")
+    if report.left:
+        lines.append(f"{report.transcript}: {report.left} bytes left for the next capture "
+                     "(the time or size budget ran out)")
+    if report.too_long:
+        lines.append(f"{report.transcript}: {report.too_long} lines too long to read, skipped")
+    if report.damaged:
+        lines.append(f"{report.transcript}: {report.damaged} damaged lines skipped")
+    if report.lessons_over:
+        lines.append(f"{report.lessons_over} lessons over the session's limit, not kept")
+    lines += [f"not kept: {why}" for why in report.kept.refused]
+    return lines
