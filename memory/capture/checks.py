@@ -44,6 +44,9 @@ _MESSAGE = re.compile(  # -m "...", or the heredoc Claude Code writes: -m "$(cat
     re.DOTALL)
 _EXIT_LINE = re.compile(r"^(?:Error: )?Exit code \d+$")
 MAX_KEY_LINE = 300
+_VERDICT_CHARS = 4000
+"""of a run's output, where its verdict is read: the end"""
+_LONGEST_LINE = 1000
 
 
 class Run(NamedTuple):
@@ -65,15 +68,19 @@ def classify(command: str) -> Run:
 
 
 def failed(kind: str, is_error: bool, output: str) -> bool:
-    """Did the run fail? Its exit status, or for a check the verdict in its output."""
+    """Did the run fail? Its exit status, or for a check the verdict at the end of its output."""
     if is_error:
         return True
-    return kind not in ("command", "commit") and bool(_FAILED.search(output)) and not (
-        _PASSED.search(output) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", output))
+    if kind in ("command", "commit"):
+        return False
+    end = _readable(output[-_VERDICT_CHARS:])
+    return bool(_FAILED.search(end)) and not (
+        _PASSED.search(end) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", end))
 
 
 def key_line(output: str) -> str:
     """The line of a failed run's output that says why, or its first non-empty line."""
+    output = _readable(output)
     for shape in _KEY_LINES:
         for found in shape.finditer(output):
             line = found.group(1).strip()
@@ -87,12 +94,13 @@ def key_line(output: str) -> str:
 
 def says_error(output: str) -> bool:
     """Does the output hold a line that says what went wrong (not only an exit status)?"""
+    output = _readable(output)
     return any(shape.search(output) for shape in _KEY_LINES)
 
 
 def summary_line(output: str) -> str:
     """A check's last verdict line (``12 passed in 0.4s``), or ''."""
-    lines = [line.strip(" =") for line in output.splitlines()
+    lines = [line.strip(" =") for line in _readable(output[-_VERDICT_CHARS:]).splitlines()
              if _PASSED.search(line) or _FAILED.search(line)]
     return lines[-1][:MAX_KEY_LINE] if lines else ""
 
@@ -104,6 +112,12 @@ def commit_subject(command: str) -> str:
         return ""
     text = found.group(1) if found.group(1) is not None else found.group(3)
     return text.strip().split("\n", 1)[0][:200]
+
+
+def _readable(output: str) -> str:
+    """The lines a person would read: a line of thousands of characters (a progress bar, a
+    minified bundle) says nothing, and costs every pattern a scan."""
+    return "\n".join(line for line in output.splitlines() if len(line) <= _LONGEST_LINE)
 
 
 def _words(command: str) -> list[str]:

@@ -2,9 +2,10 @@
 reads only what was appended since the last one.
 
 A cursor holds the offset read up to, where the last whole line read starts and ends and that
-line's digest and ``uuid``, the folded session so far, and a digest of each memory written. A
-transcript that is no longer what the cursor read (truncated, rewritten, replaced by another
-file) is noticed by ``reading.read_new`` and read again from the start."""
+line's digest and ``uuid`` (and the first line's digest), the folded session so far, and a
+digest of each memory written. A transcript that is no longer what the cursor read (truncated,
+rewritten, replaced by another file) is noticed by ``reading.read_new`` and read again from the
+start."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ class Cursor:
     last_end: int = 0
     last_digest: str = ""
     last_uuid: str = ""
+    first_end: int = 0
+    first_digest: str = ""
+    """the first line's: a file rewritten from its start shows there first"""
     skipping: bool = False
     """the offset is inside a line too long to keep, skipped up to its end"""
     session: dict[str, Any] | None = None
@@ -54,7 +58,7 @@ def load(home: Path, transcript: Path) -> Cursor:
         cursor = Cursor(**data)
     except (FileNotFoundError, FileRefused, orjson.JSONDecodeError, TypeError):
         return Cursor(os.path.abspath(transcript))
-    numbers = (cursor.offset, cursor.inode, cursor.last_start, cursor.last_end)
+    numbers = (cursor.offset, cursor.inode, cursor.last_start, cursor.last_end, cursor.first_end)
     if not all(isinstance(n, int) and n >= 0 for n in numbers) or not isinstance(
             cursor.written, dict) or not isinstance(cursor.session, dict | None):
         return Cursor(os.path.abspath(transcript))

@@ -63,9 +63,9 @@ def problems(report: Report) -> list[str]:
         lines.append(f"{report.transcript}: {report.left} bytes left for the next capture "
                      "(the time or size budget ran out)")
     if report.too_long:
-        lines.append(f"{report.transcript}: {report.too_long} lines too long to read, skipped")
+        lines.append(f"{report.transcript}: lines too long to read, skipped: {report.too_long}")
     if report.damaged:
-        lines.append(f"{report.transcript}: {report.damaged} damaged lines skipped")
+        lines.append(f"{report.transcript}: damaged lines skipped: {report.damaged}")
     if report.lessons_over:
         lines.append(f"{report.lessons_over} lessons over the session's limit, not kept")
     lines += [f"not kept: {why}" for why in report.kept.refused]

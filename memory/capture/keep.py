@@ -19,8 +19,9 @@ from typing import Any
 import orjson
 
 from backends.errors import InvalidEpisode
-from backends.model import Episode
+from backends.model import Episode, natural_key
 from backends.protocol import MemoryBackend
+from memory.agent.scopes import CODEBASE_DISCOVERY
 from memory.capture.derive import SOURCE, described
 from memory.capture.lessons import Lessons
 from seeds import put_if_changed
@@ -102,15 +103,20 @@ async def keep(store: MemoryBackend, project_id: str, episodes: Sequence[Episode
     for label, items in (("gotcha", lessons.gotchas), ("pattern", lessons.patterns)):
         for text in items:
             try:
-                await (memory.add_gotcha if label == "gotcha" else memory.add_pattern)(text)
-                kept.add(label)
+                before = await store.get(memory.scope.id(label, natural_key(text)))
+                saved = await (memory.add_gotcha if label == "gotcha" else memory.add_pattern)(
+                    text)
+                if before is None or before.body != saved.body:
+                    kept.add(label)
             except InvalidEpisode as exc:
                 kept.refused.append(f"{label}: {exc}")
             written[f"lesson:{label}:{text}"] = digests[f"lesson:{label}:{text}"]
     for path, text in lessons.discoveries.items():
         try:
-            await memory.add_codebase_discoveries({path: text})
-            kept.add("codebase_discovery")
+            before = await store.get(memory.scope.id(CODEBASE_DISCOVERY, path))
+            [saved] = await memory.add_codebase_discoveries({path: text})
+            if before is None or before.body != saved.body:
+                kept.add(CODEBASE_DISCOVERY)
         except InvalidEpisode as exc:
             kept.refused.append(f"discovery: {exc}")
         written[f"lesson:discovery:{path}: {text}"] = digests[f"lesson:discovery:{path}: {text}"]
@@ -140,11 +146,12 @@ def united(stored: Episode, new: Episode) -> Episode:
         if isinstance(old.get(name), list) and isinstance(fresh.get(name), list):
             body[name] = _union(old[name], fresh[name], newest=name == "sessions")
     if isinstance(old.get("description"), str) and isinstance(fresh.get("description"), str):
+        # What was said of a file is richer than a description made up without it, and the
+        # union of what two sessions said is richer than either.
         notes = body.get("notes")
-        from_notes = described(notes) if isinstance(notes, list) and notes and all(
-            isinstance(n, str) for n in notes) else ""
-        body["description"] = max((from_notes, fresh["description"], old["description"]),
-                                  key=len)
+        said = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+        body["description"] = described(said) if said else max(
+            fresh["description"], old["description"], key=len)
     if isinstance(old.get("changed"), bool):
         body["changed"] = old["changed"] or bool(fresh.get("changed"))
     return new.model_copy(update={"body": orjson.dumps(body).decode(),

@@ -72,9 +72,9 @@ def _changed(fd: int, cursor: Cursor, inode: int, size: int) -> str:
         return "replaced"
     if size < cursor.offset:
         return "truncated"
-    if cursor.last_end > cursor.last_start:
-        line = os.pread(fd, cursor.last_end - cursor.last_start, cursor.last_start)
-        if line_digest(line) != cursor.last_digest:
+    for start, end, digest in ((0, cursor.first_end, cursor.first_digest),
+                               (cursor.last_start, cursor.last_end, cursor.last_digest)):
+        if end > start and line_digest(os.pread(fd, end - start, start)) != digest:
             return "rewritten"
     return ""
 

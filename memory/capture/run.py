@@ -83,7 +83,8 @@ async def capture_transcript(
         report.restarted, report.too_long, report.left = (chunk.restarted, chunk.too_long,
                                                           chunk.left)
         if chunk.restarted:
-            session, cursor.last_start, cursor.last_end = Session(root=str(root)), 0, 0
+            session = Session(root=str(root))
+            cursor.last_start = cursor.last_end = cursor.first_end = 0
         end = chunk.end
         deadline = budget.deadline if budget else None
         for n, (offset, line) in enumerate(chunk.lines):
@@ -97,6 +98,8 @@ async def capture_transcript(
             cursor.last_start, cursor.last_end = offset, offset + len(line)
             cursor.last_digest = cursors.line_digest(line)
             cursor.last_uuid = entry.meta.uuid if entry else ""
+            if offset == 0:
+                cursor.first_end, cursor.first_digest = cursor.last_end, cursor.last_digest
         report.session_id = session.session_id
         lessons = Lessons(**session.lessons)
         if last_message:
@@ -128,7 +131,7 @@ def _session(cursor: cursors.Cursor, root: Path) -> Session:
             return Session.from_json(cursor.session)
         except TypeError:
             pass
-    cursor.offset = cursor.last_start = cursor.last_end = 0
+    cursor.offset = cursor.last_start = cursor.last_end = cursor.first_end = 0
     cursor.skipping = False
     return Session(root=str(root))
 

@@ -267,7 +267,7 @@ class Session:
         if not self.files:
             return []
         found = []
-        names = {PurePosixPath(path).name: path for path in self.files}
+        names = {path.rsplit("/", 1)[-1]: path for path in self.files}
         for sentence in _SENTENCE.split(text):
             if len(sentence) < 30 or _LEAD_IN.match(sentence.strip(" -*")):
                 continue

@@ -4,6 +4,7 @@ Each hook prints one JSON document in Claude Code's format and exits 0, whatever
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +231,43 @@ def test_the_example_settings_run_these_hooks_and_this_server() -> None:
     assert "claude mcp add --scope project dualmem -- dualmem mcp" in readme
     shown = readme.split("The settings are:\n\n```json\n", 1)[1].split("```", 1)[0]
     assert orjson.loads(shown) == settings
+
+
+def test_one_bad_lesson_blocks_none_of_the_others(own_project: Path) -> None:
+    # A lesson holding a NUL made every Stop fail, and nothing of the session was ever kept.
+    transcript = _transcript(own_project / "transcript.jsonl",
+                             "Gotcha: a NUL \x00 inside\nPattern: retry a save once on EBUSY")
+    document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
+    output, err = hook("stop", document, cwd=own_project)
+    kept = {(e["kind"], e["name"]) for e in _listed(own_project) if e["source"] == "claude_code"}
+    assert kept == {("gotcha", "a NUL inside"), ("pattern", "retry a save once on EBUSY")}
+    assert "1 gotcha, 1 pattern" in output["systemMessage"]
+    assert err.endswith("damaged lines skipped: 1\n")  # the transcript's own cut line
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "folder"])
+def test_a_transcript_that_is_no_regular_file_is_refused_at_once(own_project: Path,
+                                                                  special: str) -> None:
+    # /dev/zero grew until memory ran out; a FIFO with no writer hung the hook.
+    path = own_project / "transcript.jsonl"
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        path.mkdir()
+    else:
+        path = Path(special)
+    document = common(own_project, "Stop", path) | {"stop_hook_active": False}
+    output, err = hook("stop", document, cwd=own_project)
+    assert output == {} and err.count("\n") == 1 and "not a regular file" in err
+
+
+@pytest.mark.parametrize("event", ["pre-compact", "session-end"])
+def test_pre_compact_and_session_end_capture_too(own_project: Path, event: str) -> None:
+    transcript = _transcript(own_project / "transcript.jsonl", "Pattern: one writer per file")
+    name = {"pre-compact": "PreCompact", "session-end": "SessionEnd"}[event]
+    extra = {"trigger": "auto", "custom_instructions": ""} if event == "pre-compact" else {
+        "reason": "prompt_input_exit"}
+    output, _ = hook(event, common(own_project, name, transcript) | extra, cwd=own_project)
+    assert "1 pattern" in output["systemMessage"]
+    assert ("pattern", "one writer per file") in {(e["kind"], e["name"])
+                                                  for e in _listed(own_project)}
