@@ -100,9 +100,10 @@ def says_error(output: str) -> bool:
 
 def summary_line(output: str) -> str:
     """A check's last verdict line (``12 passed in 0.4s``), or ''."""
-    lines = [line.strip(" =") for line in _readable(output[-_VERDICT_CHARS:]).splitlines()
-             if _PASSED.search(line) or _FAILED.search(line)]
-    return lines[-1][:MAX_KEY_LINE] if lines else ""
+    for line in reversed(_readable(output[-_VERDICT_CHARS:]).splitlines()):
+        if _PASSED.search(line) or _FAILED.search(line):
+            return line.strip(" =")[:MAX_KEY_LINE]
+    return ""
 
 
 def commit_subject(command: str) -> str:

@@ -23,8 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from backends.model import Episode, natural_key, now
-from memory.agent.outcomes import TaskOutcome, outcome_id
-from memory.agent.records import title
+from memory.agent.records import outcome_id, title
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, SESSION_INSIGHT, TASK_OUTCOME
 from memory.capture.session import Session
 from migrate.insights import Scope, parse_time
@@ -132,16 +131,23 @@ def _outcome(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
     tests = f"; tests: `{last['command']}` {verdict}" if last else ""
     changed = changed_files(session)
     key = session_key(session.session_id)
-    record = TaskOutcome.model_validate({
+    started, ended = parse_time(session.started), parse_time(session.ended)
+    # The body of memory.agent.outcomes.TaskOutcome, built without pydantic (a Stop's import).
+    record: dict[str, Any] = {
         "id": outcome_id(scope.id(TASK_OUTCOME, key)), "task_id": key, "success": success,
         "outcome": f"{len(changed)} files changed{tests}",
         "description": title(session.first_prompt or "no prompt", 300),
-        "started_at": parse_time(session.started), "completed_at": parse_time(session.ended),
+        "task_type": None, "complexity": None, "turns": None, "session": None,
         "metadata": {"files_modified": changed, "checks": checks,
                      "commits": list(commits) or [{"subject": s} for s in session.commits],
                      "session_id": session.session_id},
-    })
-    return scope.episode(TASK_OUTCOME, key, record.name(), record.body(), when)
+    }
+    if started and ended:
+        record |= {"started_at": session.started, "completed_at": session.ended,
+                   "duration_minutes": int((ended - started).total_seconds() // 60)}
+    verdict = "succeeded" if success else "failed"
+    name = f"{record['id']} {key} {verdict}: {record['description']}"
+    return scope.episode(TASK_OUTCOME, key, name, record, when)
 
 
 def _fix(fixed: dict[str, Any]) -> str:

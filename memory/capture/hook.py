@@ -7,12 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backends.protocol import MemoryBackend
-from memory.capture.keep import Kept
+from memory.capture.kept import Kept
 from memory.capture.reading import Budget
 from memory.capture.run import Report, capture_transcript, subagent_transcripts
 from memory.store.config import Config
 from memory.store.project import project_id
-from memory.store.selection import open_backend
 
 
 def project_folder(home: Path, cwd: Path | None) -> Path:
@@ -33,6 +32,8 @@ async def capture_session(
 
     async def store() -> MemoryBackend:
         if not opened:
+            from memory.store.selection import open_backend
+
             # A hook never waits for the graph, nor keeps a long-running holder out of it.
             opened.append((await open_backend(config, one_shot=True))[0])
         return opened[0]

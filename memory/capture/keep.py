@@ -6,63 +6,29 @@
   ``Discovery:`` of a file wins over what capture derived of it);
 - a derived memory already stored from another session (a file's discovery, a gotcha met again)
   is merged with it: their notes, files and sessions united, the richer description kept;
-- only what changed since the last write is written (``Written`` remembers each memory's
-  digest), so a Stop with nothing new writes nothing."""
+- only what changed since the last write is written (``written`` remembers each memory's
+  digest), in one batch, so a Stop with nothing new writes nothing."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from backends.errors import InvalidEpisode
-from backends.model import Episode, natural_key
-from backends.protocol import MemoryBackend
+from backends.model import Episode, natural_key, now
+from backends.protocol import MemoryBackend, upsert_all
 from memory.agent.scopes import CODEBASE_DISCOVERY
 from memory.capture.derive import SOURCE, described
+from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
-from seeds import put_if_changed
 
 AGENT_SOURCE = "claude_code"
 """the source of the agent's labelled lessons (as the Stop hook always wrote them)"""
 _UNITED = ("notes", "files", "sessions")
 _MAX_UNITED = 12
-_NAMES: dict[str, str | tuple[str, str]] = {
-    "codebase_discovery": ("file discovery", "file discoveries"), "session_insight":
-    "session insight", "task_outcome": "task outcome", "lesson": "lesson"}
-_ORDER = {"session_insight": 0, "task_outcome": 1, "codebase_discovery": 2, "gotcha": 3,
-          "pattern": 4}
-
-
-@dataclass
-class Kept:
-    """What one capture wrote, by kind, and what it could not."""
-
-    kinds: dict[str, int] = field(default_factory=dict)
-    refused: list[str] = field(default_factory=list)
-
-    def add(self, kind: str) -> None:
-        self.kinds[kind] = self.kinds.get(kind, 0) + 1
-
-    def __bool__(self) -> bool:
-        return bool(self.kinds)
-
-    def merge(self, other: Kept) -> None:
-        for kind, count in other.kinds.items():
-            self.kinds[kind] = self.kinds.get(kind, 0) + count
-        self.refused += other.refused
-
-    def describe(self) -> str:
-        """``session insight, 3 file discoveries, 1 gotcha`` (empty when nothing)."""
-        parts = []
-        for kind, count in sorted(self.kinds.items(), key=lambda item: _ORDER.get(item[0], 9)):
-            name = _NAMES.get(kind, kind.replace("_", " "))
-            parts.append(f"{count} {name[count > 1]}" if isinstance(name, tuple)
-                         else f"{count} {name}{'s' if count > 1 else ''}")
-        return ", ".join(parts)
 
 
 def digest(episode: Episode) -> str:
@@ -95,9 +61,49 @@ async def keep(store: MemoryBackend, project_id: str, episodes: Sequence[Episode
                lessons: Lessons, written: dict[str, str]) -> Kept:
     """Write ``lessons`` first, then ``episodes`` (see the module docstring); ``written`` is
     brought up to date with what was written or settled."""
-    from memory.agent.memories import AgentMemory  # pydantic: only when there is something
-
     kept = Kept()
+    if lessons:
+        await _keep_lessons(store, project_id, lessons, written, kept)
+    changed = []
+    for episode in episodes:
+        stored = await store.get(episode.id)
+        if stored is not None and stored.source != SOURCE:
+            continue  # somebody's own: it wins
+        merged = episode if stored is None else united(stored, episode)
+        if stored is not None:
+            if (stored.name, stored.body) == (merged.name, merged.body):
+                continue
+            # An update keeps the memory's first time; its content took effect now.
+            merged = merged.model_copy(update={"created_at": stored.created_at,
+                                               "valid_at": now()})
+        changed.append(merged)
+    await _write(store, changed, kept)
+    written.update((episode.id, digest(episode)) for episode in episodes)
+    return kept
+
+
+async def _write(store: MemoryBackend, episodes: list[Episode], kept: Kept) -> None:
+    """All of ``episodes`` in one batch (one lock, one sync); one by one when the store refuses
+    one of them, so that the others are kept."""
+    try:
+        await upsert_all(store, episodes)
+    except InvalidEpisode:
+        for episode in episodes:
+            try:
+                await store.upsert(episode)
+            except InvalidEpisode as exc:
+                kept.refused.append(f"{episode.kind} {episode.name}: {exc}")
+            else:
+                kept.add(episode.kind)
+        return
+    for episode in episodes:
+        kept.add(episode.kind)
+
+
+async def _keep_lessons(store: MemoryBackend, project_id: str, lessons: Lessons,
+                        written: dict[str, str], kept: Kept) -> None:
+    from memory.agent.memories import AgentMemory  # pydantic: only when there are lessons
+
     memory = AgentMemory(store, project_id, source=AGENT_SOURCE)
     digests = lesson_digests(lessons)
     for label, items in (("gotcha", lessons.gotchas), ("pattern", lessons.patterns)):
@@ -120,19 +126,6 @@ async def keep(store: MemoryBackend, project_id: str, episodes: Sequence[Episode
         except InvalidEpisode as exc:
             kept.refused.append(f"discovery: {exc}")
         written[f"lesson:discovery:{path}: {text}"] = digests[f"lesson:discovery:{path}: {text}"]
-    for episode in episodes:
-        stored = await store.get(episode.id)
-        if stored is not None and stored.source != SOURCE:
-            written[episode.id] = digest(episode)  # somebody's own: it wins
-            continue
-        merged = episode if stored is None else united(stored, episode)
-        try:
-            if (await put_if_changed(store, merged))[0] != "unchanged":
-                kept.add(episode.kind)
-        except InvalidEpisode as exc:
-            kept.refused.append(f"{episode.kind} {episode.name}: {exc}")
-        written[episode.id] = digest(episode)
-    return kept
 
 
 def united(stored: Episode, new: Episode) -> Episode:

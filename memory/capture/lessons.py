@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from backends.model import natural_key
 
@@ -39,6 +40,10 @@ class Lessons:
 
     def __bool__(self) -> bool:
         return bool(self.gotchas or self.patterns or self.discoveries)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gotchas": list(self.gotchas), "patterns": list(self.patterns),
+                "discoveries": dict(self.discoveries), "over": self.over}
 
     def __len__(self) -> int:
         return len(self.gotchas) + len(self.patterns) + len(self.discoveries)

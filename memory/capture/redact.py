@@ -27,17 +27,29 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _ASSIGNED = re.compile(
     # password=..., "api_key": "...", SECRET_TOKEN: ...; the name kept, the value replaced
-    r"""(?ix)
+    r"""
     (\b[\w.-]*(?:passw(?:or)?d|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token
       |access[_-]?token|private[_-]?key|client[_-]?secret)[\w.-]*['"]?\s*[=:]\s*)
-    (?!\[REDACTED)(['"]?)([^\s'",;]{4,})\2""")
+    (?!\[REDACTED)(['"]?)([^\s'",;]{4,})\2""", re.IGNORECASE | re.VERBOSE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _flags(shape: re.Pattern[str]) -> str:
+    return "".join(letter for flag, letter in ((re.IGNORECASE, "i"), (re.DOTALL, "s"),
+                                               (re.VERBOSE, "x")) if shape.flags & flag)
+
+
+_ANY = re.compile("|".join(f"(?{_flags(shape)}:{shape.pattern.removeprefix('(?i)')})"
+                           for shape in (*(s for _, s in _SHAPES), _ASSIGNED)))
+"""any of the shapes: most text holds none, and one scan says so"""
 
 
 def redact(text: str) -> str:
     """``text`` with every secret of a known shape replaced, and control characters (a NUL)
     removed; text holding none comes back unchanged."""
     text = _CONTROL.sub("", text)
+    if not _ANY.search(text):
+        return text
     for what, shape in _SHAPES:
         text = shape.sub(f"[REDACTED:{what}]", text)
     return _ASSIGNED.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED:password]{m.group(2)}",

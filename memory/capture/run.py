@@ -19,9 +19,7 @@ from backends.protocol import MemoryBackend
 from fallback.disk import make_folder
 from memory.agent.scopes import project_group
 from memory.capture import cursor as cursors
-from memory.capture.commits import commits_between
-from memory.capture.derive import derive
-from memory.capture.keep import Kept, keep, unwritten
+from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
 from memory.capture.reading import Budget, read_new
 from memory.capture.session import Session
@@ -101,10 +99,18 @@ async def capture_transcript(
             if offset == 0:
                 cursor.first_end, cursor.first_digest = cursor.last_end, cursor.last_digest
         report.session_id = session.session_id
+        told = Lessons()
+        told.read(last_message or "")
+        if not report.lines and not told and end == cursor.offset:
+            return report  # nothing new: no memory to derive, no cursor to move
         lessons = Lessons(**session.lessons)
-        if last_message:
-            lessons.read(last_message)
+        lessons.read(last_message or "")
         report.lessons_over = lessons.over
+        # Imported here: a Stop with nothing new needs none of them (pydantic, the agent API).
+        from memory.capture.commits import commits_between
+        from memory.capture.derive import derive
+        from memory.capture.keep import keep, unwritten
+
         commits = (commits_between(root, session.started, session.ended)
                    if report.lines and not session.subagent else [])
         episodes = derive(session, project_group(project_id), commits)

@@ -69,7 +69,7 @@ class Session:
     """kind of check -> its last run"""
     commits: list[str] = field(default_factory=list)
     since_commit: list[str] = field(default_factory=list)
-    lessons: dict[str, Any] = field(default_factory=lambda: asdict(Lessons()))
+    lessons: dict[str, Any] = field(default_factory=lambda: Lessons().to_json())
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,7 +107,7 @@ class Session:
             elif isinstance(event, ToolResult):
                 self._tool_result(event)
         if lessons is not None:
-            self.lessons = asdict(lessons)
+            self.lessons = lessons.to_json()
 
     # -- events
 

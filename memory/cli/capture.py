@@ -14,7 +14,7 @@ from typing import Any
 from backends.protocol import MemoryBackend
 from memory.capture.backfill import NoTranscripts, claude_folder, transcripts
 from memory.capture.hook import problems, project_folder
-from memory.capture.keep import Kept
+from memory.capture.kept import Kept
 from memory.capture.run import Report, capture_transcript
 from memory.cli.base import Command
 from memory.cli.progress import Progress
