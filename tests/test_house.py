@@ -32,7 +32,7 @@ BELOW = {
     "store": {"model", "graph layer", "file layer", "migration", "seeds"},
     "agent": {"model", "file layer", "migration", "seeds", "store"},
     "context": {"model", "seeds", "store", "agent"},
-    "capture": {"model", "file layer", "migration", "seeds", "store", "agent"},
+    "capture": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent"},
     "interfaces": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent",
                    "context", "capture"},
 }

@@ -1,8 +1,11 @@
 """Capture for Claude Code's hooks (Stop, SessionEnd, PreCompact): the session's transcript and
-its subagents', within a deadline, into the memory home of the session's project."""
+its subagents', within a deadline, into the memory home of the session's project. With an LLM
+configured, a SessionEnd that kept something starts its summary in the background."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,8 +54,22 @@ async def capture_session(
     finally:
         if opened:
             await opened[0].aclose()
+    if final and config.llm is not None and kept.kinds.get("session_insight"):
+        summarise_later(config)
     said = kept.describe()
     return f"dualmem kept {said}" if said else ""
+
+
+def summarise_later(config: Config) -> None:
+    """Start ``dualmem enrich`` on the home, detached: the LLM's summary of the session (and
+    its extraction) is made after the session, never in its way. Its key stays in the
+    environment the process inherits."""
+    assert config.llm is not None
+    llm = config.llm.model + (f"@{config.llm.url}" if config.llm.url else "")
+    subprocess.Popen(
+        [sys.executable, "-m", "memory", "--home", str(config.home), "--llm", llm, "enrich"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
 
 
 def problems(report: Report) -> list[str]:
