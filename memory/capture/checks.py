@@ -47,6 +47,7 @@ MAX_KEY_LINE = 300
 _VERDICT_CHARS = 4000
 """of a run's output, where its verdict is read: the end"""
 _LONGEST_LINE = 1000
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class Run(NamedTuple):
@@ -116,9 +117,11 @@ def commit_subject(command: str) -> str:
 
 
 def _readable(output: str) -> str:
-    """The lines a person would read: a line of thousands of characters (a progress bar, a
-    minified bundle) says nothing, and costs every pattern a scan."""
-    return "\n".join(line for line in output.splitlines() if len(line) <= _LONGEST_LINE)
+    """The lines a person would read, without terminal colours: a line of thousands of
+    characters (a progress bar, a minified bundle) says nothing, and costs every pattern a
+    scan."""
+    return _ANSI.sub("", "\n".join(line for line in output.splitlines()
+                                   if len(line) <= _LONGEST_LINE))
 
 
 def _words(command: str) -> list[str]:

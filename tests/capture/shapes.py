@@ -77,10 +77,10 @@ class Transcript:
         self._entry("user", {"role": "user", "content": [block]}, toolUseResult=result)
 
     def bash(self, command: str, stdout: str, *, code: int = 0, said: str = "") -> None:
-        if code:
-            text = f"Error: Exit code {code}\n{stdout}"
-            self.tool("Bash", {"command": command, "description": "run"}, text, text,
-                      error=True, said=said)
+        if code:  # the result's content, and beside it the same as an error
+            text = f"Exit code {code}\n{stdout}"
+            self.tool("Bash", {"command": command, "description": "run"}, text,
+                      f"Error: {text}", error=True, said=said)
         else:
             self.tool("Bash", {"command": command, "description": "run"}, stdout,
                       {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False},

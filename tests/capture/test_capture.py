@@ -175,3 +175,16 @@ def test_the_cursor_file_is_json_in_the_home(tmp_path: Path) -> None:
     where = cursor_file(tmp_path / ".dualmem", tmp_path / "s.jsonl")
     assert where.parent == tmp_path / ".dualmem" / "capture" and where.suffix == ".json"
     assert orjson.dumps(str(where))
+
+
+async def test_an_error_in_colours_keeps_its_words(project: Project, tmp_path: Path) -> None:
+    t = Transcript(str(project.folder))
+    t.prompt("Draw the cats")
+    t.bash("python make_cats.py", 'Traceback (most recent call last):\n  File "make_cats.py", '
+           "line 215, in draw_cat\n\x1b[1;35mKeyError\x1b[0m: \x1b[35m'inner_ear_color'\x1b[0m",
+           code=1)
+    t.edit("make_cats.py")
+    t.bash("python make_cats.py", "drew 12 cats")
+    await project.capture(t.save(tmp_path / "s.jsonl"))
+    [gotcha] = await project.by_kind("gotcha")
+    assert gotcha.data["error"] == "KeyError: 'inner_ear_color'"

@@ -50,7 +50,8 @@ def test_tool_calls_and_their_results() -> None:
                                                        "description": "run"})
     result = events[2]
     assert isinstance(result, ToolResult) and result.is_error
-    assert result.text.startswith("Error: Exit code 1") and result.tool_use_id == "toolu_0001"
+    assert result.text.startswith("Exit code 1\n") and result.tool_use_id == "toolu_0001"
+    assert result.result == "Error: Exit code 1\nE   assert 1 == 2\n1 failed"
     edited = events[5]
     assert isinstance(edited, ToolResult) and not edited.is_error
     assert edited.result["filePath"] == "/p/src/a.py"
