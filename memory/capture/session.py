@@ -27,6 +27,8 @@ MAX_FIXED = 50
 MAX_PENDING = 200
 MAX_PROMPT = 2000
 MAX_REPLY = 1500
+MAX_SCANNED = 20_000
+"""characters of a reply read for what it says of files"""
 _LEAD_IN = re.compile(
     r"^(?:(?:now|next|first|then|finally|great|good|perfect|ok(?:ay)?)[,!.]?\s+)*"
     r"(?:let me|let's|i'll|i will|i need to|i'm going to|i am going to|we need to)\s+",
@@ -120,7 +122,7 @@ class Session:
     def _reply(self, text: str, lessons: Lessons | None) -> None:
         if lessons is not None:
             lessons.read(redact(text))
-        text = text.strip()
+        text = text.strip()[:MAX_SCANNED]
         if not text:
             return
         self.last_reply = redact(text)[:MAX_REPLY]

@@ -103,14 +103,15 @@ def parse_line(raw: bytes) -> Entry | None:
 
 
 def _assistant(content: Any) -> list[Event]:
+    # A reply is kept whole (its every labelled lesson counts); tool outputs are cut.
     if isinstance(content, str):
-        return [Reply(_clean(content))] if content.strip() else []
+        return [Reply(content)] if content.strip() else []
     events: list[Event] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str):
-            events.append(Reply(_clean(block["text"])))
+            events.append(Reply(block["text"]))
         elif block.get("type") == "tool_use" and isinstance(block.get("name"), str):
             given = block.get("input")
             events.append(ToolUse(_str(block.get("id")), block["name"],

@@ -11,6 +11,7 @@ import orjson
 from backends.entities import extract
 from memory.agent.memories import AgentMemory
 from memory.capture.cursor import cursor_file
+from memory.capture.lessons import MAX_LESSONS
 from tests.capture.conftest import Project
 from tests.capture.shapes import SUMMARY, Transcript, working_session
 from tests.capture.test_redact import SECRETS
@@ -188,3 +189,19 @@ async def test_an_error_in_colours_keeps_its_words(project: Project, tmp_path: P
     await project.capture(t.save(tmp_path / "s.jsonl"))
     [gotcha] = await project.by_kind("gotcha")
     assert gotcha.data["error"] == "KeyError: 'inner_ear_color'"
+
+
+async def test_ten_thousand_lessons_are_capped_and_said(project: Project, tmp_path: Path) -> None:
+    # 10k labelled lines took 72 s on every Stop (50 s when all were stored): the Stop's
+    # timeout is 30 s. A session keeps at most MAX_LESSONS, says how many it left out, and a
+    # later Stop reads none of them again.
+    t = Transcript(str(project.folder))
+    t.prompt("List every gotcha you know")
+    t.say("\n".join(f"Gotcha: trap number {n}" for n in range(10_000)))
+    path = t.save(tmp_path / "s.jsonl")
+    report = await project.capture(path)
+    assert report.lessons_over == 10_000 - MAX_LESSONS
+    assert report.kept.kinds["gotcha"] == MAX_LESSONS
+    assert len(await project.by_kind("gotcha")) == MAX_LESSONS
+    again = await project.capture(path)
+    assert again.lines == 0 and not again.kept
