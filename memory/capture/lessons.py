@@ -23,6 +23,7 @@ _LESSON = re.compile(
 )
 _DISCOVERY = re.compile(r"^`?([^\s`:]+)`?\s*(?::|—|–|\s-)\s*(.+)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_ANY_LABEL = re.compile(r"gotcha|pattern|discovery", re.IGNORECASE)
 MAX_LESSONS = 200
 """per session: a transcript of thousands of labelled lines is not a session's lessons"""
 
@@ -62,6 +63,8 @@ class Lessons:
 
     def read(self, text: str) -> None:
         """Take the lessons of one reply."""
+        if not _ANY_LABEL.search(text):
+            return  # most replies: one scan says so
         for label, lesson in labelled_lines(text):
             self.add(label, lesson)
 

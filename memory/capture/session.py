@@ -120,12 +120,14 @@ class Session:
         self.said = ""
 
     def _reply(self, text: str, lessons: Lessons | None) -> None:
-        if lessons is not None:
-            lessons.read(redact(text))
-        text = text.strip()[:MAX_SCANNED]
+        text = text.strip()
         if not text:
             return
-        self.last_reply = redact(text)[:MAX_REPLY]
+        clean = redact(text)
+        if lessons is not None:
+            lessons.read(clean)
+        text = text[:MAX_SCANNED]
+        self.last_reply = clean[:MAX_REPLY]
         self.said = self.last_reply
         for path, sentence in self._sentences_naming_files(text):
             if self.files[path]["read"] or self.files[path]["changed"]:
