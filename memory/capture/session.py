@@ -276,9 +276,20 @@ class Session:
             if len(sentence) < 30 or _LEAD_IN.match(sentence.strip(" -*")):
                 continue
             for name, path in names.items():
-                if name in sentence:
+                if _names(sentence, name):
                     found.append((path, redact(sentence.strip(" -*"))))
         return found
+
+
+def _names(sentence: str, name: str) -> bool:
+    """Does ``sentence`` name the file ``name`` (``a.py``, not inside ``data.py``)?"""
+    at = sentence.find(name)
+    while at >= 0:
+        before = sentence[at - 1] if at else " "
+        if not (before.isalnum() or before in "_-."):
+            return True
+        at = sentence.find(name, at + 1)
+    return False
 
 
 def _intent(said: str) -> str:

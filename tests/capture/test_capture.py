@@ -205,3 +205,13 @@ async def test_ten_thousand_lessons_are_capped_and_said(project: Project, tmp_pa
     assert len(await project.by_kind("gotcha")) == MAX_LESSONS
     again = await project.capture(path)
     assert again.lines == 0 and not again.kept
+
+
+async def test_a_file_is_spoken_of_by_its_whole_name(project: Project, tmp_path: Path) -> None:
+    t = Transcript(str(project.folder))
+    t.prompt("Look at the loaders")
+    t.read("src/a.py")
+    t.read("src/data.py")
+    t.say("The loader in data.py reads every row twice, which is why imports are slow.")
+    await project.capture(t.save(tmp_path / "s.jsonl"))
+    assert {e.name for e in await project.by_kind("codebase_discovery")} == {"src/data.py"}
