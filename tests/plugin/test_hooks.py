@@ -5,6 +5,8 @@ Each hook prints one JSON document in Claude Code's format and exits 0, whatever
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +273,23 @@ def test_pre_compact_and_session_end_capture_too(own_project: Path, event: str) 
     assert "1 pattern" in output["systemMessage"]
     assert ("pattern", "one writer per file") in {(e["kind"], e["name"])
                                                   for e in _listed(own_project)}
+
+
+def test_a_stop_with_nothing_new_loads_nothing_heavy(own_project: Path) -> None:
+    # Stop runs after every turn: once the transcript is captured, a Stop costs a stat, a
+    # small read and the cursor's load; not the store, not pydantic, not the agent API.
+    transcript = _transcript(own_project / "transcript.jsonl", "Pattern: one writer per file")
+    document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
+    assert "systemMessage" in hook("stop", document, cwd=own_project)[0]
+    script = (
+        "import io, sys\n"
+        "from memory.cli import main\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({orjson.dumps(document)!r}))\n"
+        "assert main(['--backend', 'file', 'hook', 'stop']) == 0\n"
+        "heavy = {'pydantic', 'fallback.store', 'memory.agent.memories', 'yaml'}\n"
+        "print(sorted(heavy & set(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=own_project, capture_output=True,
+                          env=os.environ | {"PYTHONPATH": str(REPO)}, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout == b"{}\n", done.stderr
+    assert done.stderr.decode().strip() == "[]"
