@@ -48,7 +48,10 @@ class Session:
     """What one transcript file said so far (see the module docstring)."""
 
     root: str
-    """the project folder: paths under it are kept relative, paths outside it are not kept"""
+    """the project folder: paths under it are kept relative to it"""
+    cwd: str = ""
+    """the session's own folder, as the transcript says: paths under it (and not under
+    ``root``: a transcript from another machine) are kept relative to it; others not at all"""
     session_id: str = ""
     subagent: bool = False
     started: str = ""
@@ -89,6 +92,8 @@ class Session:
         meta = entry.meta
         if meta.session_id and not self.session_id:
             self.session_id = meta.session_id
+        if meta.cwd and not self.cwd:
+            self.cwd = meta.cwd
         if meta.sidechain:
             self.subagent = True
         if meta.time:
@@ -260,10 +265,11 @@ class Session:
             return None
         path = PurePosixPath(value.strip())
         if path.is_absolute():
-            try:
-                path = path.relative_to(self.root)
-            except ValueError:
+            under = [folder for folder in (self.root, self.cwd)
+                     if folder and path.is_relative_to(folder)]
+            if not under:
                 return None
+            path = path.relative_to(under[0])
         text = str(path)
         return None if text in (".", "") or text.startswith("../") else text
 

@@ -87,13 +87,13 @@ class Transcript:
                       said=said)
 
     def read(self, path: str, content: str = "x = 1\n") -> None:
-        full = f"{self.cwd}/{path}"
+        full = self._full(path)
         self.tool("Read", {"file_path": full}, f"     1→{content}",
                   {"type": "text", "file": {"filePath": full, "content": content,
                                             "numLines": 1, "startLine": 1, "totalLines": 1}})
 
     def edit(self, path: str, old: str = "a", new: str = "b", *, said: str = "") -> None:
-        full = f"{self.cwd}/{path}"
+        full = self._full(path)
         self.tool("Edit", {"file_path": full, "old_string": old, "new_string": new},
                   f"The file {full} has been updated.",
                   {"filePath": full, "oldString": old, "newString": new, "originalFile": old,
@@ -101,7 +101,7 @@ class Transcript:
                   said=said)
 
     def write(self, path: str, content: str, *, said: str = "") -> None:
-        full = f"{self.cwd}/{path}"
+        full = self._full(path)
         self.tool("Write", {"file_path": full, "content": content},
                   f"File created successfully at: {full}",
                   {"type": "create", "filePath": full, "content": content,
@@ -114,6 +114,9 @@ class Transcript:
             "This session is being continued from a previous conversation that ran out of "
             "context. The conversation is summarized below:\n" + summary)},
                     isCompactSummary=True, isVisibleInTranscriptOnly=True)
+
+    def _full(self, path: str) -> str:
+        return path if path.startswith("/") else f"{self.cwd}/{path}"
 
     def data(self) -> bytes:
         return b"".join(orjson.dumps(line) + b"\n" for line in self.lines)

@@ -215,3 +215,16 @@ async def test_a_file_is_spoken_of_by_its_whole_name(project: Project, tmp_path:
     t.say("The loader in data.py reads every row twice, which is why imports are slow.")
     await project.capture(t.save(tmp_path / "s.jsonl"))
     assert {e.name for e in await project.by_kind("codebase_discovery")} == {"src/data.py"}
+
+
+async def test_a_transcript_from_another_machine_keeps_its_files(project: Project,
+                                                                 tmp_path: Path) -> None:
+    # Replayed elsewhere (a colleague's session, a backfill of a moved project): its paths are
+    # under the folder it ran in, not this project's.
+    t = Transcript("/Users/someone/code/notes-app")
+    t.prompt("Fix the importer")
+    t.edit("src/notes/importer.py")
+    t.edit("/etc/hosts")  # outside both: not the project's
+    await project.capture(t.save(tmp_path / "s.jsonl"))
+    assert {e.name for e in await project.by_kind("codebase_discovery")} == {
+        "src/notes/importer.py"}
