@@ -26,21 +26,9 @@ def read_regular(
     whose real location is outside that folder (a link in a parent folder). Raises
     ``FileRefused`` for a FIFO, device, folder, link or a file over ``limit``; ``FileNotFoundError``
     passes through, so callers can treat a missing file as they always did."""
-    if within is not None:
-        _check_within(path, within)
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise FileRefused(path, "is a symbolic link") from exc
-        if exc.errno in (errno.ENXIO, errno.EISDIR):
-            raise FileRefused(path, "is not a regular file") from exc
-        raise
+    fd = open_regular(path, follow=follow, within=within)
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise FileRefused(path, "is not a regular file")
         if status.st_size > limit:
             raise FileRefused(path, f"is {status.st_size} bytes, over the limit of {limit}")
         chunks = []
@@ -57,6 +45,27 @@ def read_regular(
     if len(data) > limit:
         raise FileRefused(path, f"grew over the limit of {limit} bytes while read")
     return data
+
+
+def open_regular(path: Path, *, follow: bool = True, within: Path | None = None) -> int:
+    """A descriptor of the regular file at ``path``, open for reading without blocking, for a
+    caller that reads only part of it (a transcript from where it stopped). Refuses what
+    ``read_regular`` refuses, but for size; ``FileNotFoundError`` passes through."""
+    if within is not None:
+        _check_within(path, within)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(path, "is a symbolic link") from exc
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            raise FileRefused(path, "is not a regular file") from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileRefused(path, "is not a regular file")
+    return fd
 
 
 def open_for_write(path: Path, flags: int, mode: int = 0o644) -> int:

@@ -9,30 +9,18 @@ the stop, so ``dualmem hook`` always exits 0. Three hooks:
   the context of a task when one is named;
 - ``UserPromptSubmit``: ``prompt_context``, the memories relevant to the prompt, only those
   that clear the relevance threshold (nothing at all otherwise);
-- ``Stop``: ``read_lessons`` takes what the assistant marked as learned from the transcript,
-  and ``record_lessons`` stores it. A lesson is a line of an assistant reply, outside code
-  blocks, that starts with a label (a bullet and bold are fine)::
-
-      Gotcha: rename() is not atomic across file systems
-      Pattern: write to a temp file, fsync, then rename
-      Discovery: src/store.py: saves notes atomically
-
-  Stop runs after every turn and reads the whole transcript; a lesson saved again is the same
-  memory, unchanged.
+- ``Stop``, ``SessionEnd`` and ``PreCompact``: capture (``memory.capture``) reads what the
+  transcript gained since the last capture and keeps what the session learned: the lessons the
+  agent labelled (``Gotcha:``, ``Pattern:``, ``Discovery:``), a session insight, discoveries
+  of the files it changed or studied, the failures it fixed and its task outcome. Stop says
+  what was kept in one line (``systemMessage``).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import orjson
-
 from backends.errors import DualmemError
-from backends.model import Episode, natural_key
 from backends.protocol import MemoryBackend
 from memory.agent.markdown import bounded_markdown, describe
 from memory.agent.records import json_object
@@ -60,7 +48,6 @@ keeps a memory at (see ``memory.context.retrieval``)."""
 QUERY_CHARS = 2000
 """A pasted log makes a long prompt; its start says what it is about, and search stays fast."""
 SECTION_LINES = 8
-SOURCE = "claude_code"
 HOW_TO_SAVE = (
     "Keep what you learn for later sessions: call the dualmem MCP tool add_memory, or write "
     "a line 'Gotcha: ...', 'Pattern: ...' or 'Discovery: PATH: what it is for' in a reply."
@@ -71,14 +58,6 @@ _DIGEST = (
     ("Decisions in force", (ADR,)),
 )
 _NOT_FOR_PROMPTS = frozenset({SESSION_INSIGHT, PROJECT_OVERVIEW})
-_LESSON = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(gotcha|pattern|discovery)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"
-    r"(.+?)\s*$",
-    re.IGNORECASE,
-)
-_DISCOVERY = re.compile(r"^`?([^\s`:]+)`?\s*(?::|—|–|\s-)\s*(.+)$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_LABELS = (b"gotcha", b"pattern", b"discovery")
 
 
 class HookInputError(DualmemError):
@@ -130,11 +109,13 @@ def _is(value: object, kind: str) -> bool:
     return isinstance(value, str) or (kind == "str?" and value is None)
 
 
-def hook_output(event: str, context: str = "") -> dict[str, Any]:
-    """The JSON a hook prints: ``context`` added to the session (nothing when empty)."""
-    if not context:
-        return {}
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+def hook_output(event: str, context: str = "", message: str = "") -> dict[str, Any]:
+    """The JSON a hook prints: ``context`` added to the session and ``message`` shown to the
+    user (each left out when empty)."""
+    document: dict[str, Any] = {"systemMessage": message} if message else {}
+    if context:
+        document["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": context}
+    return document
 
 
 async def session_context(
@@ -192,91 +173,3 @@ async def prompt_context(
     ][:limit]
     return bounded_markdown("From this project's memory (dualmem)",
                             [("Relevant to this prompt", lines)], tokens, estimate_tokens)
-
-
-@dataclass
-class Lessons:
-    """What a session marked as learned, each once, in the order first written."""
-
-    gotchas: list[str] = field(default_factory=list)
-    patterns: list[str] = field(default_factory=list)
-    discoveries: dict[str, str] = field(default_factory=dict)
-    """path -> what it is for"""
-
-    def __bool__(self) -> bool:
-        return bool(self.gotchas or self.patterns or self.discoveries)
-
-    def add(self, label: str, text: str) -> None:
-        if label == "discovery":
-            found = _DISCOVERY.match(text)
-            if found:  # a discovery that names no file says nothing a search can use
-                self.discoveries.setdefault(found.group(1), found.group(2))
-            return
-        items = self.gotchas if label == "gotcha" else self.patterns
-        key = natural_key(text)
-        if key and key not in map(natural_key, items):
-            items.append(text)
-
-
-def read_lessons(transcript: Path | None, last_message: str | None = None) -> Lessons:
-    """The lessons in the assistant's replies of a Claude Code transcript (JSON Lines; an
-    unreadable line is skipped) and in ``last_message``. A missing transcript has none."""
-    lessons = Lessons()
-    texts: list[str] = list(_assistant_texts(transcript)) if transcript is not None else []
-    if last_message:
-        texts.append(last_message)
-    for text in texts:
-        for label, lesson in _labelled_lines(text):
-            lessons.add(label, lesson)
-    return lessons
-
-
-def _assistant_texts(transcript: Path) -> Iterator[str]:
-    try:
-        lines = transcript.open("rb")
-    except FileNotFoundError:
-        return
-    with lines:
-        for line in lines:
-            # Most lines hold no lesson; only those that might are parsed.
-            if not any(label in line.lower() for label in _LABELS):
-                continue
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(entry, dict) or entry.get("type") != "assistant":
-                continue
-            message = entry.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            if isinstance(content, str):
-                yield content
-            elif isinstance(content, list):
-                yield from (
-                    block["text"] for block in content
-                    if isinstance(block, dict) and block.get("type") == "text"
-                    and isinstance(block.get("text"), str)
-                )
-
-
-def _labelled_lines(text: str) -> Iterator[tuple[str, str]]:
-    in_code = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_code = not in_code
-        elif not in_code and (found := _LESSON.match(line)):
-            yield found.group(1).lower(), found.group(2)
-
-
-async def record_lessons(
-    store: MemoryBackend, project_id: str, lessons: Lessons
-) -> Sequence[Episode]:
-    """Store the lessons in the project's memory; a lesson stored before is left as it is."""
-    from memory.agent.memories import AgentMemory  # see session_context
-
-    memory = AgentMemory(store, project_id, source=SOURCE)
-    saved = [await memory.add_gotcha(text) for text in lessons.gotchas]
-    saved += [await memory.add_pattern(text) for text in lessons.patterns]
-    if lessons.discoveries:
-        saved += await memory.add_codebase_discoveries(lessons.discoveries)
-    return saved

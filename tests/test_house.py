@@ -1,5 +1,5 @@
-"""Imports point one way through the house: interfaces -> context -> agent -> store -> the layers
-(backends, fallback, migrate, seeds) -> the shared model. Read from the source, lazy imports
+"""Imports point one way through the house: interfaces -> context, capture -> agent -> store -> the
+layers (backends, fallback, migrate, seeds) -> the shared model. Read from the source, lazy imports
 included, so a room cannot reach up even inside a function."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ ROOMS = (
     ("memory.store", "store"),
     ("memory.agent", "agent"),
     ("memory.context", "context"),
+    ("memory.capture", "capture"),
     ("memory", "interfaces"),
 )
 BELOW = {
@@ -31,8 +32,9 @@ BELOW = {
     "store": {"model", "graph layer", "file layer", "migration", "seeds"},
     "agent": {"model", "file layer", "migration", "seeds", "store"},
     "context": {"model", "seeds", "store", "agent"},
+    "capture": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent"},
     "interfaces": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent",
-                   "context"},
+                   "context", "capture"},
 }
 # A package's own ``__init__`` re-exports its public names (lazily), wherever they live.
 FACADES = {"memory", "backends"}

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import openai
+from pydantic import BaseModel
 from pydantic.warnings import PydanticDeprecatedSince20
 
 from backends.errors import ProviderFailed
@@ -97,3 +98,23 @@ def llm(model: str, *, url: str | None = None, key: str | None = None,
     """graphiti's ``OpenAIGenericClient`` (chat completions, which local servers speak)."""
     config = LLMConfig(api_key=key, model=model, small_model=model, base_url=url)
     return OpenAIGenericClient(config, client=_client(url, key, http_client))
+
+
+async def answer(client: LLMClient, instructions: str, text: str,
+                 shape: type[BaseModel]) -> dict[str, Any]:
+    """What ``client`` answers to ``text`` under ``instructions``: one JSON object of ``shape``
+    (graphiti asks the endpoint for it by the model's name and schema). ``ProviderFailed`` when
+    the endpoint fails or its answer is not of that shape."""
+    from graphiti_core.prompts.models import Message
+    from pydantic import ValidationError
+
+    try:
+        given = await client.generate_response(
+            [Message(role="system", content=instructions), Message(role="user", content=text)],
+            response_model=shape)
+        return shape.model_validate(given).model_dump()
+    except ValidationError as exc:
+        raise ProviderFailed(f"llm: the answer is not a {shape.__name__} ({exc.error_count()} "
+                             "problems)") from exc
+    except Exception as exc:  # graphiti's client raises its own, openai's and json's errors
+        raise ProviderFailed(f"llm: {type(exc).__name__}: {exc}") from exc

@@ -24,10 +24,11 @@ from pydantic import (
 )
 
 from backends.model import natural_key, utc
+from memory.agent.records import OUTCOME_PREFIX as OUTCOME_PREFIX  # its earlier home
 from memory.agent.records import body, folded
+from memory.agent.records import outcome_id as outcome_id
 from seeds.knowledge import Fraction
 
-OUTCOME_PREFIX = "OUT-"
 _ALWAYS = frozenset({"task_id", "success", "outcome", "description", "task_type",
                      "complexity", "turns", "session", "metadata"})
 
@@ -111,8 +112,3 @@ class TaskOutcome(BaseModel):
         if self.outcome_type != "task_completed":
             verdict = self.outcome_type.replace("_", " ")
         return f"{self.id} {self.task_id} {verdict}: {self.description or self.outcome}".strip()
-
-
-def outcome_id(episode_id: str) -> str:
-    """``OUT-XXXXXXXX`` of the memory with ``episode_id`` (a uuid)."""
-    return OUTCOME_PREFIX + episode_id.replace("-", "")[:8].upper()

@@ -30,6 +30,15 @@ def json_object(text: str | bytes, where: str) -> dict[str, Any]:
     return value
 
 
+OUTCOME_PREFIX = "OUT-"
+
+
+def outcome_id(episode_id: str) -> str:
+    """A task outcome's ``OUT-XXXXXXXX``, from the id of its memory (a uuid): the same outcome
+    always has the same one, whichever process or layer wrote it."""
+    return OUTCOME_PREFIX + episode_id.replace("-", "")[:8].upper()
+
+
 def title(text: str, limit: int = 120) -> str:
     """One line of at most ``limit`` characters for an episode's name."""
     line = " ".join(text.split()) or "(empty)"

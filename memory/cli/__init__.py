@@ -67,6 +67,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "(after an embedder change is reported)"),
     "enrich": ("home", "add graphiti's LLM extraction (--llm) to free-text memories not yet "
                "enriched; resumable"),
+    "capture": ("capture", "keep what past Claude Code sessions did and learned, from their "
+                "transcripts (default: this project's, in ~/.claude/projects/); idempotent"),
     "mcp": ("serve", "serve this memory to an agent over MCP (stdio) until stdin closes"),
     "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
              "JSON; never fail the session"),

@@ -37,7 +37,7 @@ from memory.store.home import require_home
 from memory.store.layers import Layered
 from memory.store.migration import Departure, import_auto_claude, migrate_home, take_in_graph
 from memory.store.project import ensure_project_id, read_project_id
-from memory.store.providers import embedder_for
+from memory.store.providers import embedder_for, llm_for
 from memory.store.status import collect_status
 
 
@@ -268,15 +268,22 @@ async def enrich(args: argparse.Namespace, config: Config) -> Output:
         async with opened(config, create=False) as (backend, _):
             if not isinstance(backend, Enriches):
                 raise UsageError("enrich works on the graph: use --backend auto or graph")
+            from memory.capture.summarise import summarise_sessions
+
+            # Captured sessions first: their summaries are free text the graph then enriches.
+            project = read_project_id(config.project_file)
+            sessions = await summarise_sessions(backend, project, llm_for(config)) if project \
+                else 0
             done = await backend.enrich(group_ids=chosen_groups(args, config.home),
                                         progress=bar.update)
     finally:
         bar.close()
     return Output(
         {"enriched": len(done.enriched), "already": done.skipped, "entities": done.entities,
-         "facts": done.facts},
-        f"enriched {len(done.enriched)} free-text memories ({done.skipped} already were): "
-        f"{done.entities} entities and {done.facts} facts linked",
+         "facts": done.facts, "sessions": sessions},
+        f"summarised {sessions} captured sessions; enriched {len(done.enriched)} free-text "
+        f"memories ({done.skipped} already were): {done.entities} entities and {done.facts} "
+        "facts linked",
     )
 
 

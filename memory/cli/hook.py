@@ -1,4 +1,5 @@
-"""``dualmem hook session-start | prompt | stop``: Claude Code's hooks (see ``memory.hooks``).
+"""``dualmem hook session-start | prompt | stop | session-end | pre-compact``: Claude Code's hooks
+(see ``memory.hooks``).
 
 A hook reads Claude Code's JSON document on stdin and prints the hook's JSON document on
 stdout. It never fails the session: whatever goes wrong (no memory home, a store that cannot be
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -23,8 +25,6 @@ from memory.hooks import (
     HookInput,
     hook_output,
     prompt_context,
-    read_lessons,
-    record_lessons,
     session_context,
 )
 from memory.output import Output, one_line
@@ -33,12 +33,18 @@ from memory.store.home import is_home
 from memory.store.project import project_id
 from memory.store.selection import open_backend
 
-EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop"}
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
+          "session-end": "SessionEnd", "pre-compact": "PreCompact"}
+CAPTURES = frozenset({"stop", "session-end", "pre-compact"})
+CAPTURE_SECONDS = 10.0
+"""how long a capturing hook reads and folds the transcript (Claude Code's timeout is 30 s);
+what is left is read by the next one"""
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("event", choices=list(EVENTS),
-                        help="which hook: %(choices)s (SessionStart, UserPromptSubmit, Stop)")
+                        help="which hook: %(choices)s (SessionStart, UserPromptSubmit, Stop, "
+                        "SessionEnd, PreCompact)")
     parser.add_argument("--tokens", type=int, metavar="N",
                         help=f"the most context to add, in tokens (default: {SESSION_TOKENS} "
                         f"for session-start, {PROMPT_TOKENS} for prompt)")
@@ -54,25 +60,55 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 async def hook(args: argparse.Namespace, config: Config) -> Output:
     event = EVENTS[args.event]
+    context = message = ""
     try:
-        context = await _answer(args, sys.stdin.buffer.read())
+        raw = sys.stdin.buffer.read()
+        if args.event in CAPTURES:
+            message = await _capture(args, raw)
+        else:
+            context = await _answer(args, raw)
     # A hook must never break the session it serves, whatever the failure (a full disk, a
     # store another version wrote, a bug): the failure is reported and the session goes on.
     except Exception as exc:
         print(f"dualmem hook {args.event}: {one_line(exc)}", file=sys.stderr)
-        context = ""
-    document = hook_output(event, context)
+    document = hook_output(event, context, message)
     return Output(document, orjson.dumps(document).decode())
 
 
-async def _answer(args: argparse.Namespace, raw: bytes) -> str:
-    """The context the hook adds ('' for none); raises what went wrong."""
-    given = HookInput.from_json(raw)
+def _config(args: argparse.Namespace, given: HookInput) -> Config | None:
+    """The session's memory home (looked for from its folder); None, said on stderr, when it
+    has none."""
     config = Config.from_env(home=args.home, backend=args.backend,
                              cwd=Path(given.cwd) if given.cwd else None)
     if not is_home(config.home):
         print(f"dualmem hook {args.event}: no memory home for {given.cwd or Path.cwd()} "
               "(run `dualmem init` in the project folder)", file=sys.stderr)
+        return None
+    return config
+
+
+async def _capture(args: argparse.Namespace, raw: bytes) -> str:
+    """Capture the session's transcript (and its subagents'); the line saying what was kept
+    ('' for nothing new). Raises what went wrong."""
+    from memory.capture.hook import capture_session
+
+    given = HookInput.from_json(raw)
+    config = _config(args, given)
+    if config is None or not given.transcript_path:
+        return ""
+    deadline = time.monotonic() + CAPTURE_SECONDS
+    return await capture_session(
+        config, Path(given.transcript_path), cwd=Path(given.cwd) if given.cwd else None,
+        final=args.event == "session-end", deadline=deadline,
+        last_message=given.last_assistant_message, warn=lambda line: print(
+            f"dualmem hook {args.event}: {line}", file=sys.stderr))
+
+
+async def _answer(args: argparse.Namespace, raw: bytes) -> str:
+    """The context the hook adds ('' for none); raises what went wrong."""
+    given = HookInput.from_json(raw)
+    config = _config(args, given)
+    if config is None:
         return ""
     project = project_id(config.home)
     # A hook runs on every prompt: it never waits to open the graph, and never keeps a
@@ -87,14 +123,8 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
                 overrides = project_overrides(config.home)
             return await session_context(store, project, tokens=args.tokens or SESSION_TOKENS,
                                          task=args.task, overrides=overrides)
-        if args.event == "prompt":
-            return await prompt_context(store, project, given.prompt, threshold=args.threshold,
-                                        limit=args.limit, tokens=args.tokens or PROMPT_TOKENS)
-        transcript = Path(given.transcript_path) if given.transcript_path else None
-        lessons = read_lessons(transcript, given.last_assistant_message)
-        if lessons:
-            await record_lessons(store, project, lessons)
-        return ""
+        return await prompt_context(store, project, given.prompt, threshold=args.threshold,
+                                    limit=args.limit, tokens=args.tokens or PROMPT_TOKENS)
     finally:
         await store.aclose()
 

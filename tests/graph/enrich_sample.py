@@ -38,6 +38,6 @@ def enrich_twice(where: list[str], llm: list[str], capsys: pytest.CaptureFixture
     assert first["enriched"] + first["already"] == 1
     assert main([*where, *llm, "--json", "enrich", "--all-groups"]) == 0
     assert json.loads(capsys.readouterr().out) == {"enriched": 0, "already": 1, "entities": 0,
-                                                   "facts": 0}
+                                                   "facts": 0, "sessions": 0}
     assert main([*where, "--backend", "graph", "search", "--all-groups", "Redis"]) == 0
     assert NOTE.name in capsys.readouterr().out

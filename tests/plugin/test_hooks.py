@@ -4,6 +4,9 @@ Each hook prints one JSON document in Claude Code's format and exits 0, whatever
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -152,19 +155,22 @@ def test_stop_records_what_the_session_marked_as_learned(own_project: Path) -> N
     before = len(_listed(own_project))
     document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
     output, _ = hook("stop", document, cwd=own_project)
-    assert output == {}
-    learned = {(e["kind"], e["name"]) for e in _listed(own_project)[before:]}
+    # Stop says what it kept: the lessons, and what capture derived of the session.
+    assert output == {"systemMessage": "dualmem kept 1 session insight, 1 task outcome, "
+                      "1 file discovery, 1 gotcha, 1 pattern"}
+    learned = {(e["kind"], e["name"]) for e in _listed(own_project)[before:]
+               if e["source"] == "claude_code"}
     assert learned == {
         ("gotcha", "fsync the folder too, or a rename can be lost"),
         ("pattern", "retry a save once on EBUSY"),
         ("codebase_discovery", "notes/store.py"),
     }
-    # Stop runs after every turn over the whole transcript: nothing is stored twice.
+    # Stop runs after every turn: nothing is stored twice, and a Stop with nothing new is quiet.
     again = document | {"stop_hook_active": True,
                         "last_assistant_message": "Gotcha: fsync the folder too, or a rename "
                         "can be lost"}
     assert hook("stop", again, cwd=own_project)[0] == {}
-    assert len(_listed(own_project)) == before + 3
+    assert len(_listed(own_project)) == before + 5
 
 
 @pytest.mark.parametrize(
@@ -217,6 +223,8 @@ def test_the_example_settings_run_these_hooks_and_this_server() -> None:
         "SessionStart": ["dualmem hook session-start"],
         "UserPromptSubmit": ["dualmem hook prompt"],
         "Stop": ["dualmem hook stop"],
+        "PreCompact": ["dualmem hook pre-compact"],
+        "SessionEnd": ["dualmem hook session-end"],
     }
     assert settings["enabledMcpjsonServers"] == ["dualmem"]
     servers = orjson.loads((REPO / "docs" / "mcp.json").read_bytes())["mcpServers"]
@@ -225,3 +233,63 @@ def test_the_example_settings_run_these_hooks_and_this_server() -> None:
     assert "claude mcp add --scope project dualmem -- dualmem mcp" in readme
     shown = readme.split("The settings are:\n\n```json\n", 1)[1].split("```", 1)[0]
     assert orjson.loads(shown) == settings
+
+
+def test_one_bad_lesson_blocks_none_of_the_others(own_project: Path) -> None:
+    # A lesson holding a NUL made every Stop fail, and nothing of the session was ever kept.
+    transcript = _transcript(own_project / "transcript.jsonl",
+                             "Gotcha: a NUL \x00 inside\nPattern: retry a save once on EBUSY")
+    document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
+    output, err = hook("stop", document, cwd=own_project)
+    kept = {(e["kind"], e["name"]) for e in _listed(own_project) if e["source"] == "claude_code"}
+    assert kept == {("gotcha", "a NUL inside"), ("pattern", "retry a save once on EBUSY")}
+    assert "1 gotcha, 1 pattern" in output["systemMessage"]
+    assert err.endswith("damaged lines skipped: 1\n")  # the transcript's own cut line
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "folder"])
+def test_a_transcript_that_is_no_regular_file_is_refused_at_once(own_project: Path,
+                                                                  special: str) -> None:
+    # /dev/zero grew until memory ran out; a FIFO with no writer hung the hook.
+    path = own_project / "transcript.jsonl"
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "folder":
+        path.mkdir()
+    else:
+        path = Path(special)
+    document = common(own_project, "Stop", path) | {"stop_hook_active": False}
+    output, err = hook("stop", document, cwd=own_project)
+    assert output == {} and err.count("\n") == 1 and "not a regular file" in err
+
+
+@pytest.mark.parametrize("event", ["pre-compact", "session-end"])
+def test_pre_compact_and_session_end_capture_too(own_project: Path, event: str) -> None:
+    transcript = _transcript(own_project / "transcript.jsonl", "Pattern: one writer per file")
+    name = {"pre-compact": "PreCompact", "session-end": "SessionEnd"}[event]
+    extra = {"trigger": "auto", "custom_instructions": ""} if event == "pre-compact" else {
+        "reason": "prompt_input_exit"}
+    output, _ = hook(event, common(own_project, name, transcript) | extra, cwd=own_project)
+    assert "1 pattern" in output["systemMessage"]
+    assert ("pattern", "one writer per file") in {(e["kind"], e["name"])
+                                                  for e in _listed(own_project)}
+
+
+def test_a_stop_with_nothing_new_loads_nothing_heavy(own_project: Path) -> None:
+    # Stop runs after every turn: once the transcript is captured, a Stop costs a stat, a
+    # small read and the cursor's load; not the store, not pydantic, not the agent API.
+    transcript = _transcript(own_project / "transcript.jsonl", "Pattern: one writer per file")
+    document = common(own_project, "Stop", transcript) | {"stop_hook_active": False}
+    assert "systemMessage" in hook("stop", document, cwd=own_project)[0]
+    script = (
+        "import io, sys\n"
+        "from memory.cli import main\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({orjson.dumps(document)!r}))\n"
+        "assert main(['--backend', 'file', 'hook', 'stop']) == 0\n"
+        "heavy = {'pydantic', 'fallback.store', 'memory.agent.memories', 'yaml'}\n"
+        "print(sorted(heavy & set(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=own_project, capture_output=True,
+                          env=os.environ | {"PYTHONPATH": str(REPO)}, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout == b"{}\n", done.stderr
+    assert done.stderr.decode().strip() == "[]"

@@ -1,0 +1,217 @@
+"""Capture's speed: the first Stop on a transcript and the later ones, beside reading the file
+alone, in the same run.
+
+    python -m bench.capture_speed [--before TREE] [MB ...]      (default: 3 22; RUNS=5)
+
+A transcript of MB megabytes shaped as Claude Code writes them (reads with file contents,
+edits, test runs with their output, replies: ``tests/capture/shapes.py``). Measured, median of
+RUNS, wall and CPU milliseconds:
+
+- reading the file alone: its bytes, and each line parsed as JSON (what any reader pays);
+- capture in-process on a new home (the file layer): the first Stop (the whole transcript), a
+  later Stop after one more turn was appended, and a Stop with nothing new;
+- ``dualmem hook stop`` as Claude Code runs it (a whole process): first, later, nothing new,
+  beside ``python -c pass``; with ``--before TREE``, that checkout's Stop on the same
+  transcript (e.g. main's, which read the whole transcript on every Stop).
+
+Targets (issue 29): first Stop on 3 MB <= 1 s; later Stops <= 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import orjson
+
+from backends.protocol import MemoryBackend
+from memory.capture.run import capture_transcript
+from memory.store.project import ensure_project_id
+from memory.store.selection import open_memory
+from tests.capture.shapes import Transcript
+
+REPO = Path(__file__).resolve().parents[1]
+FIRST_TARGET_MS = 1000.0
+LATER_TARGET_MS = 100.0
+
+
+PROJECT = "/PROJECT-FOLDER"
+"""where the transcript's session ran: replaced by each home's project folder"""
+
+
+def session(megabytes: float) -> bytes:
+    """A working session of about ``megabytes``: turns of read, reply, edit, test run."""
+    t = Transcript(PROJECT)
+    t.prompt("Move the note store onto the journal and keep the tests green")
+    n = 0
+    while n % 50 or len(t.data()) < megabytes * 2**20:
+        turn(t, n)
+        n += 1
+    return t.data()
+
+
+def placed(data: bytes, folder: Path) -> bytes:
+    return data.replace(PROJECT.encode(), str(folder).encode())
+
+
+def turn(t: Transcript, n: int) -> None:
+    path = f"src/notes/part{n % 60}.py"
+    t.read(path, "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(120)))
+    t.say(f"`part{n % 60}.py` keeps the notes of shard {n % 60}; its writes bypass the journal.")
+    t.edit(path, "return x", "return journal.write(x)",
+           said=f"Let me route shard {n % 60}'s writes through the journal.")
+    failing = n % 7 == 3
+    output = "".join(f"tests/test_part{i}.py ....\n" for i in range(40))
+    if failing:
+        t.bash("python -m pytest -q", output + f"E   AssertionError: shard {n % 60} lost a "
+               "write\nFAILED tests/test_parts.py::test_shard - AssertionError\n"
+               "1 failed, 159 passed in 2.1s", code=1)
+    else:
+        t.bash("python -m pytest -q", output + "160 passed in 2.0s")
+
+
+def _cpu_children() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(step: Callable[[], object]) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    step()
+    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def new_home(folder: Path) -> tuple[Path, str]:
+    home = folder / ".dualmem"
+    project, _ = ensure_project_id(home / "project.json", "bench")
+    return home, project
+
+
+async def capture_once(folder: Path, path: Path) -> None:
+    home, project = new_home(folder)
+    async with open_memory(home, "file") as store:
+        async def given() -> MemoryBackend:
+            return store
+
+        await capture_transcript(home, project, path, given, root=folder)
+
+
+def _capture_sync(folder: Path, path: Path) -> None:
+    asyncio.run(capture_once(folder, path))
+
+
+def read_alone(path: Path) -> None:
+    for line in path.read_bytes().splitlines():
+        orjson.loads(line)
+
+
+def in_process(scratch: Path, data: bytes, runs: int) -> dict[str, list[tuple[float, float]]]:
+    times: dict[str, list[tuple[float, float]]] = {}
+    more = Transcript(PROJECT)
+    for run in range(runs):
+        folder = scratch / f"in-{run}"
+        folder.mkdir()
+        path = folder / "s.jsonl"
+        path.write_bytes(placed(data, folder))
+        times.setdefault("read the file alone", []).append(
+            timed(functools.partial(read_alone, path)))
+        capture = functools.partial(_capture_sync, folder, path)
+        times.setdefault("capture: first Stop", []).append(timed(capture))
+        more.lines = []
+        turn(more, run)
+        with path.open("ab") as handle:
+            handle.write(placed(more.data(), folder))
+        times.setdefault("capture: later Stop (one turn more)", []).append(timed(capture))
+        times.setdefault("capture: Stop with nothing new", []).append(timed(capture))
+    return times
+
+
+def _env(tree: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DUALMEM_")}
+    return env | {"PYTHONPATH": os.pathsep.join(filter(None, [str(tree),
+                                                              os.environ.get("PYTHONPATH")]))}
+
+
+def process(argv: Sequence[str], stdin: bytes, cwd: Path, tree: Path = REPO
+            ) -> tuple[float, float]:
+    cpu, wall = _cpu_children(), time.perf_counter()
+    done = subprocess.run(argv, input=stdin, cwd=cwd, env=_env(tree), capture_output=True,
+                          check=False)
+    result = (time.perf_counter() - wall) * 1000, (_cpu_children() - cpu) * 1000
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode()[-500:])
+    return result
+
+
+def whole_process(scratch: Path, data: bytes, runs: int, before: Path | None
+                  ) -> dict[str, list[tuple[float, float]]]:
+    times: dict[str, list[tuple[float, float]]] = {}
+    more = Transcript(PROJECT)
+    trees = [("", REPO)] + ([(" [before]", before)] if before is not None else [])
+    for run in range(runs):
+        times.setdefault("python -c pass (baseline)", []).append(
+            process([sys.executable, "-c", "pass"], b"", scratch))
+        for note, tree in trees:
+            folder = scratch / f"proc-{run}{note.strip(' []')}"
+            folder.mkdir()
+            new_home(folder)
+            path = folder / "s.jsonl"
+            path.write_bytes(placed(data, folder))
+            stop = orjson.dumps({"session_id": "bench", "transcript_path": str(path),
+                                 "cwd": str(folder), "hook_event_name": "Stop",
+                                 "stop_hook_active": False})
+            argv = [sys.executable, "-m", "memory", "--backend", "file", "hook", "stop"]
+            times.setdefault(f"dualmem hook stop: first{note}", []).append(
+                process(argv, stop, folder, tree))
+            more.lines = []
+            turn(more, run)
+            with path.open("ab") as handle:
+                handle.write(placed(more.data(), folder))
+            times.setdefault(f"dualmem hook stop: later (one turn more){note}", []).append(
+                process(argv, stop, folder, tree))
+            times.setdefault(f"dualmem hook stop: nothing new{note}", []).append(
+                process(argv, stop, folder, tree))
+    return times
+
+
+def report(times: dict[str, list[tuple[float, float]]]) -> None:
+    print(f"  {'':<48}{'wall p50':>9}{'cpu p50':>9}{'max':>8}")
+    for label, measured in times.items():
+        wall = statistics.median(w for w, _ in measured)
+        cpu = statistics.median(c for _, c in measured)
+        print(f"  {label:<48}{wall:>9.0f}{cpu:>9.0f}{max(w for w, _ in measured):>8.0f}")
+    print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
+
+
+def main(sizes: Sequence[float], before: Path | None) -> None:
+    runs = int(os.environ.get("DUALMEM_BENCH_RUNS", "5"))
+    print(f"capture speed bench, {os.cpu_count()} cpu(s), {runs} runs each, ms "
+          f"(targets: first Stop on 3 MB <= {FIRST_TARGET_MS:.0f}, later <= "
+          f"{LATER_TARGET_MS:.0f})")
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="dualmem-bench-capture-") as scratch:
+            folder = Path(scratch)
+            data = session(size)
+            lines = data.count(b"\n")
+            print(f"\ntranscript of {len(data) / 2**20:.1f} MB, {lines:,} lines")
+            report(in_process(folder, data, runs))
+            report(whole_process(folder, data, runs, before))
+
+
+if __name__ == "__main__":
+    line = argparse.ArgumentParser(prog="python -m bench.capture_speed")
+    line.add_argument("--before", type=Path, metavar="TREE",
+                      help="another checkout of dualmem, measured in the same runs")
+    line.add_argument("sizes", type=float, nargs="*", default=[3, 22], metavar="MB")
+    parsed = line.parse_args()
+    main(parsed.sizes, parsed.before)

@@ -1,0 +1,135 @@
+"""What a shell command was (a test run, a build, a type check, a lint, a commit, anything
+else), whether it passed, and the one line of its output that says why it failed.
+
+A command's exit status is not enough: sessions pipe test runs through ``tail``, which exits 0,
+so a check's verdict is also read from its output (``3 failed``, ``Found 2 errors``)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import NamedTuple
+
+_KINDS = (
+    ("test", re.compile(
+        r"\b(?:pytest|py\.test|unittest|jest|vitest|mocha|ava|rspec|phpunit|ctest|tox|nox"
+        r"|go test|cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test(?::\S+)?"
+        r"|deno test|mix test|gradle test|mvn test|dotnet test|make (?:test|check))\b")),
+    ("typecheck", re.compile(r"\b(?:mypy|pyright|tsc|cargo check|go vet|flow check)\b")),
+    ("lint", re.compile(
+        r"\b(?:ruff|flake8|pylint|eslint|biome|black --check|prettier --check|clippy"
+        r"|golangci-lint|shellcheck|rubocop|(?:npm|pnpm|yarn)(?: run)? lint)\b")),
+    ("build", re.compile(
+        r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build|cargo build|go build|make|cmake|gradle"
+        r"|mvn|docker build|dotnet build|tsc -b|vite build|webpack|python -m build)\b")),
+)
+_FAILED = re.compile(
+    r"\b\d+ (?:failed|errors?)\b|^FAILED\b|^ERROR\b|\bFound \d+ errors?\b|error TS\d+"
+    r"|^error(?:\[\w+\])?:|\bBuild failed\b|\bFAIL\b|Traceback \(most recent call last\)"
+    r"|\bnpm ERR!|\bcommand not found\b|\bexit (?:code|status) [1-9]", re.MULTILINE)
+_PASSED = re.compile(r"\b\d+ passed\b|\bSuccess: no issues found|\bAll checks passed"
+                     r"|\bTests? passed\b|^ok\b|\bPASS\b|\b0 errors\b", re.MULTILINE)
+# The lines that say why, best first: an assertion or exception, a compiler's error, a failed
+# test's name, then anything that says "error".
+_KEY_LINES = (
+    re.compile(r"^E\s{2,}(\S.*)$", re.MULTILINE),
+    re.compile(r"^\s*((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure)\b:?.*)$", re.MULTILINE),
+    re.compile(r"^(.*\berror(?:\[\w+\])?(?: TS\d+)?:.*)$", re.MULTILINE | re.IGNORECASE),
+    re.compile(r"^((?:FAILED|FAIL|ERROR)\b.*)$", re.MULTILINE),
+    re.compile(r"^(.*\b(?:not found|No such file|cannot|could not|failed)\b.*)$",
+               re.MULTILINE | re.IGNORECASE),
+)
+_MESSAGE = re.compile(  # -m "...", or the heredoc Claude Code writes: -m "$(cat <<'EOF' ...
+    r"""\s-(?:[a-z]*m|-message)[= ]?\s*(?:"\$\(cat <<'?EOF'?\s*\n(.*?)\n|(["'])(.*?)\2)""",
+    re.DOTALL)
+_EXIT_LINE = re.compile(r"^(?:Error: )?Exit code \d+$")
+MAX_KEY_LINE = 300
+_VERDICT_CHARS = 4000
+"""of a run's output, where its verdict is read: the end"""
+_LONGEST_LINE = 1000
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Run(NamedTuple):
+    kind: str
+    """test, typecheck, lint, build, commit or command"""
+    tool: str
+    """what makes two runs the same check: ``test:pytest``, ``command:git push``"""
+
+
+def classify(command: str) -> Run:
+    """The check ``command`` runs (the first it names: ``ruff check && pytest`` is a lint)."""
+    if re.search(r"\bgit commit\b", command):
+        return Run("commit", "commit:git")
+    for kind, shape in _KINDS:
+        found = shape.search(command)
+        if found:
+            return Run(kind, f"{kind}:{found.group(0).split()[0]}")
+    return Run("command", "command:" + " ".join(_words(command)[:2]))
+
+
+def failed(kind: str, is_error: bool, output: str) -> bool:
+    """Did the run fail? Its exit status, or for a check the verdict at the end of its output."""
+    if is_error:
+        return True
+    if kind in ("command", "commit"):
+        return False
+    end = _readable(output[-_VERDICT_CHARS:])
+    return bool(_FAILED.search(end)) and not (
+        _PASSED.search(end) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", end))
+
+
+def key_line(output: str) -> str:
+    """The line of a failed run's output that says why, or its first non-empty line."""
+    output = _readable(output)
+    for shape in _KEY_LINES:
+        for found in shape.finditer(output):
+            line = found.group(1).strip()
+            if line and not _EXIT_LINE.match(line):
+                return line[:MAX_KEY_LINE]
+    for line in output.splitlines():
+        if line.strip() and not _EXIT_LINE.match(line.strip()):
+            return line.strip()[:MAX_KEY_LINE]
+    return ""
+
+
+def says_error(output: str) -> bool:
+    """Does the output hold a line that says what went wrong (not only an exit status)?"""
+    output = _readable(output)
+    return any(shape.search(output) for shape in _KEY_LINES)
+
+
+def summary_line(output: str) -> str:
+    """A check's last verdict line (``12 passed in 0.4s``), or ''."""
+    for line in reversed(_readable(output[-_VERDICT_CHARS:]).splitlines()):
+        if _PASSED.search(line) or _FAILED.search(line):
+            return line.strip(" =")[:MAX_KEY_LINE]
+    return ""
+
+
+def commit_subject(command: str) -> str:
+    """The message of ``git commit -m MESSAGE`` (its first line), or ''."""
+    found = _MESSAGE.search(command)
+    if not found:
+        return ""
+    text = found.group(1) if found.group(1) is not None else found.group(3)
+    return text.strip().split("\n", 1)[0][:200]
+
+
+def _readable(output: str) -> str:
+    """The lines a person would read, without terminal colours: a line of thousands of
+    characters (a progress bar, a minified bundle) says nothing, and costs every pattern a
+    scan."""
+    return _ANSI.sub("", "\n".join(line for line in output.splitlines()
+                                   if len(line) <= _LONGEST_LINE))
+
+
+def _words(command: str) -> list[str]:
+    try:
+        words = shlex.split(command.split("\n", 1)[0])
+    except ValueError:
+        words = command.split()
+    # ``cd x && cmd``, env assignments: what runs is the command after them
+    while words and ("=" in words[0] or words[0] in ("cd", "&&", "sudo", "env", "time")):
+        words = words[2:] if words[0] == "cd" else words[1:]
+    return words

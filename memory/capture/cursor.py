@@ -1,0 +1,73 @@
+"""Where capture stopped in each transcript, kept in the home (``<home>/capture/``), so a Stop
+reads only what was appended since the last one.
+
+A cursor holds the offset read up to, where the last whole line read starts and ends and that
+line's digest and ``uuid`` (and the first line's digest), the folded session so far, and a
+digest of each memory written. A transcript that is no longer what the cursor read (truncated,
+rewritten, replaced by another file) is noticed by ``reading.read_new`` and read again from the
+start."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from backends.errors import FileRefused
+from backends.safe_files import MiB, read_regular
+from fallback.disk import write_atomic
+
+FOLDER = "capture"
+_LIMIT = 16 * MiB
+
+
+@dataclass
+class Cursor:
+    path: str
+    offset: int = 0
+    inode: int = 0
+    last_start: int = 0
+    last_end: int = 0
+    last_digest: str = ""
+    last_uuid: str = ""
+    first_end: int = 0
+    first_digest: str = ""
+    """the first line's: a file rewritten from its start shows there first"""
+    skipping: bool = False
+    """the offset is inside a line too long to keep, skipped up to its end"""
+    session: dict[str, Any] | None = None
+    written: dict[str, str] = field(default_factory=dict)
+
+
+def cursor_file(home: Path, transcript: Path) -> Path:
+    where = os.path.abspath(transcript)
+    name = hashlib.blake2b(where.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+    return home / FOLDER / f"{name}.json"
+
+
+def load(home: Path, transcript: Path) -> Cursor:
+    """The cursor of ``transcript``; a new one when there is none, or it is unreadable (the
+    transcript is then read again from the start, which rewrites nothing that is stored)."""
+    where = cursor_file(home, transcript)
+    try:
+        data = orjson.loads(read_regular(where, limit=_LIMIT, follow=False))
+        cursor = Cursor(**data)
+    except (FileNotFoundError, FileRefused, orjson.JSONDecodeError, TypeError):
+        return Cursor(os.path.abspath(transcript))
+    numbers = (cursor.offset, cursor.inode, cursor.last_start, cursor.last_end, cursor.first_end)
+    if not all(isinstance(n, int) and n >= 0 for n in numbers) or not isinstance(
+            cursor.written, dict) or not isinstance(cursor.session, dict | None):
+        return Cursor(os.path.abspath(transcript))
+    return cursor
+
+
+def save(home: Path, cursor: Cursor) -> None:
+    write_atomic(cursor_file(home, Path(cursor.path)), orjson.dumps(asdict(cursor)))
+
+
+def line_digest(line: bytes) -> str:
+    return hashlib.blake2b(line, digest_size=12).hexdigest()

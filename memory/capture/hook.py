@@ -1,0 +1,90 @@
+"""Capture for Claude Code's hooks (Stop, SessionEnd, PreCompact): the session's transcript and
+its subagents', within a deadline, into the memory home of the session's project. With an LLM
+configured, a SessionEnd that kept something starts its summary in the background."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from backends.protocol import MemoryBackend
+from memory.capture.kept import Kept
+from memory.capture.reading import Budget
+from memory.capture.run import Report, capture_transcript, subagent_transcripts
+from memory.store.config import Config
+from memory.store.project import project_id
+
+
+def project_folder(home: Path, cwd: Path | None) -> Path:
+    """The folder whose files a session's paths are relative to: the one holding the home, or
+    the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
+    return home.parent if home.name == ".dualmem" or cwd is None else cwd
+
+
+async def capture_session(
+    config: Config, transcript: Path, *, cwd: Path | None, final: bool, deadline: float,
+    last_message: str | None = None, warn: Callable[[str], None] = lambda line: None,
+) -> str:
+    """Capture ``transcript`` and its subagents' transcripts; returns the line saying what was
+    kept ('' when nothing new). What could not be read or kept is told to ``warn``."""
+    project = project_id(config.home)
+    root = project_folder(config.home, cwd)
+    opened: list[MemoryBackend] = []
+
+    async def store() -> MemoryBackend:
+        if not opened:
+            from memory.store.selection import open_backend
+
+            # A hook never waits for the graph, nor keeps a long-running holder out of it.
+            opened.append((await open_backend(config, one_shot=True))[0])
+        return opened[0]
+
+    kept = Kept()
+    try:
+        for path in [transcript, *subagent_transcripts(transcript)]:
+            report = await capture_transcript(
+                config.home, project, path, store, root=root, final=final,
+                budget=Budget(deadline=deadline),
+                last_message=last_message if path == transcript else None)
+            kept.merge(report.kept)
+            for line in problems(report):
+                warn(line)
+    finally:
+        if opened:
+            await opened[0].aclose()
+    if final and config.llm is not None and kept.kinds.get("session_insight"):
+        summarise_later(config)
+    said = kept.describe()
+    return f"dualmem kept {said}" if said else ""
+
+
+def summarise_later(config: Config) -> None:
+    """Start ``dualmem enrich`` on the home, detached: the LLM's summary of the session (and
+    its extraction) is made after the session, never in its way. Its key stays in the
+    environment the process inherits."""
+    assert config.llm is not None
+    llm = config.llm.model + (f"@{config.llm.url}" if config.llm.url else "")
+    subprocess.Popen(
+        [sys.executable, "-m", "memory", "--home", str(config.home), "--llm", llm, "enrich"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+
+
+def problems(report: Report) -> list[str]:
+    """What a capture skipped or left for later, one line each."""
+    lines = []
+    if report.skipped:
+        lines.append(f"transcript not read: {report.skipped}")
+    if report.left:
+        lines.append(f"{report.transcript}: {report.left} bytes left for the next capture "
+                     "(the time or size budget ran out)")
+    if report.too_long:
+        lines.append(f"{report.transcript}: lines too long to read, skipped: {report.too_long}")
+    if report.damaged:
+        lines.append(f"{report.transcript}: damaged lines skipped: {report.damaged}")
+    if report.lessons_over:
+        lines.append(f"{report.lessons_over} lessons over the session's limit, not kept")
+    lines += [f"not kept: {why}" for why in report.kept.refused]
+    return lines

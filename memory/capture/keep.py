@@ -1,0 +1,161 @@
+"""Writing what capture found, without ever making memory poorer:
+
+- the agent's own lessons are written as the agent writes them (``AgentMemory``, source
+  ``claude_code``); a lesson the store refuses is counted and the others are kept;
+- a derived memory never replaces one somebody else wrote under the same id (the agent's
+  ``Discovery:`` of a file wins over what capture derived of it);
+- a derived memory already stored from another session (a file's discovery, a gotcha met again)
+  is merged with it: their notes, files and sessions united, the richer description kept;
+- only what changed since the last write is written (``written`` remembers each memory's
+  digest), in one batch, so a Stop with nothing new writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from backends.errors import InvalidEpisode
+from backends.model import Episode, natural_key, now
+from backends.protocol import MemoryBackend, upsert_all
+from memory.agent.scopes import CODEBASE_DISCOVERY
+from memory.capture.derive import SOURCE, described
+from memory.capture.kept import Kept
+from memory.capture.lessons import Lessons
+
+AGENT_SOURCE = "claude_code"
+"""the source of the agent's labelled lessons (as the Stop hook always wrote them)"""
+_UNITED = ("notes", "files", "sessions")
+_MAX_UNITED = 12
+
+
+def digest(episode: Episode) -> str:
+    return hashlib.blake2b(f"{episode.kind}\x1f{episode.name}\x1f{episode.body}".encode(),
+                           digest_size=12).hexdigest()
+
+
+def lesson_digests(lessons: Lessons) -> dict[str, str]:
+    """A digest per lesson, keyed as ``written`` keeps them."""
+    items = [("gotcha", text) for text in lessons.gotchas]
+    items += [("pattern", text) for text in lessons.patterns]
+    items += [("discovery", f"{path}: {text}") for path, text in lessons.discoveries.items()]
+    return {f"lesson:{label}:{text}": hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+            for label, text in items}
+
+
+def unwritten(episodes: Sequence[Episode], lessons: Lessons, written: dict[str, str]
+              ) -> tuple[list[Episode], Lessons]:
+    """What of ``episodes`` and ``lessons`` differs from what was last written."""
+    fresh = [episode for episode in episodes if written.get(episode.id) != digest(episode)]
+    new = {key for key, value in lesson_digests(lessons).items() if written.get(key) != value}
+    return fresh, Lessons(
+        gotchas=[t for t in lessons.gotchas if f"lesson:gotcha:{t}" in new],
+        patterns=[t for t in lessons.patterns if f"lesson:pattern:{t}" in new],
+        discoveries={p: t for p, t in lessons.discoveries.items()
+                     if f"lesson:discovery:{p}: {t}" in new})
+
+
+async def keep(store: MemoryBackend, project_id: str, episodes: Sequence[Episode],
+               lessons: Lessons, written: dict[str, str]) -> Kept:
+    """Write ``lessons`` first, then ``episodes`` (see the module docstring); ``written`` is
+    brought up to date with what was written or settled."""
+    kept = Kept()
+    if lessons:
+        await _keep_lessons(store, project_id, lessons, written, kept)
+    changed = []
+    for episode in episodes:
+        stored = await store.get(episode.id)
+        if stored is not None and stored.source != SOURCE:
+            continue  # somebody's own: it wins
+        merged = episode if stored is None else united(stored, episode)
+        if stored is not None:
+            if (stored.name, stored.body) == (merged.name, merged.body):
+                continue
+            # An update keeps the memory's first time; its content took effect now.
+            merged = merged.model_copy(update={"created_at": stored.created_at,
+                                               "valid_at": now()})
+        changed.append(merged)
+    await _write(store, changed, kept)
+    written.update((episode.id, digest(episode)) for episode in episodes)
+    return kept
+
+
+async def _write(store: MemoryBackend, episodes: list[Episode], kept: Kept) -> None:
+    """All of ``episodes`` in one batch (one lock, one sync); one by one when the store refuses
+    one of them, so that the others are kept."""
+    try:
+        await upsert_all(store, episodes)
+    except InvalidEpisode:
+        for episode in episodes:
+            try:
+                await store.upsert(episode)
+            except InvalidEpisode as exc:
+                kept.refused.append(f"{episode.kind} {episode.name}: {exc}")
+            else:
+                kept.add(episode.kind)
+        return
+    for episode in episodes:
+        kept.add(episode.kind)
+
+
+async def _keep_lessons(store: MemoryBackend, project_id: str, lessons: Lessons,
+                        written: dict[str, str], kept: Kept) -> None:
+    from memory.agent.memories import AgentMemory  # pydantic: only when there are lessons
+
+    memory = AgentMemory(store, project_id, source=AGENT_SOURCE)
+    digests = lesson_digests(lessons)
+    for label, items in (("gotcha", lessons.gotchas), ("pattern", lessons.patterns)):
+        for text in items:
+            try:
+                before = await store.get(memory.scope.id(label, natural_key(text)))
+                saved = await (memory.add_gotcha if label == "gotcha" else memory.add_pattern)(
+                    text)
+                if before is None or before.body != saved.body:
+                    kept.add(label)
+            except InvalidEpisode as exc:
+                kept.refused.append(f"{label}: {exc}")
+            written[f"lesson:{label}:{text}"] = digests[f"lesson:{label}:{text}"]
+    for path, text in lessons.discoveries.items():
+        try:
+            before = await store.get(memory.scope.id(CODEBASE_DISCOVERY, path))
+            [saved] = await memory.add_codebase_discoveries({path: text})
+            if before is None or before.body != saved.body:
+                kept.add(CODEBASE_DISCOVERY)
+        except InvalidEpisode as exc:
+            kept.refused.append(f"discovery: {exc}")
+        written[f"lesson:discovery:{path}: {text}"] = digests[f"lesson:discovery:{path}: {text}"]
+
+
+def united(stored: Episode, new: Episode) -> Episode:
+    """``new`` laid over ``stored`` (the same derived memory): list fields united, the richer
+    description kept, the earlier time kept."""
+    old, fresh = stored.data, new.data
+    if not isinstance(old, dict) or not isinstance(fresh, dict):
+        return new
+    body: dict[str, Any] = {**old, **fresh}
+    for name in _UNITED:
+        if isinstance(old.get(name), list) and isinstance(fresh.get(name), list):
+            body[name] = _union(old[name], fresh[name], newest=name == "sessions")
+    if isinstance(old.get("description"), str) and isinstance(fresh.get("description"), str):
+        # What was said of a file is richer than a description made up without it, and the
+        # union of what two sessions said is richer than either.
+        notes = body.get("notes")
+        said = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+        body["description"] = described(said) if said else max(
+            fresh["description"], old["description"], key=len)
+    if isinstance(old.get("changed"), bool):
+        body["changed"] = old["changed"] or bool(fresh.get("changed"))
+    return new.model_copy(update={"body": orjson.dumps(body).decode(),
+                                  "created_at": min(stored.created_at, new.created_at)})
+
+
+def _union(first: list[Any], second: list[Any], *, newest: bool) -> list[Any]:
+    """Both lists' items once each, at most ``_MAX_UNITED``: the first ones (what was learned
+    first is kept), or with ``newest`` the latest (the sessions that met it last)."""
+    out = list(first)
+    for item in second:
+        if item not in out:
+            out.append(item)
+    return out[-_MAX_UNITED:] if newest else out[:_MAX_UNITED]

@@ -1,0 +1,39 @@
+"""What a capture kept, by kind, and what the store refused: counted, and said in one line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_NAMES: dict[str, str | tuple[str, str]] = {
+    "codebase_discovery": ("file discovery", "file discoveries"), "session_insight":
+    "session insight", "task_outcome": "task outcome", "lesson": "lesson"}
+_ORDER = {"session_insight": 0, "task_outcome": 1, "codebase_discovery": 2, "gotcha": 3,
+          "pattern": 4}
+
+
+@dataclass
+class Kept:
+    """What one capture wrote, by kind, and what it could not."""
+
+    kinds: dict[str, int] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+    def add(self, kind: str) -> None:
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+
+    def __bool__(self) -> bool:
+        return bool(self.kinds)
+
+    def merge(self, other: Kept) -> None:
+        for kind, count in other.kinds.items():
+            self.kinds[kind] = self.kinds.get(kind, 0) + count
+        self.refused += other.refused
+
+    def describe(self) -> str:
+        """``session insight, 3 file discoveries, 1 gotcha`` (empty when nothing)."""
+        parts = []
+        for kind, count in sorted(self.kinds.items(), key=lambda item: _ORDER.get(item[0], 9)):
+            name = _NAMES.get(kind, kind.replace("_", " "))
+            parts.append(f"{count} {name[count > 1]}" if isinstance(name, tuple)
+                         else f"{count} {name}{'s' if count > 1 else ''}")
+        return ", ".join(parts)

@@ -1,0 +1,56 @@
+"""Secrets out of captured text, before anything is kept: a transcript holds the commands a
+session ran and their output, and those carry tokens, keys and passwords.
+
+Each shape is replaced by ``[REDACTED:<what>]``; the text around it stays, so an error line or a
+command still reads. Shapes are the common ones (AWS, GitHub, OpenAI, Anthropic, Slack, Google
+keys, JWTs, bearer and basic credentials, ``password=...`` assignments, private key blocks,
+passwords in URLs); a secret of no known shape is not recognised. Control characters other than
+tab and newline go too: a NUL cannot be stored in a memory at all."""
+
+from __future__ import annotations
+
+import re
+
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key", re.compile(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
+        r"[A-Z ]*-----|\Z)", re.DOTALL)),
+    ("anthropic key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
+    ("openai key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    ("github token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    ("aws key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")),
+    ("slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("google key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("credentials", re.compile(r"(?i)\b(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{16,}")),
+    ("url password", re.compile(r"(?<=://)[^\s/:@]+:[^\s/@]+(?=@)")),
+)
+_ASSIGNED = re.compile(
+    # password=..., "api_key": "...", SECRET_TOKEN: ...; the name kept, the value replaced
+    r"""
+    (\b[\w.-]*(?:passw(?:or)?d|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token
+      |access[_-]?token|private[_-]?key|client[_-]?secret)[\w.-]*['"]?\s*[=:]\s*)
+    (?!\[REDACTED)(['"]?)([^\s'",;]{4,})\2""", re.IGNORECASE | re.VERBOSE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _flags(shape: re.Pattern[str]) -> str:
+    return "".join(letter for flag, letter in ((re.IGNORECASE, "i"), (re.DOTALL, "s"),
+                                               (re.VERBOSE, "x")) if shape.flags & flag)
+
+
+_ANY = re.compile("|".join(f"(?{_flags(shape)}:{shape.pattern.removeprefix('(?i)')})"
+                           for shape in (*(s for _, s in _SHAPES), _ASSIGNED)))
+"""any of the shapes: most text holds none, and one scan says so"""
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret of a known shape replaced, and control characters (a NUL)
+    removed; text holding none comes back unchanged."""
+    text = _CONTROL.sub("", text)
+    if not _ANY.search(text):
+        return text
+    for what, shape in _SHAPES:
+        text = shape.sub(f"[REDACTED:{what}]", text)
+    return _ASSIGNED.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED:password]{m.group(2)}",
+                         text)

@@ -1,0 +1,152 @@
+"""Capture one transcript: read what it gained since its cursor, fold it into its session,
+derive the memories, write what changed, move the cursor. The store is opened only when there is
+something to write, so a Stop with nothing new costs a stat, a small read and a cursor's load.
+
+One capture at a time per home (``flock`` on ``<home>/capture``): a Stop and a SessionEnd of the
+same session never fold the same lines twice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backends.errors import FileRefused
+from backends.flock import flocked
+from backends.model import Episode
+from backends.protocol import MemoryBackend
+from fallback.disk import make_folder
+from memory.agent.scopes import project_group
+from memory.capture import cursor as cursors
+from memory.capture.kept import Kept
+from memory.capture.lessons import Lessons
+from memory.capture.reading import Budget, read_new
+from memory.capture.session import Session
+from memory.capture.transcript import parse_line
+
+StoreGetter = Callable[[], Awaitable[MemoryBackend]]
+_DEADLINE_EVERY = 256  # lines folded between looks at the clock
+
+
+@dataclass
+class Report:
+    """What capturing one transcript did."""
+
+    transcript: str
+    session_id: str = ""
+    lines: int = 0
+    damaged: int = 0
+    kept: Kept = field(default_factory=Kept)
+    would_write: list[Episode] = field(default_factory=list)
+    """with ``dry_run``: the memories a capture would write"""
+    restarted: str = ""
+    too_long: int = 0
+    left: int = 0
+    skipped: str = ""
+    """why the transcript was not read at all (refused, gone)"""
+    lessons_over: int = 0
+
+
+async def capture_transcript(
+    home: Path,
+    project_id: str,
+    transcript: Path,
+    store: StoreGetter,
+    *,
+    root: Path,
+    final: bool = False,
+    budget: Budget | None = None,
+    dry_run: bool = False,
+    last_message: str | None = None,
+) -> Report:
+    """Capture ``transcript`` into the project's memory (see the module docstring). ``root`` is
+    the project's folder; ``final`` says the session is over (a cut last line is read);
+    ``last_message`` is the reply a Stop hook was given, read for lessons too. Never raises for
+    the transcript's content; a transcript that cannot be read is ``Report.skipped``."""
+    report = Report(str(transcript))
+    folder = home / cursors.FOLDER
+    make_folder(folder)
+    with flocked(folder):
+        cursor = cursors.load(home, transcript)
+        session = _session(cursor, root)
+        try:
+            chunk = read_new(transcript, cursor, budget or Budget(), final=final)
+        except FileRefused as exc:
+            report.skipped = str(exc)
+            return report
+        except OSError as exc:
+            report.skipped = f"{transcript}: {exc.strerror or exc}"
+            return report
+        report.restarted, report.too_long, report.left = (chunk.restarted, chunk.too_long,
+                                                          chunk.left)
+        if chunk.restarted:
+            session = Session(root=str(root))
+            cursor.last_start = cursor.last_end = cursor.first_end = 0
+        end = chunk.end
+        deadline = budget.deadline if budget else None
+        for n, (offset, line) in enumerate(chunk.lines):
+            if deadline is not None and n % _DEADLINE_EVERY == 0 and time.monotonic() > deadline:
+                end, report.left = offset, chunk.size - offset
+                break
+            entry = parse_line(line)
+            session.feed(entry)
+            report.lines += 1
+            report.damaged += entry is None
+            cursor.last_start, cursor.last_end = offset, offset + len(line)
+            cursor.last_digest = cursors.line_digest(line)
+            cursor.last_uuid = entry.meta.uuid if entry else ""
+            if offset == 0:
+                cursor.first_end, cursor.first_digest = cursor.last_end, cursor.last_digest
+        report.session_id = session.session_id
+        told = Lessons()
+        told.read(last_message or "")
+        if not report.lines and not told and end == cursor.offset:
+            return report  # nothing new: no memory to derive, no cursor to move
+        lessons = Lessons(**session.lessons)
+        lessons.read(last_message or "")
+        report.lessons_over = lessons.over
+        # Imported here: a Stop with nothing new needs none of them (pydantic, the agent API).
+        from memory.capture.commits import commits_between
+        from memory.capture.derive import derive
+        from memory.capture.keep import keep, unwritten
+
+        commits = (commits_between(root, session.started, session.ended)
+                   if report.lines and not session.subagent else [])
+        episodes = derive(session, project_group(project_id), commits)
+        fresh, fresh_lessons = unwritten(episodes, lessons, cursor.written)
+        if dry_run:
+            report.would_write = fresh
+            report.kept = Kept({"lesson": len(fresh_lessons)} if fresh_lessons else {})
+            return report
+        if fresh or fresh_lessons:
+            report.kept = await keep(await store(), project_id, fresh, fresh_lessons,
+                                     cursor.written)
+        cursor.offset, cursor.inode, cursor.skipping = end, chunk.inode, chunk.skipping and (
+            end == chunk.end)
+        cursor.session = session.to_json()
+        cursors.save(home, cursor)
+    return report
+
+
+def _session(cursor: cursors.Cursor, root: Path) -> Session:
+    """The session folded so far; a new one, read from the start, when there is none or it is
+    of another shape (an older release's)."""
+    if cursor.session:
+        try:
+            return Session.from_json(cursor.session)
+        except TypeError:
+            pass
+    cursor.offset = cursor.last_start = cursor.last_end = cursor.first_end = 0
+    cursor.skipping = False
+    return Session(root=str(root))
+
+
+def subagent_transcripts(transcript: Path) -> list[Path]:
+    """The transcripts of a session's subagents: ``<session>/subagents/*.jsonl`` beside
+    ``<session>.jsonl``."""
+    folder = transcript.with_suffix("") / "subagents"
+    try:
+        return sorted(path for path in folder.iterdir() if path.suffix == ".jsonl")
+    except OSError:
+        return []

@@ -1,0 +1,95 @@
+"""Capture is a fold: a transcript captured at any sequence of its prefixes, cut anywhere (inside
+a line too, as a Stop may see a line half written), leaves the same memories as capturing it
+once; and a 50 MB transcript is read within the bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory.capture.reading import Budget
+from tests.capture.conftest import Project, open_project
+from tests.capture.shapes import SUMMARY, Transcript, working_session
+
+FOLDER = "/work/notes-app"
+
+
+def long_session() -> Transcript:
+    """Two failures fixed, one still failing, reads, edits, lessons, a compaction, commits."""
+    t = working_session(FOLDER)
+    t.prompt("Now make the export keep the same quoting")
+    t.read("src/notes/exporter.py")
+    t.say("`exporter.py` writes rows with a hand-made join, the mirror of the old importer bug.")
+    t.bash("mypy src", "src/notes/exporter.py:12: error: Incompatible return value type "
+           "(got \"str\", expected \"list[str]\")  [return-value]\nFound 1 error in 1 file",
+           code=1)
+    t.write("src/notes/exporter.py", "import csv\n",
+            said="I'll rewrite the exporter on csv.writer.")
+    t.bash("mypy src", "Success: no issues found in 4 source files")
+    t.bash("ruff check .", "src/notes/exporter.py:1:1: F401 `os` imported but unused\n"
+           "Found 1 error.", code=1)
+    t.say("Pattern: every reader and writer of CSV goes through the csv module")
+    t.compact(SUMMARY)
+    t.bash("pytest -q", "...F\nFAILED tests/test_exporter.py::test_roundtrip - assert 1 == 2\n"
+           "1 failed, 3 passed in 0.2s", code=1)
+    return t
+
+
+async def memories_of(project: Project) -> set[tuple[str, str, str, str]]:
+    return {(e.id, e.kind, e.name, e.body) for e in await project.memories()}
+
+
+async def captured(root: Path, data: bytes, cuts: list[int]) -> set[tuple[str, str, str, str]]:
+    async for project in open_project(root / "notes-app", "notes-app-5e551015"):
+        path = root / "s.jsonl"
+        for cut in cuts:
+            path.write_bytes(data[:cut])
+            # and in pieces each time
+            await project.capture(path, root=Path(FOLDER), budget=Budget(bytes=3000))
+        path.write_bytes(data)
+        while (await project.capture(path, root=Path(FOLDER), final=True,
+                                     budget=Budget(bytes=3000))).left:
+            pass
+        return await memories_of(project)
+    raise AssertionError("no project")
+
+
+SESSIONS = [working_session(FOLDER).data(), long_session().data()]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(which=st.sampled_from(range(len(SESSIONS))), cuts=st.lists(st.floats(0, 1), max_size=5))
+def test_any_sequence_of_prefixes_gives_the_memories_of_one_pass(which: int,
+                                                                 cuts: list[float]) -> None:
+    data = SESSIONS[which]
+    offsets = sorted(int(cut * len(data)) for cut in cuts)
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as pieces:
+        once = asyncio.run(captured(Path(one), data, []))
+        assert asyncio.run(captured(Path(pieces), data, offsets)) == once
+    kinds = {"session_insight", "task_outcome", "gotcha", "codebase_discovery"}
+    assert {kind for _, kind, _, _ in once} == kinds | ({"pattern"} if which else set())
+
+
+async def test_a_50_mb_transcript(project: Project, tmp_path: Path) -> None:
+    t = Transcript(str(project.folder))
+    t.prompt("Refactor the storage layer")
+    for n in range(400):
+        path = f"src/store/part{n % 40}.py"
+        t.read(path, "x = 1\n" * 2000)
+        t.edit(path, said=f"Let me make part {n % 40} write through the journal first.")
+        t.bash("pytest -q", "." * 50_000 + f"\n{n + 1} passed in 1.0s")
+    data = t.data()
+    assert 50 * 2**20 < len(data) < Budget().bytes  # read by one capture
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(data)
+    report = await project.capture(path)
+    assert (report.lines, report.damaged, report.left, report.too_long) == (
+        len(t.lines), 0, 0, 0)
+    files = await project.by_kind("codebase_discovery")
+    assert len(files) == 40
+    [outcome] = await project.by_kind("task_outcome")
+    assert outcome.data["metadata"]["checks"]["test"]["summary"] == "400 passed in 1.0s"

@@ -1,0 +1,87 @@
+"""The parser on lines shaped as Claude Code writes them: what is a prompt and what only looks
+like one, tool calls with their results, compactions, subagents, damaged and non-UTF-8 lines."""
+
+from __future__ import annotations
+
+import orjson
+
+from memory.capture.transcript import (
+    Compaction,
+    Prompt,
+    Reply,
+    ToolResult,
+    ToolUse,
+    parse_line,
+)
+from tests.capture.shapes import SUMMARY, Transcript
+
+
+def _events(transcript: Transcript) -> list[object]:
+    found: list[object] = []
+    for line in transcript.data().splitlines():
+        entry = parse_line(line)
+        assert entry is not None
+        found += entry.events
+    return found
+
+
+def test_only_what_the_user_typed_is_a_prompt() -> None:
+    t = Transcript("/p")
+    t.command("clear")  # wrapper, local output, meta caveat
+    t.prompt("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>")
+    t.prompt("[Request interrupted by user for tool use]")
+    t.prompt("Add paging to the notes list")
+    t.compact(SUMMARY)
+    t.prompt("This session is being continued from a previous conversation that ran out of "
+             "context. (an older release, without isCompactSummary)")
+    events = _events(t)
+    assert [e for e in events if isinstance(e, Prompt)] == [Prompt("Add paging to the notes list")]
+    compactions = [e for e in events if isinstance(e, Compaction)]
+    assert len(compactions) == 2 and "Files and Code Sections" in compactions[0].text
+
+
+def test_tool_calls_and_their_results() -> None:
+    t = Transcript("/p")
+    t.bash("pytest -q", "E   assert 1 == 2\n1 failed", code=1, said="Running the tests.")
+    t.edit("src/a.py", said="Fixing it:")
+    events = _events(t)
+    assert events[0] == Reply("Running the tests.")
+    assert events[1] == ToolUse("toolu_0001", "Bash", {"command": "pytest -q",
+                                                       "description": "run"})
+    result = events[2]
+    assert isinstance(result, ToolResult) and result.is_error
+    assert result.text.startswith("Exit code 1\n") and result.tool_use_id == "toolu_0001"
+    assert result.result == "Error: Exit code 1\nE   assert 1 == 2\n1 failed"
+    edited = events[5]
+    assert isinstance(edited, ToolResult) and not edited.is_error
+    assert edited.result["filePath"] == "/p/src/a.py"
+
+
+def test_a_subagents_lines_say_so() -> None:
+    t = Transcript("/p", sidechain=True)
+    t.prompt("Find where notes are saved")
+    entry = parse_line(t.data().splitlines()[0])
+    assert entry is not None and entry.meta.sidechain and entry.meta.session_id == t.session_id
+    assert entry.meta.uuid and entry.meta.time and entry.meta.cwd == "/p"
+
+
+def test_damaged_lines_are_none_and_nothing_raises() -> None:
+    for raw in (b'{"type": "user", "message": {"role": "us', b"[1, 2]", b"", b"\xff\xfe{",
+                b'{"type": "assistant", "message": {"content": [1, null, {"type": "text"}]}}',
+                b'{"type": "user", "message": "not a message", "toolUseResult": 3}'):
+        entry = parse_line(raw)
+        assert entry is None or entry.events == []
+
+
+def test_non_utf8_bytes_are_read_with_replacement() -> None:
+    line = orjson.dumps({"type": "user", "message": {"role": "user", "content": "caf_"}})
+    entry = parse_line(line.replace(b"caf_", b"caf\xe9 au lait"))
+    assert entry is not None and entry.events == [Prompt("caf\ufffd au lait")]
+
+
+def test_a_huge_output_keeps_its_end() -> None:
+    t = Transcript("/p")
+    t.bash("pytest", "x" * 200_000 + "\n3 failed, 1 passed")
+    result = _events(t)[1]
+    assert isinstance(result, ToolResult) and len(result.text) < 25_000
+    assert result.text.endswith("3 failed, 1 passed")
