@@ -156,21 +156,24 @@ def last_reply(lines: Sequence[bytes]) -> str | None:
 
 
 def edited_files(lines: Sequence[bytes]) -> tuple[str, set[str]]:
-    """The session's folder and the files it edited, relative to that folder when inside it."""
-    folder, files = "", set()
+    """The session's folder and the files it edited, relative to the folder the session was in
+    at the edit (a folder can be renamed mid-session) when inside it."""
+    first, files = "", set()
     for _, record in _records(lines):
-        folder = folder or record.get("cwd") or ""
+        folder = record.get("cwd") or ""
+        first = first or folder
         if record.get("type") != "assistant":
             continue
         for block in (record.get("message") or {}).get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_use" \
-                    and block.get("name") in EDITS:
-                path = (block.get("input") or {}).get("file_path") \
-                    or (block.get("input") or {}).get("notebook_path")
-                if isinstance(path, str) and path:
-                    files.add(path)
-    prefix = folder.rstrip("/") + "/"
-    return folder, {p[len(prefix):] if folder and p.startswith(prefix) else p for p in files}
+            if not (isinstance(block, dict) and block.get("type") == "tool_use"
+                    and block.get("name") in EDITS):
+                continue
+            given = block.get("input") or {}
+            path = given.get("file_path") or given.get("notebook_path")
+            if isinstance(path, str) and path:
+                inside = folder and path.startswith(folder.rstrip("/") + "/")
+                files.add(path[len(folder.rstrip("/")) + 1:] if inside else path)
+    return first, files
 
 
 # Running dualmem ------------------------------------------------------------------------------
@@ -284,8 +287,10 @@ class Replay:
         path = self.transcript(session)
         written = path.read_bytes() if path.exists() else b""
         whole = b"".join(lines)
+        if not whole.startswith(written):
+            raise RuntimeError(f"{session.id}: a Stop replayed on a shorter transcript")
         with path.open("ab") as transcript:
-            transcript.write(whole[len(written):] if whole.startswith(written) else b"")
+            transcript.write(whole[len(written):])
         payload = {"session_id": session.id, "transcript_path": str(path),
                    "cwd": str(self.folder), "permission_mode": "default",
                    "hook_event_name": "Stop", "stop_hook_active": False,
