@@ -32,6 +32,24 @@ def test_every_project_lists_its_sessions_in_time_order_with_labels_of_known_kin
         assert len(ids) == len(set(ids))
 
 
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _strings(item)]
+
+
+def test_every_label_can_be_found_in_what_its_session_wrote() -> None:
+    """Labels ask only for what the transcript holds: a capture that keeps the right words of
+    its own session can find them all."""
+    for project in bench.projects():
+        for session in project.sessions:
+            said = "\n".join(text for line in session.transcript.read_bytes().splitlines()
+                             for text in _strings(json.loads(line))).casefold()
+            for label in session.labels:
+                assert label.found_in(said), (project.name, label.id)
+
+
 def test_stops_are_cut_at_turn_ends_and_at_the_end_and_edits_are_the_sessions() -> None:
     lines = _session(FOURTH).transcript.read_bytes().splitlines(keepends=True)
     cuts = bench.cut_points(lines, 3)
