@@ -19,10 +19,14 @@ did: it is cut at the ends of turns (the line before the next prompt; ``--cuts``
 over the session, then the whole), and after each cut Claude Code's Stop input is sent to
 ``dualmem hook stop``. After each session, ``dualmem list --json --all-groups``.
 
-Measured, beside each other for every ``--dualmem``:
+Every line is replayed ending with a newline, as Claude Code writes it (a copy may have lost
+the last one). Measured, beside each other for every ``--dualmem``:
 
 - recall of the labels, per kind: a label is found when, after its session, one kept memory's
   name and body (case-folded) contain every one of its terms (a term may list spellings);
+- recall of the labels that no prompt of the session holds: what the session learned, not what
+  the person typed (a plan pasted as the first prompt holds many labels), and the size of the
+  bodies kept (one memory holding a whole session would match every label);
 - memories kept per session (new or changed in it);
 - sessions leaving memory (new or changed in them) that names at least half the files they
   edited (``Edit``, ``Write``, ``MultiEdit`` and ``NotebookEdit`` calls, as paths relative to
@@ -122,11 +126,30 @@ def _is_prompt(record: dict[str, Any]) -> bool:
     if record.get("type") != "user" or record.get("isMeta") or "toolUseResult" in record:
         return False
     content = (record.get("message") or {}).get("content")
+    if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return False
+    text = _text(content)
+    return bool(text.strip()) and not text.lstrip().startswith(_NOT_PROMPTS)
+
+
+def _text(content: object) -> str:
     if isinstance(content, list):
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return False
-        content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return isinstance(content, str) and not content.lstrip().startswith(_NOT_PROMPTS)
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else ""
+
+
+def prompts(lines: Sequence[bytes]) -> list[str]:
+    """What the person typed, one text per prompt, case-folded."""
+    return [_text((record.get("message") or {}).get("content")).casefold()
+            for _, record in _records(lines) if _is_prompt(record)]
+
+
+def transcript_lines(session: Session) -> list[bytes]:
+    """The session's lines as Claude Code writes them, each ending with a newline (a copy may
+    have lost the last one; a capture would take that line for one still being written)."""
+    return [line if line.endswith(b"\n") else line + b"\n"
+            for line in session.transcript.read_bytes().splitlines(keepends=True)]
 
 
 def cut_points(lines: Sequence[bytes], most: int) -> list[int]:
@@ -139,19 +162,12 @@ def cut_points(lines: Sequence[bytes], most: int) -> list[int]:
     return sorted({*ends, len(lines)})
 
 
-def _assistant_text(record: dict[str, Any]) -> str:
-    content = (record.get("message") or {}).get("content")
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content or []
-                     if isinstance(b, dict) and b.get("type") == "text")
-
-
 def last_reply(lines: Sequence[bytes]) -> str | None:
     """The text of the last assistant reply: what newer Claude Code sends Stop."""
     for _, record in reversed(list(_records(lines))):
-        if record.get("type") == "assistant" and _assistant_text(record).strip():
-            return _assistant_text(record)
+        reply = _text((record.get("message") or {}).get("content"))
+        if record.get("type") == "assistant" and reply.strip():
+            return reply.strip()
     return None
 
 
@@ -219,6 +235,9 @@ class SessionResult:
     kept: list[dict[str, Any]] = field(default_factory=list)
     """Memories new or changed in this session."""
     found: dict[str, bool] = field(default_factory=dict)
+    prompted: set[str] = field(default_factory=set)
+    """The labels that a prompt of the session already holds: what the person said, not what
+    the session learned."""
     edited: set[str] = field(default_factory=set)
     named: set[str] = field(default_factory=set)
     """The edited files that the memories kept in this session name."""
@@ -314,7 +333,7 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
     replay, result = Replay(dualmem, scratch, backend), Result(dualmem, project)
     before = {_fingerprint(m) for m in replay.memories()}
     for session in project.sessions:
-        lines = session.transcript.read_bytes().splitlines(keepends=True)
+        lines = transcript_lines(session)
         outcome = SessionResult(session)
         for cut in cut_points(lines, cuts):
             replay.stop(session, lines[:cut], result)
@@ -325,6 +344,9 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
         texts = [text_of(m) for m in after]
         outcome.found = {label.id: any(label.found_in(t) for t in texts)
                          for label in session.labels}
+        said = prompts(lines)
+        outcome.prompted = {label.id for label in session.labels
+                            if any(label.found_in(text) for text in said)}
         folder, outcome.edited = edited_files(lines)
         kept = [text_of(m) for m in outcome.kept]
         outcome.named = {f for f in outcome.edited
@@ -332,8 +354,7 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
                                 for t in kept)}
         result.sessions.append(outcome)
     for session in project.sessions:  # a second Stop on every whole transcript
-        lines = session.transcript.read_bytes().splitlines(keepends=True)
-        replay.stop(session, lines, result)
+        replay.stop(session, transcript_lines(session), result)
     result.memories = replay.memories()
     result.second_stop_changes = len(before ^ {_fingerprint(m) for m in result.memories})
     return result
@@ -352,10 +373,16 @@ def rows(result: Result) -> dict[str, str]:
     for kind in KINDS:
         of_kind = [f for label, f in labels if label.kind == kind]
         figures[f"  {kind}"] = _share(sum(of_kind), len(of_kind))
+    learned = [s.found[label.id] for s in result.sessions for label in s.session.labels
+               if label.id not in s.prompted]
+    figures["recall, labels no prompt holds"] = _share(sum(learned), len(learned))
     figures["recall per session"] = " ".join(
         f"{sum(s.found.values())}/{len(s.found)}" for s in result.sessions)
     figures["memories kept per session"] = " ".join(str(len(s.kept)) for s in result.sessions)
     figures["memories at the end"] = str(len(result.memories))
+    sizes = [len(str(m.get("body", ""))) for m in result.memories]
+    if sizes:  # a memory holding a whole session would match every label
+        figures["body chars, p50 / max"] = f"{statistics.median(sizes):.0f} / {max(sizes)}"
     figures["sessions naming >= half edited"] = _share(
         sum(2 * len(s.named) >= len(s.edited) for s in result.sessions if s.edited),
         sum(bool(s.edited) for s in result.sessions))
@@ -366,7 +393,7 @@ def rows(result: Result) -> dict[str, str]:
         len(result.sessions))
     figures["memories matching no label"] = _share(len(result.unmatched()), len(result.memories))
     figures["second Stop: memories changed"] = str(result.second_stop_changes)
-    figures["Stops / failed"] = f"{len(result.seconds)} / {len(result.failures)}"
+    figures["Stops / exit != 0 or stderr"] = f"{len(result.seconds)} / {len(result.failures)}"
     if result.seconds:
         figures["Stop wall s, p50 / max"] = (f"{statistics.median(result.seconds):.2f} / "
                                              f"{max(result.seconds):.2f}")
@@ -389,7 +416,7 @@ def report(results: Sequence[Result], sample: int) -> None:
                    if not s.found[label.id]]
         print(f"\n  [{n + 1}] labels not found ({len(missing)}): {' '.join(missing)}")
         for failure in r.failures[:5]:
-            print(f"  [{n + 1}] Stop failed: {failure}")
+            print(f"  [{n + 1}] Stop's exit status or stderr: {failure}")
         if r.outputs:
             print(f"  [{n + 1}] Stop printed, last: {r.outputs[-1][:300]}")
         unmatched = r.unmatched()

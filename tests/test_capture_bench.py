@@ -75,14 +75,14 @@ def _with_a_lesson(tmp_path: Path) -> bench.Session:
     """The fourth session, with one more reply at its end that labels a gotcha the way today's
     Stop keeps it."""
     session = _session(FOURTH)
-    lines = session.transcript.read_bytes().splitlines(keepends=True)
+    lines = bench.transcript_lines(session)
     last = json.loads(next(line for line in reversed(lines)
                            if json.loads(line).get("type") == "assistant"))
     last["uuid"] = "00000000-0000-4000-8000-000000000001"
     last["message"]["content"] = [{"type": "text", "text": (
         "Gotcha: bytes(...) is the bytes package, not a conversion: write []byte(...)")}]
     copy = tmp_path / f"{FOURTH}.jsonl"
-    copy.write_bytes(b"".join(lines).rstrip(b"\n") + b"\n" + json.dumps(last).encode() + b"\n")
+    copy.write_bytes(b"".join(lines) + json.dumps(last).encode())  # no newline, as copies have it
     return replace(session, transcript=copy)
 
 
@@ -93,10 +93,13 @@ def test_the_bench_replays_a_real_session_and_scores_what_stop_kept(tmp_path: Pa
     scratch.mkdir()
     result = bench.measure(bench.Dualmem.at(None), project, scratch, cuts=1, backend="file")
     (outcome,) = result.sessions
-    lines = session.transcript.read_bytes().splitlines()
+    lines = bench.transcript_lines(session)
+    assert lines[-1].endswith(b"\n")
+    assert len(lines) == len(session.transcript.read_bytes().splitlines())
     assert outcome.stops == len(bench.cut_points(lines, 1)) == 2
     assert len(result.seconds) == outcome.stops + 1 and not result.failures
     assert outcome.found["s4-bytes"] and not outcome.found["s4-slices"]
+    assert outcome.prompted == {"s4-task", "s4-literal", "s4-redact-test"}  # what was asked
     gotchas = [m for m in outcome.kept if m["kind"] == "gotcha"]
     assert any("[]byte(" in m["body"] for m in gotchas)
     assert all(m["kind"] != "gotcha" for m in result.unmatched())
