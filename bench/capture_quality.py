@@ -2,7 +2,7 @@
 ``dualmem hook stop`` in time order, scored against what a person labelled by hand.
 
     python -m bench.capture_quality [--dualmem PATH ...] [--backend B] [--cuts N]
-                                    [--sample N] [PROJECT ...]
+                                    [--sample N] [--keep FOLDER] [PROJECT ...]
 
 A project is a folder of ``bench/transcripts/`` (default: every one): Claude Code transcripts and
 ``labels.json``, which lists the sessions in time order and, per session, what a person would
@@ -14,10 +14,12 @@ Black-box, through the command line only, so that any checkout can be measured: 
 ``--dualmem`` (a venv's ``bin`` folder, a ``dualmem`` executable, or a checkout, run as
 ``python -m memory`` with the checkout first on ``PYTHONPATH``; default: this checkout), a fresh
 project folder (``dualmem init``) and a fresh ``HOME``. Each session's transcript is laid where
-Claude Code keeps it (``~/.claude/projects/<encoded folder>/<session>.jsonl``) and grows as it
-did: it is cut at the ends of turns (the line before the next prompt; ``--cuts`` of them, spread
-over the session, then the whole), and after each cut Claude Code's Stop input is sent to
-``dualmem hook stop``. After each session, ``dualmem list --json --all-groups``.
+Claude Code keeps it (``~/.claude/projects/<encoded folder>/<session>.jsonl``) as if the session
+had run in the project folder (the path of the folder it ran in is replaced by the project
+folder's, so that Stop's ``cwd``, the transcript's and the paths it names agree as in use), and
+grows as it did: it is cut at the ends of turns (the line before the next prompt; ``--cuts`` of
+them, spread over the session, then the whole), and after each cut Claude Code's Stop input is
+sent to ``dualmem hook stop``. After each session, ``dualmem list --json --all-groups``.
 
 Every line is replayed ending with a newline, as Claude Code writes it (a copy may have lost
 the last one). Measured, beside each other for every ``--dualmem``:
@@ -145,11 +147,16 @@ def prompts(lines: Sequence[bytes]) -> list[str]:
             for _, record in _records(lines) if _is_prompt(record)]
 
 
-def transcript_lines(session: Session) -> list[bytes]:
+def transcript_lines(session: Session, folder: Path | None = None) -> list[bytes]:
     """The session's lines as Claude Code writes them, each ending with a newline (a copy may
-    have lost the last one; a capture would take that line for one still being written)."""
-    return [line if line.endswith(b"\n") else line + b"\n"
-            for line in session.transcript.read_bytes().splitlines(keepends=True)]
+    have lost the last one; a capture would take that line for one still being written); with
+    ``folder``, as if the session had run there (its folder's path replaced everywhere)."""
+    lines = [line if line.endswith(b"\n") else line + b"\n"
+             for line in session.transcript.read_bytes().splitlines(keepends=True)]
+    started = next((r["cwd"] for _, r in _records(lines) if isinstance(r.get("cwd"), str)), "")
+    if folder is None or not started:
+        return lines
+    return [line.replace(started.encode(), str(folder).encode()) for line in lines]
 
 
 def cut_points(lines: Sequence[bytes], most: int) -> list[int]:
@@ -333,7 +340,7 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
     replay, result = Replay(dualmem, scratch, backend), Result(dualmem, project)
     before = {_fingerprint(m) for m in replay.memories()}
     for session in project.sessions:
-        lines = transcript_lines(session)
+        lines = transcript_lines(session, replay.folder)
         outcome = SessionResult(session)
         for cut in cut_points(lines, cuts):
             replay.stop(session, lines[:cut], result)
@@ -354,7 +361,7 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
                                 for t in kept)}
         result.sessions.append(outcome)
     for session in project.sessions:  # a second Stop on every whole transcript
-        replay.stop(session, transcript_lines(session), result)
+        replay.stop(session, transcript_lines(session, replay.folder), result)
     result.memories = replay.memories()
     result.second_stop_changes = len(before ^ {_fingerprint(m) for m in result.memories})
     return result
@@ -381,8 +388,9 @@ def rows(result: Result) -> dict[str, str]:
     figures["memories kept per session"] = " ".join(str(len(s.kept)) for s in result.sessions)
     figures["memories at the end"] = str(len(result.memories))
     sizes = [len(str(m.get("body", ""))) for m in result.memories]
-    if sizes:  # a memory holding a whole session would match every label
-        figures["body chars, p50 / max"] = f"{statistics.median(sizes):.0f} / {max(sizes)}"
+    # A memory holding a whole session would match every label.
+    figures["body chars, p50 / max"] = (
+        f"{statistics.median(sizes):.0f} / {max(sizes)}" if sizes else "-")
     figures["sessions naming >= half edited"] = _share(
         sum(2 * len(s.named) >= len(s.edited) for s in result.sessions if s.edited),
         sum(bool(s.edited) for s in result.sessions))
@@ -435,7 +443,8 @@ def _line(memory: dict[str, Any]) -> str:
 
 
 def main(dualmems: Sequence[Path | None] = (None,), names: Sequence[str] = (),
-         cuts: int = CUTS, backend: str | None = None, sample: int = 20) -> None:
+         cuts: int = CUTS, backend: str | None = None, sample: int = 20,
+         keep: Path | None = None) -> None:
     runs = [Dualmem.at(where) for where in dualmems]
     print(f"capture quality bench: Stop replayed at <= {cuts} turn ends per session and at "
           f"its end, then once more on every whole transcript; backend {backend or 'default'}")
@@ -446,6 +455,13 @@ def main(dualmems: Sequence[Path | None] = (None,), names: Sequence[str] = (),
                 results.append(measure(dualmem, project, Path(scratch), cuts=cuts,
                                        backend=backend))
         report(results, sample)
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            for n, result in enumerate(results):
+                kept = keep / f"{project.name}-{n + 1}.json"
+                kept.write_text(json.dumps({"dualmem": result.dualmem.label,
+                                            "memories": result.memories}, indent=1))
+                print(f"  [{n + 1}] every memory kept: {kept}")
 
 
 if __name__ == "__main__":
@@ -459,7 +475,10 @@ if __name__ == "__main__":
                       help="Stops at turn ends per session before the whole (default: %(default)s)")
     line.add_argument("--sample", type=int, default=20, metavar="N",
                       help="kept memories listed at random for judging (default: %(default)s)")
+    line.add_argument("--keep", type=Path, metavar="FOLDER",
+                      help="write every kept memory there, one JSON file per project and run")
     line.add_argument("projects", nargs="*", metavar="PROJECT",
                       help=f"folders of {TRANSCRIPTS.relative_to(REPO)} (default: all)")
     parsed = line.parse_args()
-    main(parsed.dualmem or [None], parsed.projects, parsed.cuts, parsed.backend, parsed.sample)
+    main(parsed.dualmem or [None], parsed.projects, parsed.cuts, parsed.backend, parsed.sample,
+         parsed.keep)

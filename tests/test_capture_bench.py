@@ -93,9 +93,11 @@ def test_the_bench_replays_a_real_session_and_scores_what_stop_kept(tmp_path: Pa
     scratch.mkdir()
     result = bench.measure(bench.Dualmem.at(None), project, scratch, cuts=1, backend="file")
     (outcome,) = result.sessions
-    lines = bench.transcript_lines(session)
+    lines = bench.transcript_lines(session, scratch / "project")
     assert lines[-1].endswith(b"\n")
     assert len(lines) == len(session.transcript.read_bytes().splitlines())
+    assert not any(b"/Users/paul/" in line for line in lines)
+    assert bench.edited_files(lines) == (str(scratch / "project"), {"redact/redact_test.go"})
     assert outcome.stops == len(bench.cut_points(lines, 1)) == 2
     assert len(result.seconds) == outcome.stops + 1 and not result.failures
     assert outcome.found["s4-bytes"] and not outcome.found["s4-slices"]
