@@ -35,8 +35,9 @@ the last one). Measured, beside each other for every ``--dualmem``:
   the session's folder, or absolute);
 - sessions leaving a failure with its fix (a ``gotcha`` or ``failed_approach`` new or changed
   in them);
-- memories that match no label: the upper bound of noise. They are listed, with a sample of
-  every kept memory (``--sample``), for a person to judge;
+- memories that match no label, listed, and a sample of every kept memory (``--sample``): a
+  person judges which are noise (a memory can match a label and still be noise, e.g. the
+  agent's narration filed under the wrong file);
 - what a second Stop on every whole transcript changes (it should change nothing);
 - Stop failures (an exit status other than 0, or a line on stderr) and Stop's wall time.
 """
