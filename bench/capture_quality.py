@@ -38,7 +38,9 @@ the last one). Measured, beside each other for every ``--dualmem``:
 - memories that match no label, listed, and a sample of every kept memory (``--sample``): a
   person judges which are noise (a memory can match a label and still be noise, e.g. the
   agent's narration filed under the wrong file);
-- what a second Stop on every whole transcript changes (it should change nothing);
+- what a second Stop on every whole transcript changes (it should change nothing), and how the
+  memories differ from those of one Stop per whole session, replayed first in the same folders
+  (they should not differ);
 - Stop failures (an exit status other than 0, or a line on stderr) and Stop's wall time.
 """
 
@@ -48,6 +50,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -259,6 +262,8 @@ class Result:
     memories: list[dict[str, Any]] = field(default_factory=list)
     """Every memory kept at the end."""
     second_stop_changes: int = 0
+    one_stop_differs: int | None = None
+    """Memories that differ from those of one Stop per whole session (None: not measured)."""
     failures: list[str] = field(default_factory=list)
     """Stops that exited non-zero or wrote to stderr: their last line."""
     seconds: list[float] = field(default_factory=list)
@@ -277,6 +282,11 @@ def text_of(memory: dict[str, Any]) -> str:
 
 def _fingerprint(memory: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(memory.get(k)) for k in ("id", "kind", "name", "body", "invalid_at"))
+
+
+def _content(memory: dict[str, Any]) -> tuple[str, ...]:
+    """What two homes can agree on: not the ids, which the project's own id keys."""
+    return _fingerprint(memory)[1:]
 
 
 def _encoded(folder: Path) -> str:
@@ -336,10 +346,23 @@ class Replay:
 
 
 def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CUTS,
-            backend: str | None = None) -> Result:
-    """Replays ``project``'s sessions in time order through ``dualmem``'s Stop, in ``scratch``."""
-    replay, result = Replay(dualmem, scratch, backend), Result(dualmem, project)
-    before = {_fingerprint(m) for m in replay.memories()}
+            backend: str | None = None, one_stop: bool = True) -> Result:
+    """Replays ``project``'s sessions in time order through ``dualmem``'s Stop, in ``scratch``;
+    with ``one_stop``, first with one Stop per whole session, in the same folders, to compare
+    (Stops at the turns must keep what one Stop at the end keeps)."""
+    result = Result(dualmem, project)
+    once: set[tuple[str, ...]] | None = None
+    if one_stop:
+        single = Replay(dualmem, scratch, backend)
+        for session in project.sessions:
+            single.stop(session, transcript_lines(session, single.folder), result)
+        once = {_content(m) for m in single.memories()}
+        result.seconds.clear()  # the Stops measured are those of the replay by turns
+        shutil.rmtree(single.home)
+        shutil.rmtree(single.folder)
+    replay = Replay(dualmem, scratch, backend)
+    after = replay.memories()
+    before = {_fingerprint(m) for m in after}
     for session in project.sessions:
         lines = transcript_lines(session, replay.folder)
         outcome = SessionResult(session)
@@ -361,6 +384,8 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
                          if any(f.casefold() in t or f"{folder}/{f}".casefold() in t
                                 for t in kept)}
         result.sessions.append(outcome)
+    if once is not None:
+        result.one_stop_differs = len(once ^ {_content(m) for m in after})
     for session in project.sessions:  # a second Stop on every whole transcript
         replay.stop(session, transcript_lines(session, replay.folder), result)
     result.memories = replay.memories()
@@ -402,6 +427,8 @@ def rows(result: Result) -> dict[str, str]:
         len(result.sessions))
     figures["memories matching no label"] = _share(len(result.unmatched()), len(result.memories))
     figures["second Stop: memories changed"] = str(result.second_stop_changes)
+    figures["Stops by turn vs one: differing"] = (
+        "-" if result.one_stop_differs is None else str(result.one_stop_differs))
     figures["Stops / exit != 0 or stderr"] = f"{len(result.seconds)} / {len(result.failures)}"
     if result.seconds:
         figures["Stop wall s, p50 / max"] = (f"{statistics.median(result.seconds):.2f} / "
