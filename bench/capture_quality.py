@@ -40,7 +40,7 @@ the last one). Measured, beside each other for every ``--dualmem``:
   agent's narration filed under the wrong file);
 - what a second Stop on every whole transcript changes (it should change nothing), and how the
   memories differ from those of one Stop per whole session, replayed first in the same folders
-  (they should not differ);
+  under the same project id (they should not differ);
 - Stop failures (an exit status other than 0, or a line on stderr) and Stop's wall time.
 """
 
@@ -284,11 +284,6 @@ def _fingerprint(memory: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(memory.get(k)) for k in ("id", "kind", "name", "body", "invalid_at"))
 
 
-def _content(memory: dict[str, Any]) -> tuple[str, ...]:
-    """What two homes can agree on: not the ids, which the project's own id keys."""
-    return _fingerprint(memory)[1:]
-
-
 def _encoded(folder: Path) -> str:
     """Claude Code's name for a project's folder under ~/.claude/projects."""
     return "".join(c if c.isalnum() else "-" for c in str(folder))
@@ -297,10 +292,16 @@ def _encoded(folder: Path) -> str:
 class Replay:
     """One fresh project and ``HOME``, and the Stops of one ``dualmem``."""
 
-    def __init__(self, dualmem: Dualmem, scratch: Path, backend: str | None) -> None:
+    def __init__(self, dualmem: Dualmem, scratch: Path, backend: str | None,
+                 project: bytes | None = None) -> None:
+        """``project``: the ``.dualmem/project.json`` to start from, as a clone of the project
+        would carry it (the same project id, so the same memory ids)."""
         self.dualmem, self.backend = dualmem, backend
         self.home, self.folder = scratch / "home", scratch / "project"
         self.folder.mkdir(parents=True)
+        if project is not None:
+            (self.folder / ".dualmem").mkdir()
+            (self.folder / ".dualmem" / "project.json").write_bytes(project)
         self.sessions = self.home / ".claude" / "projects" / _encoded(self.folder)
         self.sessions.mkdir(parents=True)
         self._checked(["init"])
@@ -348,19 +349,22 @@ class Replay:
 def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CUTS,
             backend: str | None = None, one_stop: bool = True) -> Result:
     """Replays ``project``'s sessions in time order through ``dualmem``'s Stop, in ``scratch``;
-    with ``one_stop``, first with one Stop per whole session, in the same folders, to compare
-    (Stops at the turns must keep what one Stop at the end keeps)."""
+    with ``one_stop``, first with one Stop per whole session, in the same folders and under the
+    same project id, to compare (Stops at the turns must keep what one Stop at the end
+    keeps)."""
     result = Result(dualmem, project)
     once: set[tuple[str, ...]] | None = None
+    cloned = None
     if one_stop:
         single = Replay(dualmem, scratch, backend)
         for session in project.sessions:
             single.stop(session, transcript_lines(session, single.folder), result)
-        once = {_content(m) for m in single.memories()}
+        once = {_fingerprint(m) for m in single.memories()}
         result.seconds.clear()  # the Stops measured are those of the replay by turns
+        cloned = (single.folder / ".dualmem" / "project.json").read_bytes()
         shutil.rmtree(single.home)
         shutil.rmtree(single.folder)
-    replay = Replay(dualmem, scratch, backend)
+    replay = Replay(dualmem, scratch, backend, cloned)
     after = replay.memories()
     before = {_fingerprint(m) for m in after}
     for session in project.sessions:
@@ -385,7 +389,7 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
                                 for t in kept)}
         result.sessions.append(outcome)
     if once is not None:
-        result.one_stop_differs = len(once ^ {_content(m) for m in after})
+        result.one_stop_differs = len(once ^ before)
     for session in project.sessions:  # a second Stop on every whole transcript
         replay.stop(session, transcript_lines(session, replay.folder), result)
     result.memories = replay.memories()
