@@ -649,7 +649,8 @@ class FalkorBackend:
         except Exception as exc:
             error = server.translate(self.address, exc)
             if writing:
-                raise WriteFailed(f"graph layer: {error}") from exc
+                error.__cause__ = exc
+                raise WriteFailed(f"graph layer: {error}") from error
             raise error from exc
         # None: the driver's answer to an index that exists already (nothing to return).
         return [] if result is None else list(result[0])
