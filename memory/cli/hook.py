@@ -68,7 +68,9 @@ async def hook(args: argparse.Namespace, config: Config) -> Output:
 async def _answer(args: argparse.Namespace, raw: bytes) -> str:
     """The context the hook adds ('' for none); raises what went wrong."""
     given = HookInput.from_json(raw)
-    config = Config.from_env(home=args.home, backend=args.backend,
+    config = Config.from_env(home=args.home, backend=args.backend, embedder=args.embedder,
+                             llm=args.llm, graph_url=args.graph_url,
+                             graph_engine=args.graph_engine,
                              cwd=Path(given.cwd) if given.cwd else None)
     if not is_home(config.home):
         print(f"dualmem hook {args.event}: no memory home for {given.cwd or Path.cwd()} "
@@ -77,7 +79,9 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
     project = project_id(config.home)
     # A hook runs on every prompt: it never waits to open the graph, and never keeps a
     # long-running holder (an MCP server) out of it.
-    store, _ = await open_backend(config, one_shot=True)
+    store, selection = await open_backend(config, one_shot=True)
+    if selection.notice:
+        print(f"dualmem hook {args.event}: {selection.notice}", file=sys.stderr)
     try:
         if args.event == "session-start":
             overrides = None
