@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("memories", "list memories, oldest first (the project's group unless --group or "
              "--all-groups)"),
     "delete": ("memories", "remove one memory"),
+    "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
+               "every clone: config set graph-url|embedder VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files"),
     "seed": ("home", "seed system knowledge and the project overview (idempotent)"),
     "session": ("agent", "save FILE.json: store a session's insights; history: recent sessions"),

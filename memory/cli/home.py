@@ -38,12 +38,14 @@ from memory.store.layers import Layered
 from memory.store.migration import Departure, import_auto_claude, migrate_home, take_in_graph
 from memory.store.project import ensure_project_id, read_project_id
 from memory.store.providers import embedder_for
+from memory.store.settings import write_gitignore
 from memory.store.status import collect_status
 
 
 async def init(args: argparse.Namespace, config: Config) -> Output:
     # The id is named after the folder that holds the home (the project, for ./.dualmem).
     project_id, created = ensure_project_id(config.project_file, config.home.parent.name)
+    write_gitignore(config.home)
     async with opened(config, create=True) as (_, selection):
         pass
     return Output(
