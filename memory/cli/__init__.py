@@ -136,6 +136,9 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "entities and facts to free-text memories, in the background and on "
                         "`enrich` (default: $DUALMEM_LLM, else none)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    parser.add_argument("--verbose", action="store_true",
+                        help="log what the layers do on stderr, the graph server's failed "
+                        "queries included (their Cypher and parameters)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if name is not None:
         # A known command's line needs no other command's parser (each costs ~0.5 ms, most
@@ -159,6 +162,7 @@ def _command_in(argv: Sequence[str]) -> str:
     for option in ("--home", "--backend", "--embedder", "--llm"):
         quick.add_argument(option)
     quick.add_argument("--json", action="store_true")
+    quick.add_argument("--verbose", action="store_true")
     quick.add_argument("command", nargs="?")
     quick.add_argument("rest", nargs=argparse.REMAINDER)
     try:
@@ -191,6 +195,15 @@ async def run(argv: Sequence[str]) -> Output:
     return await execute(parse(argv))
 
 
+def _log_everything() -> None:
+    import logging
+
+    from backends.graph.server import QUERY_LOG
+
+    logging.basicConfig(level=logging.INFO, format="dualmem: %(name)s: %(message)s")
+    logging.getLogger(QUERY_LOG).setLevel(logging.DEBUG)
+
+
 def _print_error(exc: DualmemError, as_json: bool) -> None:
     message = one_line(exc)
     print(f"dualmem: error: {message}", file=sys.stderr)
@@ -210,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, already printed
             return exc.code if isinstance(exc.code, int) else 0
         as_json = args.json
+        if args.verbose:
+            _log_everything()
         command, config = _command(name), _config(args)
         output = driver.run(command.run(args, config), loopless=command.loopless(args, config))
     except DualmemError as exc:

@@ -60,7 +60,11 @@ async def status(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, selection):
         found = await collect_status(backend, selection, config.home, config.ledger_file)
         # The dual store (auto) adds what waits for the graph and the last migration.
-        dual = await backend.status() if isinstance(backend, Layered) else None
+        dual = None
+        if isinstance(backend, Layered):
+            dual = await backend.status()
+            if config.graph_url is not None:
+                dual = dual._replace(server=str(config.graph_url), reachable=backend.holds_graph)
         project = read_project_id(config.project_file)
         turns = None if project is None else await retention_status(backend, project)
     data, text = found.to_json(), found.describe()

@@ -514,7 +514,8 @@ class DualBackend:
 
     async def status(self) -> DualStatus:
         position = self._files.position()
-        applied = self._applied or _recorded_position(self._graph_dir)
+        applied = self._applied or await self._asked_position(position.epoch) or \
+            _recorded_position(self._graph_dir)
         if applied is None or applied.epoch != position.epoch:
             pending = await self._files.count()
         else:
@@ -529,6 +530,16 @@ class DualBackend:
             last_migration=_last_migration(self._ledger_path),
             unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),
         )
+
+    async def _asked_position(self, epoch: str) -> Position | None:
+        """The position the graph records for this journal (a shared one: another process of
+        this home may have brought it further than this one knows), if it answers."""
+        if self._graph is None or not self._graph.shared or self._outage.active:
+            return None
+        try:
+            return await self._graph.applied(epoch)
+        except DualmemError:
+            return None
 
     async def repair(self, *, graphiti_indexes: bool = False) -> Verdict:
         """Compare the whole graph with the journal and make it equal (only the holder can),
@@ -720,8 +731,15 @@ async def open_dual(config: Config, *, one_shot: bool = False,
     async def open_graph() -> graphs.Graph:
         return await graphs.open_graph(config, embedder=chosen, llm=llm)
 
+    # The position a server's graph was brought up to is noted beside this home's copy of its
+    # index (one per server graph), not beside the embedded graph: status reads it when the
+    # server does not answer.
+    noted = graphs.index_folder(config) or config.graph_dir
+    if config.graph_url is not None and not one_shot:
+        with contextlib.suppress(OSError):
+            noted.mkdir(parents=True, exist_ok=True)
     try:
-        return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,
+        return await DualBackend.open(files, open_graph, noted, config.ledger_file,
                                       hold_graph=not one_shot)
     except BaseException:
         await files.aclose()
