@@ -223,17 +223,8 @@ class FileBackend:
         the memories that name an entity the query names or one valid fact away from it; what
         is superseded ranks below what is current."""
         self._check_open()
-        groups, wanted = _as_set(group_ids), _as_set(kinds)
-        found = {episode.id: (episode, score)
-                 for episode, score in self._index.search(query, groups, wanted, limit)}
-        links = self._index.linked(query, groups, wanted) if limit > 0 else {}
-        ranked = []
-        for key, score in fuse(((k, s) for k, (_, s) in found.items()), links, limit):
-            episode = found[key][0] if key in found else self._index.get(key)
-            if episode is not None:
-                ranked.append((episode, score))
-        return [Hit(episode=episode, score=score, layer=self.layer)
-                for episode, score in current_first(ranked, now())]
+        return search_index(self._index, query, group_ids=group_ids, kinds=kinds, limit=limit,
+                            layer=self.layer)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
@@ -995,6 +986,23 @@ def _entry_signature(entry: os.DirEntry[str]) -> Signature | None:
         return signature(entry.stat())
     except FileNotFoundError:
         return None
+
+
+def search_index(index: FileIndex, query: str, *, group_ids: Sequence[str] | None,
+                 kinds: Sequence[str] | None, limit: int, layer: str) -> list[Hit]:
+    """``FileBackend.search`` over ``index`` (any index of this layout: the journal's, or a
+    copy of a server graph's memories)."""
+    groups, wanted = _as_set(group_ids), _as_set(kinds)
+    found = {episode.id: (episode, score)
+             for episode, score in index.search(query, groups, wanted, limit)}
+    links = index.linked(query, groups, wanted) if limit > 0 else {}
+    ranked = []
+    for key, score in fuse(((k, s) for k, (_, s) in found.items()), links, limit):
+        episode = found[key][0] if key in found else index.get(key)
+        if episode is not None:
+            ranked.append((episode, score))
+    return [Hit(episode=episode, score=score, layer=layer)
+            for episode, score in current_first(ranked, now())]
 
 
 def _as_set(values: Sequence[str] | None) -> set[str] | None:

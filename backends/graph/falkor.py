@@ -49,6 +49,7 @@ from backends.errors import (
 from backends.graph import server, shared
 from backends.graph.address import ServerAddress
 from backends.graph.embedder import AnyEmbedder, HashingEmbedder, Vectors, embed
+from backends.graph.falkor_rows import COLUMNS, OURS, episode_of, time_of
 from backends.graph.history import Enrichment, KeptFact
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
@@ -75,12 +76,6 @@ FETCH_CHUNK = 256
 WRITE_BATCH = 50
 """episodes a write query carries: one query per episode made filling 10k take ~10 times
 Kùzu's time; the query's text (parameters included) grows with it"""
-_OURS = "e.kind IS NOT NULL"
-_COLUMNS = (
-    "e.uuid AS uuid, e.group_id AS group_id, e.kind AS kind, e.name AS name, "
-    "e.content AS content, e.source_description AS source, e.created_at AS created_at, "
-    "e.valid_at AS valid_at, e.valid_at_set AS valid_at_set, e.invalid_at AS invalid_at"
-)
 _INDEXES = (
     "CREATE INDEX FOR (m:DualmemMeta) ON (m.key)",
     "CREATE INDEX FOR (c:DualmemChange) ON (c.uuid, c.seq)",
@@ -110,7 +105,7 @@ _FACTS = (
     " coalesce(r.valid_at, r.created_at) AS valid_at, r.invalid_at AS invalid_at"
 )
 _DELETE = (
-    f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {_OURS}"
+    f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {OURS}"
     " WITH e, coalesce(e.entity_edges, []) AS facts"
     " OPTIONAL MATCH (e)-[:MENTIONS]->(n:Entity)"
     " WITH e, facts, collect(n.uuid) AS mentioned"
@@ -335,7 +330,7 @@ class FalkorBackend:
         found = await self._run(
             f"MATCH (e:Episodic) WHERE {where} RETURN e.uuid AS uuid, e.created_at AS at",
             **params)
-        keys = [row["uuid"] for row in sorted(found, key=lambda r: (_time(r["at"]), r["uuid"]))]
+        keys = [row["uuid"] for row in sorted(found, key=lambda r: (time_of(r["at"]), r["uuid"]))]
         for start in range(0, len(keys), FETCH_CHUNK):
             chunk = keys[start : start + FETCH_CHUNK]
             episodes = await self._fetch(chunk)
@@ -381,7 +376,7 @@ class FalkorBackend:
             found = await self._run(_RETIRED.format(" AND r.episodes[0] IN $episodes"),
                                     episodes=list(episodes))
         return shared.at_content(
-            self._index, [_kept(row, row["episode"], _time(row["expired_at"])) for row in found])
+            self._index, [_kept(row, row["episode"], time_of(row["expired_at"])) for row in found])
 
     async def keep_history(self, facts: Sequence[KeptFact]) -> int:
         """Write the retired facts (of another graph) this one lacks beside their episodes, and
@@ -561,8 +556,8 @@ class FalkorBackend:
             return
         self._seen = counter
         found = await self._run(
-            f"MATCH (e:Episodic) WHERE {_OURS} RETURN {_COLUMNS}, e.embedding_f16 AS vector")
-        episodes = [_episode(row) for row in found]
+            f"MATCH (e:Episodic) WHERE {OURS} RETURN {COLUMNS}, e.embedding_f16 AS vector")
+        episodes = [episode_of(row) for row in found]
         stored = [decode(row["vector"], self._embedder.dimension) for row in found]
         missing = iter(await self._embed_stored(
             [e for e, v in zip(episodes, stored, strict=True) if v is None]))
@@ -582,14 +577,14 @@ class FalkorBackend:
             return
         params: dict[str, Any] = {} if every else {"keys": list(groups)}
         mentions = await self._run(_MENTIONS.format(
-            where=f"{_OURS}" + ("" if every else " AND e.uuid IN $keys")), **params)
+            where=f"{OURS}" + ("" if every else " AND e.uuid IN $keys")), **params)
         facts = await self._run(_FACTS.format(
             where="true" if every else "r.episodes[0] IN $keys"), **params)
         shared.add_links(
             self._links, groups,
             [(r["episode"], r["entity"], r["label"], r["name"]) for r in mentions],
-            [(r["fact"], r["source"], r["target"], r["episode"], _time(r["valid_at"]),
-              _time(r["invalid_at"]) if r["invalid_at"] else None) for r in facts])
+            [(r["fact"], r["source"], r["target"], r["episode"], time_of(r["valid_at"]),
+              time_of(r["invalid_at"]) if r["invalid_at"] else None) for r in facts])
 
     async def _embed_stored(self, episodes: Sequence[Episode]) -> list[Vectors]:
         """Vectors for episodes read from the server (a remote embedder that is down leaves
@@ -634,10 +629,10 @@ class FalkorBackend:
         if not keys:
             return {}
         found = await self._run(
-            f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {_OURS} RETURN {_COLUMNS}",
+            f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {OURS} RETURN {COLUMNS}",
             keys=list(keys))
         try:
-            return {row["uuid"]: _episode(row) for row in found}
+            return {row["uuid"]: episode_of(row) for row in found}
         except (DualmemError, ValueError, TypeError, KeyError) as exc:
             raise StoreCorrupt(str(self.address), f"a row is no valid episode: {exc}") from exc
 
@@ -649,7 +644,8 @@ class FalkorBackend:
         except Exception as exc:
             error = server.translate(self.address, exc)
             if writing:
-                raise WriteFailed(f"graph layer: {error}") from exc
+                error.__cause__ = exc
+                raise WriteFailed(f"graph layer: {error}") from error
             raise error from exc
         # None: the driver's answer to an index that exists already (nothing to return).
         return [] if result is None else list(result[0])
@@ -750,26 +746,8 @@ def _props(episode: Episode, vector: str) -> dict[str, Any]:
     }
 
 
-def _episode(row: dict[str, Any]) -> Episode:
-    return Episode(
-        id=row["uuid"],
-        group_id=row["group_id"],
-        kind=row["kind"],
-        name=row["name"],
-        body=row["content"],
-        source=row["source"],
-        created_at=_time(row["created_at"]),
-        valid_at=_time(row["valid_at"]) if row["valid_at_set"] else None,
-        invalid_at=_time(row["invalid_at"]) if row["invalid_at"] is not None else None,
-    )
-
-
 def _text(value: datetime) -> str:
     return value.astimezone(UTC).isoformat()
-
-
-def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value).astimezone(UTC)
 
 
 def _plain(label: str) -> str:
@@ -789,9 +767,9 @@ def _kept(row: dict[str, Any], episode: str, expired_at: datetime | None) -> Kep
     """A fact with its ends, from a row of ``_FACT_COLUMNS``."""
     return KeptFact(
         uuid=row["uuid"], episode=episode, group_id=row["group_id"], name=row["name"],
-        fact=row["fact"] or "", created_at=_time(row["created_at"]),
-        valid_at=_time(row["valid_at"]),
-        invalid_at=_time(row["invalid_at"]) if row["invalid_at"] else None,
+        fact=row["fact"] or "", created_at=time_of(row["created_at"]),
+        valid_at=time_of(row["valid_at"]),
+        invalid_at=time_of(row["invalid_at"]) if row["invalid_at"] else None,
         expired_at=expired_at, source=_end(row, "a"), target=_end(row, "b"))
 
 

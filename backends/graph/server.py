@@ -14,6 +14,10 @@ from backends.graph.graphiti_import import import_graphiti
 
 LAYER = "graph"
 INSTALL_HINT = "pip install 'graphiti-core[falkordb]==0.31.1'"
+QUERY_LOG = "graphiti_core.driver.falkordb_driver"
+"""graphiti's FalkorDB driver logs each failed query with its Cypher and parameters (memories'
+text) at ERROR; we translate the failure into our own error, so its log is kept quiet unless
+asked for (``dualmem --verbose`` sets it to DEBUG)"""
 CONNECT_TIMEOUT = 5.0
 """seconds to reach the server: an address that does not answer fails, it does not hang"""
 
@@ -67,6 +71,11 @@ def translate(address: ServerAddress, exc: BaseException) -> BackendUnavailable:
 
 
 def _import() -> tuple[Any, Any]:
+    import logging
+
+    queries = logging.getLogger(QUERY_LOG)
+    if queries.level == logging.NOTSET:  # not chosen by the user
+        queries.setLevel(logging.CRITICAL)
     driver = import_graphiti("backends.graph.falkor_driver", INSTALL_HINT)
     import falkordb.asyncio  # graphiti's driver imported it: it is there
 

@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "delete": ("memories", "remove one memory"),
     "restore": ("memories", "show a hand bullet taken out of its view again (status lists "
                 "them), stored again if it was forgotten"),
+    "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
+               "every clone: config set graph-url|embedder VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "
                "bullets taken out of their views"),
     "seed": ("home", "seed system knowledge and the project overview (idempotent)"),
@@ -139,6 +141,9 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
                         "entities and facts to free-text memories, in the background and on "
                         "`enrich` (default: $DUALMEM_LLM, else none)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    parser.add_argument("--verbose", action="store_true",
+                        help="log what the layers do on stderr, the graph server's failed "
+                        "queries included (their Cypher and parameters)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if name is not None:
         # A known command's line needs no other command's parser (each costs ~0.5 ms, most
@@ -162,6 +167,7 @@ def _command_in(argv: Sequence[str]) -> str:
     for option in ("--home", "--backend", "--embedder", "--llm"):
         quick.add_argument(option)
     quick.add_argument("--json", action="store_true")
+    quick.add_argument("--verbose", action="store_true")
     quick.add_argument("command", nargs="?")
     quick.add_argument("rest", nargs=argparse.REMAINDER)
     try:
@@ -194,6 +200,15 @@ async def run(argv: Sequence[str]) -> Output:
     return await execute(parse(argv))
 
 
+def _log_everything() -> None:
+    import logging
+
+    from backends.graph.server import QUERY_LOG
+
+    logging.basicConfig(level=logging.INFO, format="dualmem: %(name)s: %(message)s")
+    logging.getLogger(QUERY_LOG).setLevel(logging.DEBUG)
+
+
 def _print_error(exc: DualmemError, as_json: bool) -> None:
     message = one_line(exc)
     print(f"dualmem: error: {message}", file=sys.stderr)
@@ -213,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, already printed
             return exc.code if isinstance(exc.code, int) else 0
         as_json = args.json
+        if args.verbose:
+            _log_everything()
         command, config = _command(name), _config(args)
         output = driver.run(command.run(args, config), loopless=command.loopless(args, config))
     except DualmemError as exc:

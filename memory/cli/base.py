@@ -4,6 +4,7 @@ store, the group options and reading files named on the command line."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -65,6 +66,8 @@ async def opened(
     if not create:
         require_home(config.home)
     backend, selection = await open_backend(config, one_shot=one_shot)
+    if selection.notice:
+        print(f"dualmem: {selection.notice}", file=sys.stderr)
     try:
         yield backend, selection
     finally:

@@ -38,12 +38,14 @@ from memory.store.layers import Layered
 from memory.store.migration import Departure, import_auto_claude, migrate_home, take_in_graph
 from memory.store.project import ensure_project_id, read_project_id
 from memory.store.providers import embedder_for, llm_for
+from memory.store.settings import write_gitignore
 from memory.store.status import collect_status
 
 
 async def init(args: argparse.Namespace, config: Config) -> Output:
     # The id is named after the folder that holds the home (the project, for ./.dualmem).
     project_id, created = ensure_project_id(config.project_file, config.home.parent.name)
+    write_gitignore(config.home)
     async with opened(config, create=True) as (_, selection):
         pass
     return Output(
@@ -58,7 +60,11 @@ async def status(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, selection):
         found = await collect_status(backend, selection, config.home, config.ledger_file)
         # The dual store (auto) adds what waits for the graph and the last migration.
-        dual = await backend.status() if isinstance(backend, Layered) else None
+        dual = None
+        if isinstance(backend, Layered):
+            dual = await backend.status()
+            if config.graph_url is not None:
+                dual = dual._replace(server=str(config.graph_url), reachable=backend.holds_graph)
         project = read_project_id(config.project_file)
         turns = None if project is None else await retention_status(backend, project)
     data, text = found.to_json(), found.describe()

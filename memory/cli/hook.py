@@ -78,7 +78,9 @@ async def hook(args: argparse.Namespace, config: Config) -> Output:
 def _config(args: argparse.Namespace, given: HookInput) -> Config | None:
     """The session's memory home (looked for from its folder); None, said on stderr, when it
     has none."""
-    config = Config.from_env(home=args.home, backend=args.backend,
+    config = Config.from_env(home=args.home, backend=args.backend, embedder=args.embedder,
+                             llm=args.llm, graph_url=args.graph_url,
+                             graph_engine=args.graph_engine,
                              cwd=Path(given.cwd) if given.cwd else None)
     if not is_home(config.home):
         print(f"dualmem hook {args.event}: no memory home for {given.cwd or Path.cwd()} "
@@ -113,7 +115,9 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
     project = project_id(config.home)
     # A hook runs on every prompt: it never waits to open the graph, and never keeps a
     # long-running holder (an MCP server) out of it.
-    store, _ = await open_backend(config, one_shot=True)
+    store, selection = await open_backend(config, one_shot=True)
+    if selection.notice:
+        print(f"dualmem hook {args.event}: {selection.notice}", file=sys.stderr)
     try:
         if args.event == "session-start":
             overrides = None

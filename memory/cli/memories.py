@@ -50,7 +50,9 @@ async def add(args: argparse.Namespace, config: Config) -> Output:
                              key=args.key, source=args.source)
     async with opened(config, create=True) as (backend, _):
         receipt = await backend.upsert(episode)
-    pending = " (the journal; the graph's holder indexes it)" if receipt.pending else ""
+    pending = "" if not receipt.pending else (
+        " (the journal; replayed into the graph server once it answers)"
+        if config.graph_url is not None else " (the journal; the graph's holder indexes it)")
     return Output(
         receipt.model_dump(mode="json"),
         f"stored {receipt.id} in the {receipt.layer} layer{pending}\n  {receipt.location}",

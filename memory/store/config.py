@@ -19,6 +19,7 @@ from backends.graph.address import (
 )
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, discover_home
+from memory.store.settings import read_settings, with_password
 
 BackendChoice = Literal["auto", "graph", "file"]
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
@@ -120,8 +121,11 @@ class Config:
         ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE`` /
         ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``MODEL[@URL]``; keys in
         ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else ``OPENAI_API_KEY``;
-        ``DUALMEM_EMBEDDER_DIMENSION``). Without either, the home is the nearest ``.dualmem/``
-        in ``cwd`` (default: the working folder) or its parents, else ``cwd/.dualmem``. A bad
+        ``DUALMEM_EMBEDDER_DIMENSION``), and those over the home's ``config.json`` (graph URL
+        and embedder; a server's password from ``DUALMEM_GRAPH_PASSWORD`` or the home's
+        ``graph-password`` when the URL has none: ``memory.store.settings``). Without either,
+        the home is the nearest ``.dualmem/`` in ``cwd`` (default: the working folder) or its
+        parents, else ``cwd/.dualmem``. A bad
         graph URL or engine raises ``InvalidGraphAddress``."""
         env = os.environ if environ is None else environ
         here = (Path.cwd() if cwd is None else cwd).absolute()
@@ -139,24 +143,29 @@ class Config:
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
         root = Path(home or env.get("DUALMEM_HOME") or discover_home(here) or here / HOME_DIR)
-        url = graph_url or env.get("DUALMEM_GRAPH_URL") or None
+        root = root.expanduser().absolute()
+        kept = read_settings(root)  # `dualmem config set`: what the project committed
         engine = graph_engine or env.get("DUALMEM_GRAPH_ENGINE") or None
+        url = graph_url or env.get("DUALMEM_GRAPH_URL") or (
+            None if engine is not None else kept.get("graph_url"))
         if url is not None and engine is not None:
             raise ConfigError("a graph URL and an embedded graph engine exclude each other: "
                               "set DUALMEM_GRAPH_URL (--graph-url) or DUALMEM_GRAPH_ENGINE "
                               "(--graph-engine), not both")
         providers = {}
         for what, given in (("DUALMEM_EMBEDDER", embedder), ("DUALMEM_LLM", llm)):
-            spec = given or env.get(what)
+            spec = given or env.get(what) or (kept.get("embedder") if what == "DUALMEM_EMBEDDER"
+                                               else None)
             providers[what] = None if not spec else Provider.parse(
                 spec, what=what, key=env.get(f"{what}_KEY") or env.get("OPENAI_API_KEY"),
                 dimension=env.get(f"{what}_DIMENSION"))
         return cls(
-            home=root.expanduser().absolute(),
+            home=root,
             backend=chosen,
             max_body_bytes=limit,
             graph_engine=check_engine(engine) if engine is not None else engines.default,
-            graph_url=parse_server_url(url) if url is not None else None,
+            graph_url=with_password(parse_server_url(url), root, env) if url is not None
+            else None,
             embedder=providers["DUALMEM_EMBEDDER"],
             llm=providers["DUALMEM_LLM"],
         )

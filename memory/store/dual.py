@@ -40,7 +40,6 @@ from backends.model import Episode, Hit, Receipt
 from backends.protocol import (
     Enriched,
     Enriches,
-    MemoryBackend,
     Position,
     SetAside,
     upsert_all,
@@ -49,6 +48,7 @@ from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
+from memory.store.outage import Outage, read_either, scan_either
 from memory.store.providers import embedder_for, llm_for
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
@@ -120,6 +120,7 @@ class DualBackend:
         self._saved_enriched: dict[str, str] | None = None
         """the enrichments the journal's file holds (episode id -> digest; read once), and
         those of memories of other homes on a shared graph, never saved here"""
+        self._outage = Outage()
         self._retry = True
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -226,7 +227,7 @@ class DualBackend:
 
     async def _index_now(self) -> bool:
         """Bring the graph up to the journal now, if this process holds it; True when it did."""
-        if self._graph is None or self._applied is None:
+        if self._graph is None or self._applied is None or self._outage.active:
             self._wake.set()
             return False
         async with self._lock:
@@ -241,25 +242,28 @@ class DualBackend:
 
     # -- reads: the graph when it is current, else the journal's own index ------------------
 
-    async def _reader(self) -> MemoryBackend:
+    async def _reader(self) -> graphs.Graph | None:
+        """The graph, brought up to the journal, when it can answer a read now; else None
+        (the journal answers)."""
         if self._graph is None or self._applied is None:
-            return self._files
-        if self._files.position().seq - self._applied.seq > INLINE_GAP:
+            return None
+        if self._outage.active or self._files.position().seq - self._applied.seq > INLINE_GAP:
             self._wake.set()
-            return self._files
+            return None
         async with self._lock:
             graph = self._graph
             if graph is None or self._applied is None:
-                return self._files
+                return None
             try:
                 await self._catch_up()
             except DualmemError as exc:
                 self._fail(exc)
-                return self._files
+                return None
             return graph
 
     async def get(self, episode_id: str) -> Episode | None:
-        return await (await self._reader()).get(episode_id)
+        return await read_either(await self._reader(), self._files,
+                                 lambda store: store.get(episode_id), self._fail)
 
     async def search(
         self,
@@ -269,20 +273,24 @@ class DualBackend:
         kinds: Sequence[str] | None = None,
         limit: int = 10,
     ) -> list[Hit]:
-        reader = await self._reader()
-        return await reader.search(query, group_ids=group_ids, kinds=kinds, limit=limit)
+        return await read_either(
+            await self._reader(), self._files,
+            lambda store: store.search(query, group_ids=group_ids, kinds=kinds, limit=limit),
+            self._fail)
 
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
-        reader = await self._reader()
-        async for episode in reader.scan(group_ids=group_ids, kinds=kinds):
+        async for episode in scan_either(await self._reader(), self._files, self._fail,
+                                         group_ids=group_ids, kinds=kinds):
             yield episode
 
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
-        return await (await self._reader()).count(group_ids=group_ids, kinds=kinds)
+        return await read_either(await self._reader(), self._files,
+                                 lambda store: store.count(group_ids=group_ids, kinds=kinds),
+                                 self._fail)
 
     # -- keeping the graph equal to the journal (under self._lock) --------------------------
 
@@ -351,8 +359,10 @@ class DualBackend:
                 await self._restore_kept()
         await self._save_kept()
         await self._record()
-        self._why = (self._holding if self._rebuilt is None
-                     else f"{self._holding}; {self._rebuilt}")
+        self._why = self._held_why()
+
+    def _held_why(self) -> str:
+        return self._holding if self._rebuilt is None else f"{self._holding}; {self._rebuilt}"
 
     async def _quick_to_take_over(self) -> bool:
         """Taking the graph over now costs little: few changes since its position, or a small
@@ -519,6 +529,7 @@ class DualBackend:
             with contextlib.suppress(OSError):
                 (self._graph_dir / APPLIED_FILE).unlink(missing_ok=True)
             self._rebuilt = f"the graph was emptied ({exc.detail}); the journal replayed into it"
+        self._outage.notice(exc)
         self._why = f"{self._holding}, but indexing failed (retrying): {exc}"
         _log().warning("graph indexing failed, will retry: %s", exc)
         self._wake.set()
@@ -527,7 +538,8 @@ class DualBackend:
 
     async def status(self) -> DualStatus:
         position = self._files.position()
-        applied = self._applied or _recorded_position(self._graph_dir)
+        applied = self._applied or await self._asked_position(position.epoch) or \
+            _recorded_position(self._graph_dir)
         if applied is None or applied.epoch != position.epoch:
             pending = await self._files.count()
         else:
@@ -542,6 +554,16 @@ class DualBackend:
             last_migration=_last_migration(self._ledger_path),
             unreadable=tuple(f"{path}: {reason}" for path, reason in self.problems),
         )
+
+    async def _asked_position(self, epoch: str) -> Position | None:
+        """The position the graph records for this journal (a shared one: another process of
+        this home may have brought it further than this one knows), if it answers."""
+        if self._graph is None or not self._graph.shared or self._outage.active:
+            return None
+        try:
+            return await self._graph.applied(epoch)
+        except DualmemError:
+            return None
 
     async def repair(self, *, graphiti_indexes: bool = False) -> Verdict:
         """Compare the whole graph with the journal and make it equal (only the holder can),
@@ -705,7 +727,10 @@ class DualBackend:
                 return
             await asyncio.sleep(DEBOUNCE)
             try:
+                if self._outage.active and self._graph is not None:
+                    await self._outage.probe(self._graph, self._files.position().epoch)
                 await self.catch_up()
+                self._why = self._held_why()  # a failure before, if any, is over
                 delay = RETRY_FIRST
             except DualmemError as exc:
                 self._fail(exc)
@@ -742,8 +767,15 @@ async def open_dual(config: Config, *, one_shot: bool = False,
     async def open_graph() -> graphs.Graph:
         return await graphs.open_graph(config, embedder=chosen, llm=llm)
 
+    # The position a server's graph was brought up to is noted beside this home's copy of its
+    # index (one per server graph), not beside the embedded graph: status reads it when the
+    # server does not answer.
+    noted = graphs.index_folder(config) or config.graph_dir
+    if config.graph_url is not None and not one_shot:
+        with contextlib.suppress(OSError):
+            noted.mkdir(parents=True, exist_ok=True)
     try:
-        return await DualBackend.open(files, open_graph, config.graph_dir, config.ledger_file,
+        return await DualBackend.open(files, open_graph, noted, config.ledger_file,
                                       hold_graph=not one_shot)
     except BaseException:
         await files.aclose()

@@ -24,6 +24,10 @@ class DualStatus(NamedTuple):
     """episodes in the journal"""
     last_migration: dict[str, Any] | None
     unreadable: tuple[str, ...]
+    server: str | None = None
+    """the graph server's address (password masked), when the graph is on one"""
+    reachable: bool = False
+    """whether that server answered this process"""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -34,11 +38,17 @@ class DualStatus(NamedTuple):
             "journal": self.journal,
             "last_migration": self.last_migration,
             "unreadable": list(self.unreadable),
-        }
+        } | ({} if self.server is None else {"server": self.server,
+                                              "reachable": self.reachable})
 
     def describe(self) -> str:
         lines = [f"journal: {self.journal} episode(s); changes not yet in the graph: "
                  f"{self.pending}"]
+        if self.server is not None:
+            lines[0] = (f"graph server {self.server}: "
+                        f"{'reachable' if self.reachable else 'not reachable'}\n"
+                        f"journal: {self.journal} episode(s); this home's changes not yet on "
+                        f"the server: {self.pending}")
         lines += [f"  the graph refused {line}" for line in self.skipped]
         last = self.last_migration
         if last is None:

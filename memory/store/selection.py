@@ -22,6 +22,9 @@ class Selection:
 
     layer: str
     reason: str
+    notice: str = ""
+    """what a command should tell its user on stderr: its answer lacks what it would hold
+    (the team's memory, when its server did not answer)"""
 
 
 async def open_backend(
@@ -42,6 +45,17 @@ async def open_backend(
         files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
                                        watch=not one_shot)
         return files, Selection("file", "asked for")
+    if config.backend == "auto" and one_shot and config.graph_url is not None:
+        from fallback import FileBackend
+        from memory.store.graphs import index_folder
+        from memory.store.team_view import open_team_view
+
+        files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
+                                       watch=False)
+        folder = index_folder(config)
+        assert folder is not None
+        view = await open_team_view(files, config.graph_url, folder)
+        return view, Selection(view.layer_in_use, view.reason, view.notice or "")
     if config.backend == "auto":
         from memory.store.dual import open_dual
 

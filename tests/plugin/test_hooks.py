@@ -228,7 +228,11 @@ def test_the_example_settings_run_these_hooks_and_this_server() -> None:
     }
     assert settings["enabledMcpjsonServers"] == ["dualmem"]
     servers = orjson.loads((REPO / "docs" / "mcp.json").read_bytes())["mcpServers"]
-    assert servers == {"dualmem": {"type": "stdio", "command": "dualmem", "args": ["mcp"]}}
+    # The team server's password reaches the server from the user's environment, never from
+    # the committed file (the URL itself comes from the home's config.json).
+    assert servers == {"dualmem": {"type": "stdio", "command": "dualmem", "args": ["mcp"],
+                                   "env": {"DUALMEM_GRAPH_PASSWORD":
+                                           "${DUALMEM_GRAPH_PASSWORD:-}"}}}
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "claude mcp add --scope project dualmem -- dualmem mcp" in readme
     shown = readme.split("The settings are:\n\n```json\n", 1)[1].split("```", 1)[0]

@@ -1,0 +1,91 @@
+"""A teammate's one-shot commands and hooks (``auto``, a graph URL) read the team's memory on the
+server, with their own home's changes the server lacks; a server that does not answer leaves
+the journal to answer, and the command says why in one line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+from falkor_server import address_for
+from plugin.processes import dualmem
+
+from backends.graph.address import ServerAddress
+from backends.model import Episode
+from memory.store.project import project_id
+from memory.store.selection import open_memory
+
+UNANSWERED = "redis+unix:///nonexistent/falkor.sock?graph=team"
+
+
+def clone(tmp_path: Path, name: str, of: Path | None = None) -> Path:
+    """A project folder with an initialised home; sharing ``of``'s project.json (a clone)."""
+    folder = tmp_path / name
+    (folder / ".dualmem").mkdir(parents=True)
+    if of is not None:
+        shutil.copy(of / ".dualmem" / "project.json", folder / ".dualmem" / "project.json")
+    assert dualmem("init", cwd=folder).returncode == 0
+    return folder
+
+
+def run(folder: Path, url: str, *argv: str, stdin: bytes = b"") -> tuple[str, str]:
+    done = dualmem("--graph-url", url, *argv, stdin=stdin, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode(), done.stderr.decode()
+
+
+def hook_input(folder: Path, event: str, **more: str) -> bytes:
+    return orjson.dumps({"session_id": "s", "transcript_path": str(folder / "t.jsonl"),
+                         "cwd": str(folder), "hook_event_name": event, **more})
+
+
+async def write_through_the_graph(folder: Path, address: ServerAddress, *texts: str) -> None:
+    home = folder / ".dualmem"
+    async with open_memory(home, "auto", graph_url=str(address)) as store:
+        for n, text in enumerate(texts):
+            receipt = await store.upsert(Episode.create(
+                group_id=project_id(home), kind="gotcha", key=f"{folder.name}-{n}",
+                name=text[:40], body=text))
+            assert not receipt.pending
+
+
+async def test_one_shot_commands_and_hooks_read_the_teams_memory(tmp_path: Path) -> None:
+    address = address_for(tmp_path)
+    url = str(address)
+    first = clone(tmp_path, "first")
+    second = clone(tmp_path, "second", of=first)
+    await write_through_the_graph(first, address, "the flux capacitor overheats on reload",
+                                  "vendor the zeppelin fixtures before running offline")
+    # The second clone's own memory, in its journal only (not on the server yet).
+    assert dualmem("--backend", "file", "add", "--kind", "gotcha", "--name", "mine",
+                   "--body", "the zeppelin cache is per clone", cwd=second).returncode == 0
+
+    found, err = run(second, url, "search", "zeppelin", "--json")
+    names = {hit["episode"]["name"] for hit in orjson.loads(found)["hits"]}
+    assert names == {"vendor the zeppelin fixtures before runn", "mine"} and not err
+    listed, _ = run(second, url, "list", "--kind", "gotcha", "--json")
+    assert len(orjson.loads(listed)["episodes"]) == 3
+    context, _ = run(second, url, "context", "--task", "reload the flux capacitor")
+    assert "flux capacitor overheats" in context
+
+    prompt, err = run(second, url, "hook", "prompt", stdin=hook_input(
+        second, "UserPromptSubmit", prompt="Why does the flux capacitor overheat on reload?"))
+    assert "flux capacitor overheats" in prompt and not err
+    started, _ = run(second, url, "hook", "session-start",
+                     stdin=hook_input(second, "SessionStart", source="startup"))
+    assert "zeppelin fixtures" in started
+
+
+def test_a_server_that_does_not_answer_leaves_the_journal_saying_why(tmp_path: Path) -> None:
+    folder = clone(tmp_path, "alone")
+    assert dualmem("--backend", "file", "add", "--kind", "gotcha", "--name", "kept",
+                   "--body", "the journal answers alone", cwd=folder).returncode == 0
+    found, err = run(folder, UNANSWERED, "search", "journal answers")
+    assert "kept" in found
+    assert err.startswith("dualmem: the graph server did not answer (") and len(
+        err.splitlines()) == 1
+    prompt, err = run(folder, UNANSWERED, "hook", "prompt", stdin=hook_input(
+        folder, "UserPromptSubmit", prompt="does the journal answer alone?"))
+    assert "journal answers alone" in prompt
+    assert err.startswith("dualmem hook prompt: the graph server did not answer (")
