@@ -44,6 +44,7 @@ from backends.model import (
     Episode,
     Hit,
     Receipt,
+    check_filters,
     ensure_body_fits,
     now,
 )
@@ -228,6 +229,7 @@ class FileBackend:
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
         self._check_open()
+        check_filters(group_ids, kinds)
         for episode in self._index.select(_as_set(group_ids), _as_set(kinds)):
             yield episode
 
@@ -235,6 +237,7 @@ class FileBackend:
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
         self._check_open()
+        check_filters(group_ids, kinds)
         return self._index.count(_as_set(group_ids), _as_set(kinds))
 
     async def aclose(self) -> None:

@@ -60,6 +60,7 @@ from backends.model import (
     Episode,
     Hit,
     Receipt,
+    check_filters,
     ensure_body_fits,
     now,
 )
@@ -329,6 +330,7 @@ class FalkorBackend:
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
+        check_filters(group_ids, kinds)
         where, params = filters(group_ids, kinds)
         if where is None:
             return
@@ -346,6 +348,7 @@ class FalkorBackend:
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
+        check_filters(group_ids, kinds)
         where, params = filters(group_ids, kinds)
         if where is None:
             return 0
