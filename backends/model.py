@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -51,6 +51,16 @@ def is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def check_filters(group_ids: Iterable[str] | None, kinds: Iterable[str] | None) -> None:
+    """``InvalidEpisode`` for a group or kind to filter by that is not UTF-8 text (a lone
+    surrogate): no memory can have it, and the engines cannot take it (Kùzu's binding refused
+    it with an error that read as a damaged database)."""
+    for field, values in (("group_ids", group_ids), ("kinds", kinds)):
+        for value in values or ():
+            if not is_utf8(value):
+                raise InvalidEpisode(f"{field}: {value!r} {NOT_UTF8}")
 
 
 def natural_key(text: str) -> str:

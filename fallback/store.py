@@ -46,6 +46,7 @@ from backends.model import (
     Episode,
     Hit,
     Receipt,
+    check_filters,
     ensure_body_fits,
     now,
 )
@@ -230,6 +231,7 @@ class FileBackend:
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
         self._check_open()
+        check_filters(group_ids, kinds)
         for episode in self._index.select(_as_set(group_ids), _as_set(kinds)):
             yield episode
 
@@ -237,6 +239,7 @@ class FileBackend:
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
         self._check_open()
+        check_filters(group_ids, kinds)
         return self._index.count(_as_set(group_ids), _as_set(kinds))
 
     async def aclose(self) -> None:

@@ -34,8 +34,9 @@ from typing import Any
 
 import orjson
 
-from backends.errors import InvalidEpisode, MigrationError
+from backends.errors import FileRefused, InvalidEpisode, MigrationError
 from backends.model import Episode
+from backends.safe_files import MiB, read_regular
 from migrate.auto_claude_markdown import markdown_items
 from migrate.insights import (
     GOTCHA,
@@ -54,6 +55,8 @@ SESSIONS = "session_insights"
 CODEBASE_MAP = "codebase_map.json"
 MARKDOWN = {"patterns.md": PATTERN, "gotchas.md": GOTCHA}
 MEMORY_FILES = (SESSIONS, CODEBASE_MAP, *MARKDOWN)
+FILE_LIMIT = 64 * MiB
+"""the most of one memory file that is read (Auto-Claude's grow by appending: a few MiB)"""
 # Keys of codebase_map.json that are not files.
 _MAP_META = ("_metadata", "discovered_files", "last_updated")
 
@@ -64,7 +67,7 @@ class SkippedFile:
     reason: str
 
     def to_json(self) -> dict[str, str]:
-        return {"path": str(self.path), "reason": self.reason}
+        return {"path": shown(self.path), "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class MendedFile:
     reason: str
 
     def to_json(self) -> dict[str, str]:
-        return {"path": str(self.path), "reason": self.reason}
+        return {"path": shown(self.path), "reason": self.reason}
 
 
 class AutoClaudeFolder:
@@ -92,7 +95,7 @@ class AutoClaudeFolder:
     @property
     def stream(self) -> str:
         """The ledger stream of this folder: the same however the import found it."""
-        return f"auto-claude:{self.root}"
+        return f"auto-claude:{shown(self.root)}"
 
     def episodes(self) -> list[Episode]:
         """Every memory of the folder, each id once, oldest first. Raises ``MigrationError``
@@ -182,7 +185,9 @@ class AutoClaudeFolder:
         """The file's text; bytes that are not UTF-8 are replaced and the file listed in
         ``mended`` (``strict``: they make it a damaged file)."""
         try:
-            raw = file.read_bytes()
+            raw = read_regular(file, limit=FILE_LIMIT)
+        except FileRefused as exc:  # a FIFO would hang the import, /dev/zero fill the memory
+            raise MigrationError(f"cannot read: {exc.reason}") from None
         except OSError as exc:
             raise MigrationError(f"cannot read: {exc.strerror or exc}") from None
         if not raw.strip():
@@ -194,15 +199,21 @@ class AutoClaudeFolder:
                 bad = f"byte {raw[exc.start]:#04x} at offset {exc.start}"
                 raise MigrationError(f"not UTF-8 ({bad})") from None
         count, lines = _undecodable(raw)
-        shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+        where = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
         self.mended.append(MendedFile(file, f"{count} byte(s) not UTF-8 on {len(lines)} line(s) "
-                                            f"({shown}), replaced by U+FFFD"))
+                                            f"({where}), replaced by U+FFFD"))
         return raw.decode("utf-8", errors="replace")
 
 
 def is_memory_folder(folder: Path) -> bool:
     """True when ``folder`` holds any of Auto-Claude's memory files."""
     return any((folder / name).exists() for name in MEMORY_FILES)
+
+
+def shown(path: Path) -> str:
+    """``path`` as text that can be stored and printed: a byte of its name that is not UTF-8
+    (a folder named ``\\xff``) is shown as ``\\xff``; a UTF-8 path is unchanged."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _undecodable(raw: bytes) -> tuple[int, list[int]]:

@@ -25,7 +25,7 @@ from typing import Any
 from backends.errors import MigrationError
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from migrate.auto_claude import AutoClaudeFolder, MendedFile, SkippedFile
+from migrate.auto_claude import AutoClaudeFolder, MendedFile, SkippedFile, shown
 from migrate.auto_claude_specs import SpecFolder, find_specs
 from migrate.insights import Scope
 from migrate.ledger import Ledger
@@ -60,7 +60,7 @@ class SpecImport:
     def to_json(self) -> dict[str, Any]:
         return {
             "spec": self.spec,
-            "folder": str(self.folder),
+            "folder": shown(self.folder),
             "skipped_files": [s.to_json() for s in self.skipped_files],
             "mended_files": [m.to_json() for m in self.mended_files],
             **self.report.to_json(),
@@ -140,7 +140,7 @@ class ImportReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "stream": AUTO_CLAUDE,
-            "path": str(self.path),
+            "path": shown(self.path),
             "dry_run": self.dry_run,
             "status": self.status,
             "verified": self.verified,
@@ -160,13 +160,13 @@ class ImportReport:
     def summary(self) -> str:
         verb = "would write" if self.dry_run else "wrote"
         lines = [
-            f"{self.status}: {len(self.specs)} spec(s) from {self.path}: {verb} {self.written} "
-            f"of {self.scanned} memories ({self.unchanged} unchanged), "
+            f"{self.status}: {len(self.specs)} spec(s) from {shown(self.path)}: {verb} "
+            f"{self.written} of {self.scanned} memories ({self.unchanged} unchanged), "
             f"{len(self.skipped_files)} file(s) skipped, in {self.seconds:.2f} s"
         ]
         lines += [f"  {spec.summary()}" for spec in self.specs]
-        lines += [f"  skipped {s.path}: {s.reason}" for s in self.skipped_files]
-        lines += [f"  mended {m.path}: {m.reason}" for m in self.mended_files]
+        lines += [f"  skipped {shown(s.path)}: {s.reason}" for s in self.skipped_files]
+        lines += [f"  mended {shown(m.path)}: {m.reason}" for m in self.mended_files]
         lines += [f"  refused {s.describe()}" for s in self.refused]
         return "\n".join(lines)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.errors import MigrationError
-from migrate.auto_claude import is_memory_folder
+from migrate.auto_claude import is_memory_folder, shown
 
 MEMORY = "memory"
 # Where specs are looked for below the given folder, nearest first: the project root, then
@@ -22,9 +22,14 @@ _SPEC_PARENTS = (Path(".auto-claude", "specs"), Path("specs"), Path())
 
 @dataclass(frozen=True)
 class SpecFolder:
-    name: str
     memory: Path
     """the spec's memory folder"""
+    folder: Path
+    """the spec's folder, which names it"""
+
+    @property
+    def name(self) -> str:
+        return shown(Path(self.folder.name))
 
 
 def find_specs(path: Path) -> list[SpecFolder]:
@@ -35,12 +40,12 @@ def find_specs(path: Path) -> list[SpecFolder]:
         raise MigrationError(f"{path}: not a folder")
     if is_memory_folder(folder) or folder.name == MEMORY:
         spec = folder.parent if folder.name == MEMORY else folder
-        return [SpecFolder(spec.name, folder)]
+        return [SpecFolder(folder, spec)]
     if is_memory_folder(folder / MEMORY):
-        return [SpecFolder(folder.name, folder / MEMORY)]
+        return [SpecFolder(folder / MEMORY, folder)]
     for parent in _SPEC_PARENTS:
         specs = sorted(
-            (SpecFolder(spec.name, spec / MEMORY) for spec in _folders(folder / parent)
+            (SpecFolder(spec / MEMORY, spec) for spec in _folders(folder / parent)
              if (spec / MEMORY).is_dir()),
             key=lambda s: s.name,
         )

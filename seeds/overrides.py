@@ -36,7 +36,9 @@ from pathlib import Path
 import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from backends.errors import FileRefused
 from backends.model import problems
+from backends.safe_files import MiB, read_regular
 from seeds.knowledge import (
     Fraction,
     KnowledgeError,
@@ -49,6 +51,10 @@ from seeds.knowledge import (
 OVERRIDES_FILE = "entity-overrides.yaml"
 DESIGN_OVERRIDES = Path(".guardkit", "config", OVERRIDES_FILE)
 """Where FEAT-GE-001 puts a project's overrides, relative to the project's folder."""
+OVERRIDES_LIMIT = 1 * MiB
+"""the largest overrides file read: a project's are a few dozen lines"""
+MAX_DEPTH = 32
+"""the deepest nesting read: overrides go five levels deep"""
 
 
 class RoleAdditions(BaseModel):
@@ -184,16 +190,43 @@ def _parse_range(text: str) -> tuple[int, int]:
     raise KnowledgeError(f"a quality-gate override names a range as LOW-HIGH, not {text!r}")
 
 
-def load_overrides(path: Path, *, missing_ok: bool = False) -> Overrides:
-    """The overrides in ``path``; no overrides when it is missing and ``missing_ok``."""
+def load_overrides(path: Path, *, missing_ok: bool = False, follow: bool = True) -> Overrides:
+    """The overrides in ``path``; no overrides when it is missing and ``missing_ok``.
+    ``follow=False`` refuses a symbolic link (a home's own file). ``KnowledgeError`` names the
+    file and what is wrong with it: not a regular file, over ``OVERRIDES_LIMIT``, not UTF-8,
+    nested deeper than ``MAX_DEPTH``, not YAML, or not overrides."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular(path, limit=OVERRIDES_LIMIT, follow=follow)
     except FileNotFoundError:
         if missing_ok:
             return Overrides()
         raise KnowledgeError(f"{path}: no such overrides file") from None
+    except FileRefused as exc:
+        raise KnowledgeError(f"{path}: not a valid overrides file: {exc.reason}") from None
+    except OSError as exc:
+        raise KnowledgeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KnowledgeError(f"{path}: not a valid overrides file: not UTF-8 (byte "
+                             f"{raw[exc.start]:#04x} at offset {exc.start})") from None
+    try:
+        _check_depth(text)
         return Overrides.model_validate(yaml.safe_load(text) or {})
-    except (yaml.YAMLError, ValidationError) as exc:
+    except (yaml.YAMLError, ValidationError, KnowledgeError) as exc:
         detail = problems(exc) if isinstance(exc, ValidationError) else exc
         raise KnowledgeError(f"{path}: not a valid overrides file: {detail}") from None
+
+
+def _check_depth(text: str) -> None:
+    """``KnowledgeError`` for YAML nested deeper than ``MAX_DEPTH``, found by walking the
+    parser's events (which takes no recursion), before the loader, which recurses once per
+    level and overflows Python's stack at about a thousand."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise KnowledgeError(f"nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1

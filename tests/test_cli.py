@@ -76,7 +76,8 @@ def test_help_lists_the_whole_surface(capsys: pytest.CaptureFixture[str]) -> Non
 def test_init_creates_the_home_with_a_stable_project_id(cli: Any, home: Path) -> None:
     first = cli("init").doc
     assert first["created"] is True and first["layer"] == "file" and first["home"] == str(home)
-    assert orjson.loads((home / "project.json").read_bytes()) == {"project_id": first["project_id"]}
+    assert orjson.loads((home / "project.json").read_bytes()) == {
+        "project_id": first["project_id"], "folder": str(home.parent)}
     second = cli("init").doc
     assert second["created"] is False and second["project_id"] == first["project_id"]
     assert "already initialised" in cli("init", json=False).out

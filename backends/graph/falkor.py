@@ -61,6 +61,7 @@ from backends.model import (
     Episode,
     Hit,
     Receipt,
+    check_filters,
     ensure_body_fits,
     now,
 )
@@ -324,6 +325,7 @@ class FalkorBackend:
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
+        check_filters(group_ids, kinds)
         where, params = filters(group_ids, kinds)
         if where is None:
             return
@@ -341,6 +343,7 @@ class FalkorBackend:
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
+        check_filters(group_ids, kinds)
         where, params = filters(group_ids, kinds)
         if where is None:
             return 0

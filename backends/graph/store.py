@@ -58,6 +58,7 @@ from backends.model import (
     Episode,
     Hit,
     Receipt,
+    check_filters,
     ensure_body_fits,
     now,
 )
@@ -509,6 +510,7 @@ class GraphBackend:
     async def scan(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> AsyncIterator[Episode]:
+        check_filters(group_ids, kinds)
         core = self._open_core()
         keys = await core.read(lambda session: rows.ordered_keys(session, group_ids, kinds))
         for start in range(0, len(keys), FETCH_CHUNK):
@@ -521,6 +523,7 @@ class GraphBackend:
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:
+        check_filters(group_ids, kinds)
         core = self._open_core()
         return await core.read(lambda session: rows.count(session, group_ids, kinds))
 

@@ -35,7 +35,7 @@ def project_overrides(home: Path) -> Overrides:
     ``<home>/entity-overrides.yaml``, which wins where both set a threshold. Either or both
     may be missing."""
     design = load_overrides(home.parent / DESIGN_OVERRIDES, missing_ok=True)
-    return design | load_overrides(home / OVERRIDES_FILE, missing_ok=True)
+    return design | load_overrides(home / OVERRIDES_FILE, missing_ok=True, follow=False)
 
 
 async def system_knowledge(

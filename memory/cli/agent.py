@@ -13,7 +13,7 @@ from backends.model import check_group_id, problems
 from memory.agent.knowledge import project_overrides
 from memory.agent.memories import AgentMemory, session_from_json, session_line
 from memory.agent.turns import TurnState, feature_turns, record_turn
-from memory.cli.base import Command, UsageError, opened, read_file, utf8
+from memory.cli.base import JSON_FILE_LIMIT, Command, UsageError, opened, read_file, utf8
 from memory.context import (
     TASK_TYPES,
     CachedStore,
@@ -48,7 +48,7 @@ async def session(args: argparse.Namespace, config: Config) -> Output:
                       "\n".join(map(session_line, sessions)) or "no sessions")
     if args.file is None:
         raise UsageError("session save needs FILE.json")
-    text = utf8(read_file(args.file), str(args.file))
+    text = utf8(read_file(args.file, limit=JSON_FILE_LIMIT), str(args.file))
     number, insights = session_from_json(text, file_name=args.file.name, session_num=args.session)
     async with opened(config, create=True) as (backend, _):
         memory = AgentMemory(backend, project_id(config.home), args.spec, source="cli")
@@ -71,7 +71,8 @@ async def turns(args: argparse.Namespace, config: Config) -> Output:
     if args.action == "record":
         if args.file is None:
             raise UsageError("turns record needs FILE.json")
-        state = TurnState.from_json(utf8(read_file(args.file), str(args.file)), str(args.file))
+        text = utf8(read_file(args.file, limit=JSON_FILE_LIMIT), str(args.file))
+        state = TurnState.from_json(text, str(args.file))
         async with opened(config, create=True) as (backend, _):
             receipt = await record_turn(backend, project_id(config.home), state)
         return Output({"turn_id": state.turn_id, "receipt": receipt.model_dump(mode="json")},

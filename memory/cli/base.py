@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from backends.errors import DualmemError, InvalidEpisode
 from backends.model import Episode, check_group_id
 from backends.protocol import MemoryBackend
+from backends.safe_files import MiB, read_regular
 from memory.output import Output
 from memory.store.config import Config
 from memory.store.home import require_home
@@ -105,9 +106,17 @@ def filters(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     return {"group_ids": chosen_groups(args, home), "kinds": [args.kind] if args.kind else None}
 
 
-def read_file(path: Path) -> bytes:
+JSON_FILE_LIMIT = 64 * MiB
+"""a session's or a turn's JSON named on the command line (each memory in it is far smaller)"""
+IMPORT_FILE_LIMIT = 1024 * MiB
+"""a JSON Lines file to import: read whole, so bounded (an export of ~500k usual memories)"""
+
+
+def read_file(path: Path, *, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` names, at most ``limit`` of them: a FIFO, a device
+    or a folder is refused (``FileRefused``) rather than read until memory runs out or for ever."""
     try:
-        return path.read_bytes()
+        return read_regular(path, limit=limit)
     except OSError as exc:
         raise FileArgumentError(f"cannot read {path}: {exc.strerror or exc}") from None
 

@@ -22,12 +22,14 @@ from backends.protocol import Enriches
 from memory.agent.seeding import seed_home
 from memory.agent.turns import retention_status
 from memory.cli.base import (
+    IMPORT_FILE_LIMIT,
     Command,
     UsageError,
     chosen_groups,
     group_options,
     no_arguments,
     opened,
+    read_file,
 )
 from memory.cli.progress import Progress
 from memory.output import PARTIAL_EXIT, Output
@@ -36,24 +38,71 @@ from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.layers import Layered
 from memory.store.migration import Departure, import_auto_claude, migrate_home, take_in_graph
-from memory.store.project import ensure_project_id, read_project_id
+from memory.store.project import (
+    Place,
+    ensure_project_id,
+    read_project,
+    read_project_id,
+    record_place,
+    relocation,
+    renew_project_id,
+)
 from memory.store.providers import embedder_for, llm_for
 from memory.store.settings import write_gitignore
 from memory.store.status import collect_status
 
 
+def _init_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--new-id", action="store_true",
+                        help="give the home a new project id: for a home copied from another "
+                        "project (the old id's memories stay in its group)")
+
+
 async def init(args: argparse.Namespace, config: Config) -> Output:
     # The id is named after the folder that holds the home (the project, for ./.dualmem).
-    project_id, created = ensure_project_id(config.project_file, config.home.parent.name)
+    name = config.home.parent.name
+    notice, previous = None, None
+    if args.new_id:
+        previous, project_id = renew_project_id(config.project_file, name)
+        created = True
+    else:
+        project_id, created = ensure_project_id(config.project_file, name)
+        notice = _moved_or_copied(config, record=True)
     write_gitignore(config.home)
     async with opened(config, create=True) as (_, selection):
         pass
+    lines = [f"{'initialised' if created else 'already initialised'}: {config.home}",
+             f"project id: {project_id}"]
+    if previous is not None:
+        lines.append(f"(it was {previous}: that id's memories stay in its group, "
+                     f"--group {previous} reads them)")
+    if notice is not None:
+        lines.append(f"note: {notice}")
+    lines.append(f"layer: {selection.layer} ({selection.reason})")
     return Output(
         {"home": str(config.home), "project_id": project_id, "created": created,
-         "layer": selection.layer, "reason": selection.reason},
-        f"{'initialised' if created else 'already initialised'}: {config.home}\n"
-        f"project id: {project_id}\nlayer: {selection.layer} ({selection.reason})",
+         "previous_id": previous, "notice": notice, "layer": selection.layer,
+         "reason": selection.reason},
+        "\n".join(lines),
     )
+
+
+def _moved_or_copied(config: Config, *, record: bool) -> str | None:
+    """What says the home was moved or copied since its place was recorded, with what to do;
+    with ``record``, its place now is recorded (an older file's too)."""
+    found = read_project(config.project_file)
+    if found is None:
+        return None
+    moved = relocation(found, Place.of(config.home))
+    if record and (moved is not None or found.place is None):
+        record_place(config.project_file, found)
+    if moved is None:
+        return None
+    copied = ("if this home is a copy of another project's, `dualmem init --new-id` gives it an "
+              "id of its own (projects sharing an id share their memories on a shared server)")
+    if record:
+        return f"{moved}: recorded where it is now; {copied}"
+    return f"{moved}: if the project moved, `dualmem init` records where it is now; {copied}"
 
 
 async def status(args: argparse.Namespace, config: Config) -> Output:
@@ -68,6 +117,9 @@ async def status(args: argparse.Namespace, config: Config) -> Output:
         project = read_project_id(config.project_file)
         turns = None if project is None else await retention_status(backend, project)
     data, text = found.to_json(), found.describe()
+    notice = _moved_or_copied(config, record=False)
+    if notice is not None:
+        data, text = data | {"project_notice": notice}, f"{text}\nnote: {notice}"
     if dual is not None:
         data, text = data | {"dual": dual.to_json()}, f"{text}\n{dual.describe()}"
     if turns is not None and turns.over:  # running features keep every turn: say so
@@ -186,10 +238,7 @@ def _setting(config: Config) -> str:
 def _history(path: Path | None) -> list[KeptFact] | None:
     if path is None:
         return None
-    try:
-        return load_history(path.read_bytes())
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return load_history(read_file(path, limit=IMPORT_FILE_LIMIT))
 
 
 def _migrate_in_own_process(config: Config, engine: str, *, preview: bool,
@@ -294,7 +343,7 @@ async def enrich(args: argparse.Namespace, config: Config) -> Output:
 
 
 COMMANDS = {
-    "init": Command(no_arguments, init),
+    "init": Command(_init_arguments, init),
     "status": Command(no_arguments, status),
     "seed": Command(_seed_arguments, seed),
     "migrate": Command(_migrate_arguments, migrate),

@@ -44,7 +44,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 async def add(args: argparse.Namespace, config: Config) -> Output:
     body = args.body
     if body is None:
-        body = utf8(read_file(args.body_file), f"body file {args.body_file}")
+        raw = read_file(args.body_file, limit=config.max_body_bytes)
+        body = utf8(raw, f"body file {args.body_file}")
     group = project_id(config.home) if args.group is None else args.group
     episode = Episode.create(group_id=group, kind=args.kind, name=args.name, body=body,
                              key=args.key, source=args.source)

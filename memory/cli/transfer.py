@@ -12,7 +12,7 @@ from backends.model import Episode, ensure_body_fits
 from backends.protocol import upsert_all
 from memory.agent.markdown import export_markdown
 from memory.agent.records import json_object
-from memory.cli.base import Command, FileArgumentError, opened, read_file
+from memory.cli.base import IMPORT_FILE_LIMIT, Command, FileArgumentError, opened, read_file
 from memory.cli.progress import Progress
 from memory.output import Output
 from memory.store.config import Config
@@ -43,7 +43,8 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def import_(args: argparse.Namespace, config: Config) -> Output:
-    episodes = _parse_jsonl(read_file(args.file), args.file, config.max_body_bytes)
+    raw = read_file(args.file, limit=IMPORT_FILE_LIMIT)
+    episodes = _parse_jsonl(raw, args.file, config.max_body_bytes)
     stored = 0
     async with opened(config, create=True) as (backend, selection):
         with Progress("import", len(episodes)) as bar:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from backends.errors import DualmemError
 from backends.model import problems
+from memory.mcp.stdio import stdio_streams
 from memory.mcp.tools import VIEWS, MemoryTools
 from memory.output import one_line
 from memory.store.config import Config
@@ -61,6 +62,13 @@ class _Server(MCPServer[Any]):
             if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
                 raise ToolError(f"Error executing tool {name}: {problems(cause)}") from cause
             raise
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's own, over ``stdio_streams``: a request holding text that is not Unicode is
+        answered with an error instead of dropped (the SDK offers no other seam for it)."""
+        async with stdio_streams() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options())
 
 
 def build_server(tools: MemoryTools) -> MCPServer[Any]:

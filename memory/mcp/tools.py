@@ -9,6 +9,7 @@ otherwise.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -41,8 +42,11 @@ from memory.context import (
     load_critical_context,
 )
 from memory.context.cache import DEFAULT_TTL_SECONDS
+from memory.output import one_line
 from memory.store.project import project_id
-from seeds import ImplementationMode, QualityGateProfile, RoleConstraints
+from seeds import ImplementationMode, KnowledgeError, Overrides, QualityGateProfile, RoleConstraints
+
+log = logging.getLogger(__name__)
 
 MemoryKind = Literal["gotcha", "pattern", "discovery", "outcome", "decision"]
 VIEWS = ("patterns.md", "gotchas.md")
@@ -138,6 +142,19 @@ class MemoryTools:
         self.store: MemoryBackend = CachedStore(store, ttl=cache_ttl)
         self.home = home
         self.project_id = project_id(home)
+        self._reported: str | None = None
+
+    def _overrides(self) -> Overrides:
+        """The project's overrides, read afresh (a person may fix the file while the server
+        runs). A bad file fails the tools that apply overrides, with one line naming the file
+        and what is wrong; the server's log says it once, not at every call."""
+        try:
+            return project_overrides(self.home)
+        except KnowledgeError as exc:
+            if str(exc) != self._reported:
+                self._reported = str(exc)
+                log.warning("the project's overrides are not applied: %s", one_line(exc))
+            raise
 
     def _memory(self, spec: str | None) -> AgentMemory:
         return AgentMemory(self.store, self.project_id, spec, source="mcp")
@@ -242,7 +259,7 @@ class MemoryTools:
         )
         result = await build_context(
             self.store, described, project_id=self.project_id, phase=phase, tokens=tokens,
-            overrides=project_overrides(self.home),
+            overrides=self._overrides(),
             extra_groups=[check_group_id(g) for g in groups or ()],
         )
         return TaskContext.model_validate(result.to_json())
@@ -264,7 +281,7 @@ class MemoryTools:
         feature's overview. Not budgeted: read it all."""
         found = await load_critical_context(
             self.store, self.project_id, task=task, task_type=task_type, complexity=complexity,
-            role=role, feature_id=feature, overrides=project_overrides(self.home),
+            role=role, feature_id=feature, overrides=self._overrides(),
         )
         return CriticalContextData.model_validate(found.to_json())
 
@@ -331,7 +348,7 @@ class MemoryTools:
     ) -> RoleConstraints:
         """What a role must do, must not do, asks before doing and escalates (system knowledge
         with this project's overrides)."""
-        return await resolve_role_constraints(role, self.store, project_overrides(self.home))
+        return await resolve_role_constraints(role, self.store, self._overrides())
 
     async def get_quality_gates(
         self, task_type: TaskTypeArg, complexity: Complexity
@@ -339,7 +356,7 @@ class MemoryTools:
         """The quality-gate thresholds for a task: architecture review and coverage
         thresholds, whether tests are required."""
         return await gate_thresholds(task_type, complexity, self.store,
-                                     project_overrides(self.home))
+                                     self._overrides())
 
     async def suggest_implementation_mode(
         self, task_type: TaskTypeArg, complexity: Complexity
@@ -347,7 +364,7 @@ class MemoryTools:
         """The implementation mode to use for a task (direct, task_work or autobuild), with
         how to run it, its pitfalls and why it was chosen."""
         advice = await suggest_implementation_mode(task_type, complexity, self.store,
-                                                   project_overrides(self.home))
+                                                   self._overrides())
         return ModeAdvice(mode=advice.mode, task_type=advice.task_type,
                           complexity=advice.complexity, reason=advice.reason)
 

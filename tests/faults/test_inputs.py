@@ -125,6 +125,19 @@ async def test_get_and_delete_of_an_id_no_memory_can_have(
     assert await store.count() == 1
 
 
+@pytest.mark.parametrize("field", ["group_ids", "kinds"])
+async def test_a_filter_that_is_not_utf8_is_refused_by_name_on_a_healthy_store(
+    store: MemoryBackend, field: str  # noqa: F811
+) -> None:
+    await store.upsert(Episode.parse(**VALID))
+    with pytest.raises(InvalidEpisode, match=field):
+        await store.count(**{field: [SURROGATE]})  # was StoreCorrupt: "memory.kuzu: read failed"
+    with pytest.raises(InvalidEpisode, match=field):
+        [episode async for episode in store.scan(**{field: [SURROGATE]})]
+    assert await store.search("b", **{field: [SURROGATE]}) == []  # no memory can match it
+    assert await store.count() == 1
+
+
 @pytest.mark.parametrize("backend", ["file", "graph", "auto"])
 def test_the_cli_answers_not_found_for_an_id_that_is_not_utf8(
     tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]

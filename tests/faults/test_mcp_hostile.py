@@ -3,23 +3,30 @@ stdio: every argument of every tool and the view resources. Each call answers, o
 tool error with one line of dualmem's own; the server keeps serving; nothing outside the home
 is touched; every memory it says it saved reads back holding what was sent.
 
-Lone surrogates cannot travel as JSON-RPC (the client cannot encode them, the server's parser
-refuses their escapes): sent raw, such a request goes unanswered by the SDK, and the server
-answers the next one."""
+Lone surrogates travel as JSON escapes (``"\\udc80"``) from a client that writes JSON as
+JavaScript does (the Python SDK's own writer cannot encode them): such a request is answered with
+an error naming the text, and the server answers the next one."""
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 import orjson
 import pytest
-from mcp import Client
+from anyio.streams.text import TextReceiveStream
+from mcp import Client, MCPError
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
 from plugin.processes import REPO, servers, text_of
 
 from backends.model import Episode
@@ -137,7 +144,70 @@ async def test_hostile_values_through_the_mcp_server(home: Path, seed: int) -> N
     record("hostile mcp", "auto", tally)
 
 
-def test_a_request_json_cannot_carry_goes_unanswered_and_the_server_serves_on(
+@asynccontextmanager
+async def escaping_stdio(home: Path) -> AsyncIterator[TransportStreams]:
+    """``dualmem mcp`` on ``home``, spoken to as a JavaScript client speaks: JSON written by the
+    standard library, which escapes a lone surrogate (``"\\udc80"``) where the SDK's writer
+    cannot encode it."""
+    process = await anyio.open_process(
+        [sys.executable, "-m", "memory", "--home", str(home), "--backend", "auto", "mcp"],
+        cwd=REPO, env=child_env())
+    assert process.stdin is not None and process.stdout is not None
+    read_in, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_out = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def from_server() -> None:
+        assert process.stdout is not None
+        pending = ""
+        async with read_in:
+            async for chunk in TextReceiveStream(process.stdout):
+                *lines, pending = (pending + chunk).split("\n")
+                for line in filter(None, lines):
+                    await read_in.send(SessionMessage(jsonrpc_message_adapter.validate_json(line)))
+
+    async def to_server() -> None:
+        assert process.stdin is not None
+        async with write_out:
+            async for message in write_out:
+                data = message.message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+                await process.stdin.send(json.dumps(data).encode() + b"\n")
+
+    async with process, anyio.create_task_group() as tasks:
+        tasks.start_soon(from_server)
+        tasks.start_soon(to_server)
+        try:
+            yield read_stream, write_stream
+        finally:
+            await process.stdin.aclose()  # the server ends when its stdin closes
+            with anyio.fail_after(120):
+                assert await process.wait() == 0
+            tasks.cancel_scope.cancel()
+
+
+async def test_a_request_holding_a_lone_surrogate_is_answered_and_the_server_serves_on(
+    home: Path,
+) -> None:
+    tally = Tally()
+    async with Client(escaping_stdio(home), mode="legacy", read_timeout_seconds=60) as client:
+        for tool, arguments in [
+            ("search_memories", {"query": "retry", "kinds": ["\udc80"]}),
+            ("search_memories", {"query": "a\ud800b"}),
+            ("add_memory", {"kind": "gotcha", "text": "\ud83d"}),
+            ("get_role_constraints", {"role": "\udcff"}),
+        ]:
+            tally.rounds += 1
+            # Before: no answer at all, and the client waited until its read timeout.
+            with pytest.raises(MCPError, match="not valid UTF-8 text"):
+                await client.call_tool(tool, arguments)
+            tally.refused += 1
+        assert await call(client, "add_memory", {"kind": "gotcha", "text": "caf\u00e9 \U0001f600"},
+                          tally)
+        found = await call(client, "search_memories", {"query": "caf\u00e9"}, tally)
+        assert [hit["text"] for hit in found] == ["caf\u00e9 \U0001f600"]
+    record("hostile mcp", "auto", tally)
+
+
+def test_a_raw_request_holding_a_lone_surrogate_is_answered_even_with_an_unreadable_id(
     home: Path,
 ) -> None:
     server = subprocess.Popen(
@@ -158,13 +228,18 @@ def test_a_request_json_cannot_carry_goes_unanswered_and_the_server_serves_on(
             "clientInfo": {"name": "test", "version": "0"}}})
         assert orjson.loads(server.stdout.readline())["id"] == 1
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        for text in ("a\\ud800b", "\\udcff", "\\ud83d"):
-            send(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_memory",'
-                 b'"arguments":{"kind":"gotcha","text":"' + text.encode() + b'"}}}')
-        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        for number, (request_id, text) in enumerate(
+            [(b"2", b"a\\ud800b"), (b'"\\udcff"', b"x"), (b"4", b"\\ud83d")]
+        ):
+            send(b'{"jsonrpc":"2.0","id":' + request_id + b',"method":"tools/call","params":'
+                 b'{"name":"add_memory","arguments":{"kind":"gotcha","text":"' + text + b'"}}}')
+            answer = orjson.loads(server.stdout.readline())
+            assert answer["id"] == [2, None, 4][number], answer  # null: its id is unreadable
+            assert "not valid UTF-8 text" in answer["error"]["message"], answer
+        send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
               "params": {"name": "get_role_constraints", "arguments": {"role": "coach"}}})
         answer = orjson.loads(server.stdout.readline())
-        assert answer["id"] == 3 and not answer["result"]["isError"], answer
+        assert answer["id"] == 5 and not answer["result"]["isError"], answer
     finally:
         _, err = server.communicate(timeout=120)
     assert server.returncode == 0 and b"Traceback" not in err, err.decode()
