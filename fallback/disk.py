@@ -105,10 +105,11 @@ class Swap(NamedTuple):
     """What ``replace_unless_changed`` did."""
 
     status: os.stat_result | None
-    """the new file's status; None when it was not put in place (someone's file stands)"""
+    """the new file's status; None when it was not put in place (someone's file stands: the
+    caller reads it again)"""
     found: bytes | None
-    """a file it displaced that was not the one expected (someone else's newer version), which
-    the caller must take in: it is nowhere else any more"""
+    """a file it displaced and could not put back (someone's save, landed between two renames),
+    which the caller must take in: it is nowhere else any more"""
 
 
 def replace_unless_changed(
@@ -118,8 +119,9 @@ def replace_unless_changed(
     (``expected`` of its status; None: no file). A person's editor saves without our lock, by
     renaming its own temp file onto ``path``: a check followed by a rename would let a save
     that lands in between be overwritten unread. On Linux the rename is an exchange
-    (``renameat2``), atomic with any other rename: what it displaced is checked afterwards and
-    handed back when it is not what was read. Elsewhere (or on a file system without it), the
+    (``renameat2``), atomic with any other rename: what it displaced is checked afterwards and,
+    when it is not what was read, exchanged back into place, so that it is never lost (and
+    ours is seen for an instant at most). Elsewhere (or on a file system without it), the
     file is checked just before the rename: a save landing in that instant is still lost."""
     staged = stage(path, data)
     try:
@@ -130,10 +132,16 @@ def replace_unless_changed(
             if not _put_new(staged):
                 return Swap(None, None)
         elif _renameat2(staged.temp, path, _RENAME_EXCHANGE):
-            displaced = _status(staged.temp)
-            if not expected(displaced):
+            if not expected(_status(staged.temp)):
+                # Someone's save, landed since the check: put it back at once (ours showed
+                # for an instant), for the caller to read and take in.
+                _renameat2(staged.temp, path, _RENAME_EXCHANGE)
+                back = _status(staged.temp)
+                mine = back is not None and back.st_ino == staged.status.st_ino
                 sync_folder(path.parent)
-                return Swap(staged.status, _read_displaced(staged.temp))
+                # Not ours: a third save landed in that instant, and the one before it is
+                # back in place; the caller takes in both.
+                return Swap(None, None if mine else _read_displaced(staged.temp))
         else:
             staged.put()
         sync_folder(path.parent)

@@ -692,8 +692,10 @@ class FileBackend:
         live."""
         first = page == VIEW_FILES[kind]
         lines = views.parse(text)
-        copied = {i for i in views.generated_ids(lines)
-                  if (where := self._index.located(i)) is not None and where[:2] != (group, kind)}
+        copied = {line.generated_id for line in lines if line.generated_id is not None
+                  and (entry := self._index.view_entry(line.generated_id)) is not None
+                  and (entry.group_id, entry.kind) != (group, kind)
+                  and entry.bullet == line.raw.rstrip()}  # as shown there now, not a stale line
         if copied:
             text = views.adopt(text, copied)
             lines = views.parse(text)
@@ -806,10 +808,11 @@ class FileBackend:
         try:
             existing, sig = on_disk, _ = self._read_view(path)
             unseen = existing is not None and sig != self._index.view_signature(path)
+            met = False  # a save met while rendering: what it lacks is held, not forgotten
             for _ in range(_MAX_ROUNDS):
                 if unseen and existing is not None:
                     existing, more = self._take_in(group, kind, page, path, existing,
-                                                   forgets=forgets, drop=drop)
+                                                   forgets=forgets and not met, drop=drop)
                     moved |= more
                     drop |= more
                     changed = None
@@ -829,15 +832,17 @@ class FileBackend:
                     break
                 swap = disk.replace_unless_changed(path, rendered.encode(),
                                                    partial(_is_file_of, sig))
-                if swap.status is None:  # someone's file stands there now: take that in
-                    existing, sig = on_disk, _ = self._read_view(path)
-                    unseen = existing is not None
-                    continue
-                sig, on_disk = signature(swap.status), rendered
-                if swap.found is None:
+                if swap.found is not None:  # a person's save that is here alone now
+                    _, more = self._take_in(group, kind, page, path, self._displaced(
+                        path, swap.found), forgets=False, drop=drop)
+                    moved |= more
+                    drop |= more
+                if swap.status is not None:
+                    sig = signature(swap.status)
                     break
-                # A person's save we displaced, unread: it is here alone now.
-                existing, unseen = self._displaced(path, swap.found, sig), True
+                # Someone's file stands there now: take that in, and render again.
+                existing, sig = on_disk, _ = self._read_view(path)
+                unseen, changed, met = existing is not None, None, True
             else:
                 raise StoreCorrupt(path, "changed each time it was rendered; left as it is")
             self._index.record_view(path, sig)
@@ -847,14 +852,13 @@ class FileBackend:
             self._write_view(group, kind, VIEW_FILES[kind],
                              bounds=_Pages(kind, self._index.page_starts(group, kind)).bounds(0))
 
-    def _displaced(self, path: Path, found: bytes, ours: Signature) -> str:
-        """The text of a person's save that a render displaced; one that is not UTF-8 is put
-        back as it was (``StoreCorrupt``: it is left as it is)."""
+    def _displaced(self, path: Path, found: bytes) -> str:
+        """The text of a person's save that a render displaced and could not put back."""
         try:
             return found.decode()
         except UnicodeDecodeError:
-            disk.replace_unless_changed(path, found, partial(_is_file_of, ours))
-            raise StoreCorrupt(path, "not UTF-8 text; left as it is") from None
+            raise StoreCorrupt(path, "a save displaced while rendered is not UTF-8 text; "
+                               "it is lost") from None
 
     def _shown(self, group: str, kind: str, bounds: _Bounds) -> list[tuple[str, str]]:
         """(id, bullet) of the page of ``bounds``, less the hand bullets held back."""

@@ -69,11 +69,6 @@ def hand_ids(lines: Iterable[Line], group_id: str, kind: str) -> dict[str, str]:
     }
 
 
-def generated_ids(lines: Iterable[Line]) -> set[str]:
-    """The ids of the generated bullets, untouched, among ``lines``."""
-    return {line.generated_id for line in lines if line.generated_id is not None}
-
-
 def adopt(text: str, episode_ids: Collection[str]) -> str:
     """``text`` with the generated bullets of ``episode_ids`` made a person's plain bullets (the
     comment taken off): copied from another view, they are the person's text here."""

@@ -71,15 +71,24 @@ async def test_an_editors_saves_race_a_stream_of_renders_and_lose_nothing(tmp_pa
         sigkill(agent)
     files = await FileBackend.open(home, watch=False)
     try:
-        text = view.read_text()
-        lost = [number for number in range(SAVES)
-                if await files.get(stable_id(GROUP, "pattern", natural_key(note(number)))) is None
-                or f"- {note(number)}\n" not in text]
+        text = _text(view)
+        stored = [await files.get(stable_id(GROUP, "pattern", natural_key(note(number))))
+                  is not None for number in range(SAVES)]
+        held = {item.episode.body for item in files.set_aside() if item.held}
     finally:
         await files.aclose()
-    record("views", "file", Tally(rounds=1, acknowledged=SAVES, lost=len(lost)))
+    shown = [f"- {note(number)}\n" in text for number in range(SAVES)]
+    lost = [n for n in range(SAVES) if not (stored[n] or shown[n])]
+    hidden = [n for n in range(SAVES) if stored[n] and not shown[n] and note(n) not in held]
+    record("views", "file", Tally(rounds=1, acknowledged=SAVES, lost=len(lost) + len(hidden),
+                                  notes=[f"race: {len(held)} of {SAVES} held"] if held else []))
     assert wrote.startswith(b"wrote ")
     assert lost == [], f"{len(lost)} of {SAVES} saved bullets lost: {lost[:10]}"
+    # Stored but shown nowhere and not reported: as good as lost to the person.
+    assert hidden == [], f"{len(hidden)} of {SAVES} saved bullets hidden: {hidden[:10]}"
+    # An editor that read the view in the instant a render showed may drop a bullet from its
+    # next save: that bullet is held (stored, and listed by status), never lost.
+    assert len(held) <= SAVES // 100, f"{len(held)} of {SAVES} held"
 
 
 def git(repo: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -132,7 +132,7 @@ async def test_a_view_rendered_before_its_edit_was_heard_takes_the_edit_in(home:
         await files.aclose()
 
 
-def test_a_save_landing_just_after_the_check_is_handed_back_not_overwritten(
+def test_a_save_landing_just_after_the_check_is_put_back_not_overwritten(
     tmp_path: Path
 ) -> None:
     path = tmp_path / "patterns.md"
@@ -149,8 +149,8 @@ def test_a_save_landing_just_after_the_check_is_handed_back_not_overwritten(
         return status is not None and signature(status) == read
 
     swap = disk.replace_unless_changed(path, b"the render\n", checked_then_saved)
-    assert swap.found == b"what dualmem read\n- the person's bullet\n"
-    assert swap.status is not None and path.read_bytes() == b"the render\n"
+    assert swap == (None, None)  # not replaced: the caller reads the save and renders again
+    assert path.read_bytes() == b"what dualmem read\n- the person's bullet\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["patterns.md"]
 
 
