@@ -52,9 +52,18 @@ async def capture(args: argparse.Namespace, config: Config) -> Output:
     try:
         with Progress("capture", len(found)) as bar:
             for path in found:
-                reports.append(await capture_transcript(config.home, project, path, store,
-                                                        root=root, final=True,
-                                                        dry_run=args.dry_run))
+                report = await capture_transcript(config.home, project, path, store,
+                                                  root=root, final=True, dry_run=args.dry_run)
+                # Past the size budget of one read (64 MiB), a transcript is read on to its end.
+                while report.left and report.lines and not args.dry_run:
+                    more = await capture_transcript(config.home, project, path, store,
+                                                    root=root, final=True)
+                    report.lines, report.damaged = (report.lines + more.lines,
+                                                    report.damaged + more.damaged)
+                    report.too_long += more.too_long
+                    report.left = more.left
+                    report.kept.merge(more.kept)
+                reports.append(report)
                 bar.advance()
     finally:
         if opened:

@@ -36,7 +36,7 @@ from memory.store.selection import open_backend
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
           "session-end": "SessionEnd", "pre-compact": "PreCompact"}
 CAPTURES = frozenset({"stop", "session-end", "pre-compact"})
-CAPTURE_SECONDS = 10.0
+CAPTURE_SECONDS = 15.0
 """how long a capturing hook reads and folds the transcript (Claude Code's timeout is 30 s);
 what is left is read by the next one"""
 

@@ -113,3 +113,17 @@ def test_no_transcripts_for_the_project_is_one_line(tmp_path: Path,
     assert main(["--backend", "file", "capture"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no Claude Code transcripts" in err
+
+
+def test_a_transcript_past_one_reads_budget_is_read_to_its_end(
+        layout: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.capture import reading
+
+    # A read of 2,000 bytes: each transcript takes several.
+    monkeypatch.setattr(reading.Budget.__init__, "__defaults__", (2000, 8 * 2**20, None))
+    code, document = run(capsys, "capture")
+    assert code == 0
+    sessions = document["sessions"]
+    assert isinstance(sessions, list) and [s["damaged"] for s in sessions] == [0, 0, 1]
+    code, again = run(capsys, "capture")
+    assert again["kept"] == {} and all(s["lines"] == 0 for s in again["sessions"])
