@@ -262,8 +262,9 @@ class Result:
     memories: list[dict[str, Any]] = field(default_factory=list)
     """Every memory kept at the end."""
     second_stop_changes: int = 0
-    one_stop_differs: int | None = None
-    """Memories that differ from those of one Stop per whole session (None: not measured)."""
+    one_stop_differs: list[tuple[str, ...]] | None = None
+    """Memories (as id, kind, name, ...) kept by one Stop per whole session or by the Stops at
+    the turns, not by both (None: not measured)."""
     failures: list[str] = field(default_factory=list)
     """Stops that exited non-zero or wrote to stderr: their last line."""
     seconds: list[float] = field(default_factory=list)
@@ -389,7 +390,7 @@ def measure(dualmem: Dualmem, project: Project, scratch: Path, *, cuts: int = CU
                                 for t in kept)}
         result.sessions.append(outcome)
     if once is not None:
-        result.one_stop_differs = len(once ^ before)
+        result.one_stop_differs = sorted(once ^ before)
     for session in project.sessions:  # a second Stop on every whole transcript
         replay.stop(session, transcript_lines(session, replay.folder), result)
     result.memories = replay.memories()
@@ -432,7 +433,7 @@ def rows(result: Result) -> dict[str, str]:
     figures["memories matching no label"] = _share(len(result.unmatched()), len(result.memories))
     figures["second Stop: memories changed"] = str(result.second_stop_changes)
     figures["Stops by turn vs one: differing"] = (
-        "-" if result.one_stop_differs is None else str(result.one_stop_differs))
+        "-" if result.one_stop_differs is None else str(len(result.one_stop_differs)))
     figures["Stops / exit != 0 or stderr"] = f"{len(result.seconds)} / {len(result.failures)}"
     if result.seconds:
         figures["Stop wall s, p50 / max"] = (f"{statistics.median(result.seconds):.2f} / "
@@ -455,6 +456,9 @@ def report(results: Sequence[Result], sample: int) -> None:
         missing = [label.id for s in r.sessions for label in s.session.labels
                    if not s.found[label.id]]
         print(f"\n  [{n + 1}] labels not found ({len(missing)}): {' '.join(missing)}")
+        for differing in (r.one_stop_differs or [])[:6]:
+            print(f"  [{n + 1}] kept by one of one Stop and the Stops by turn: "
+                  f"{differing[1]}: {differing[2][:120]}")
         for failure in r.failures[:5]:
             print(f"  [{n + 1}] Stop's exit status or stderr: {failure}")
         if r.outputs:

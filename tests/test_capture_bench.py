@@ -105,5 +105,5 @@ def test_the_bench_replays_a_real_session_and_scores_what_stop_kept(tmp_path: Pa
     gotchas = [m for m in outcome.kept if m["kind"] == "gotcha"]
     assert any("[]byte(" in m["body"] for m in gotchas)
     assert all(m["kind"] != "gotcha" for m in result.unmatched())
-    assert result.second_stop_changes == 0 and result.one_stop_differs == 0
+    assert result.second_stop_changes == 0 and result.one_stop_differs == []
     assert bench.rows(result)["sessions with a failure kept"] == "1/1 (100%)"
