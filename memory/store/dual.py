@@ -529,9 +529,11 @@ class DualBackend:
             with contextlib.suppress(OSError):
                 (self._graph_dir / APPLIED_FILE).unlink(missing_ok=True)
             self._rebuilt = f"the graph was emptied ({exc.detail}); the journal replayed into it"
+        ongoing = self._outage.active
         self._outage.notice(exc)
         self._why = f"{self._holding}, but indexing failed (retrying): {exc}"
-        _log().warning("graph indexing failed, will retry: %s", exc)
+        if not (ongoing and self._outage.active):  # an outage is told once, not every retry
+            _log().warning("graph indexing failed, will retry: %s", exc)
         self._wake.set()
 
     # -- status and lifecycle ---------------------------------------------------------------
