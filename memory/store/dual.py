@@ -39,6 +39,7 @@ from backends.errors import (
 )
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Enriched, Enriches, MemoryBackend, Position, upsert_all
+from backends.safe_files import read_regular
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
@@ -730,7 +731,8 @@ def _move_aside(graph_dir: Path) -> Path:
 def _recorded_position(graph_dir: Path) -> Position | None:
     """The graph's position as its holder last wrote it beside the database."""
     try:
-        note = orjson.loads((graph_dir / APPLIED_FILE).read_bytes())
+        # Bounded, regular only: a FIFO planted there hung `status`.
+        note = orjson.loads(read_regular(graph_dir / APPLIED_FILE, limit=4096, follow=False))
         return Position(str(note["epoch"]), int(note["seq"]))
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
