@@ -10,7 +10,10 @@ so a crash in between replays that batch again: upserts by id make that harmless
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import stat
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,6 +55,11 @@ class Ledger:
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
+        with contextlib.suppress(FileNotFoundError):
+            # SQLite would open a FIFO or a device and block reading it (`status` hung).
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise MigrationError(f"cannot open the migration ledger {path}: it is not a "
+                                     "regular file")
         try:
             return cls(_open_writable(path), path)
         except (sqlite3.Error, OSError) as exc:

@@ -37,13 +37,8 @@ from backends.errors import (
     WriteFailed,
 )
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import (
-    Enriched,
-    Enriches,
-    Position,
-    SetAside,
-    upsert_all,
-)
+from backends.protocol import Enriched, Enriches, Position, SetAside, upsert_all
+from backends.safe_files import read_regular
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
@@ -793,7 +788,8 @@ def _current(line: KeptFact | None) -> bool:
 def _recorded_position(graph_dir: Path) -> Position | None:
     """The graph's position as its holder last wrote it beside the database."""
     try:
-        note = orjson.loads((graph_dir / APPLIED_FILE).read_bytes())
+        # Bounded, regular only: a FIFO planted there hung `status`.
+        note = orjson.loads(read_regular(graph_dir / APPLIED_FILE, limit=4096, follow=False))
         return Position(str(note["epoch"]), int(note["seq"]))
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None

@@ -10,6 +10,7 @@ an error naming the text, and the server answers the next one."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -25,9 +26,10 @@ import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, MCPError
 from mcp.client._transport import TransportStreams
+from mcp.client.stdio import stdio_client
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
-from plugin.processes import REPO, servers, text_of
+from plugin.processes import REPO, server_parameters, servers, text_of
 
 from backends.model import Episode
 from faults.children import child_env
@@ -243,3 +245,30 @@ def test_a_raw_request_holding_a_lone_surrogate_is_answered_even_with_an_unreada
     finally:
         _, err = server.communicate(timeout=120)
     assert server.returncode == 0 and b"Traceback" not in err, err.decode()
+
+
+@pytest.mark.parametrize("overrides", ["roles: " + "[" * 50_000 + "]" * 50_000, "fifo"])
+async def test_a_bad_overrides_file_fails_only_the_tools_that_apply_it_and_is_logged_once(
+    home: Path, tmp_path: Path, overrides: str
+) -> None:
+    bad = home / "entity-overrides.yaml"
+    if overrides == "fifo":
+        os.mkfifo(bad)  # read, it hung the server: every tool waited with it
+    else:
+        bad.write_text(overrides)
+    tally = Tally()
+    with (tmp_path / "server.log").open("w+") as log:
+        async with Client(stdio_client(server_parameters(home, "auto"), errlog=log),
+                          mode="legacy", read_timeout_seconds=60) as client:
+            for tool, arguments in [("get_role_constraints", {"role": "player"}),
+                                    ("get_task_context", {"task": "retry the calls"}),
+                                    ("get_role_constraints", {"role": "coach"})]:
+                assert await call(client, tool, arguments, tally) is None
+            for tool, arguments in [("add_memory", {"kind": "gotcha", "text": "Retry the calls"}),
+                                    ("search_memories", {"query": "retry calls"})]:
+                assert await call(client, tool, arguments, tally)
+        log.seek(0)
+        said = log.read()
+    assert said.count("the project's overrides are not applied") == 1, said
+    assert str(bad) in said and "Traceback" not in said, said
+    record("hostile mcp", "auto", tally)
