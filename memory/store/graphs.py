@@ -3,16 +3,18 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
-from backends.protocol import MemoryBackend, Position
+from backends.model import Episode, Receipt
+from backends.protocol import MemoryBackend, Position, upsert_all
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
-    from collections.abc import Collection, Iterable, Sequence
+    from collections.abc import Collection, Iterable
 
     from backends.graph.embedder import AnyEmbedder
     from backends.graph.history import Enrichment, KeptFact
@@ -61,14 +63,33 @@ the journal. A graph following a journal holds nothing else: what it has and the
 was deleted from the journal (by hand, its index rebuilt since), never to come back."""
 
 
-async def follow_no_journal(graph: Graph) -> None:
-    """Record that ``graph``, opened alone, no longer follows its home's journal exactly
-    (``WRITTEN_ALONE``); once, the first time after it did."""
-    if graph.shared:
-        return
-    followed = await graph.applied()
-    if followed is not None and followed.epoch != WRITTEN_ALONE:
-        await graph.record_applied(Position(WRITTEN_ALONE, 0))
+class WrittenAlone:
+    """The graph opened alone (``--backend graph``), which it is in every other respect: its
+    first write records that it no longer follows its home's journal exactly
+    (``WRITTEN_ALONE``), once, if it did. Reads leave it following."""
+
+    def __init__(self, graph: Graph) -> None:
+        self._graph = graph
+        self._marked = graph.shared  # a server's graph follows no one journal
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    async def upsert(self, episode: Episode) -> Receipt:
+        await self._mark()
+        return await self._graph.upsert(episode)
+
+    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
+        await self._mark()
+        return await upsert_all(self._graph, episodes)
+
+    async def _mark(self) -> None:
+        if self._marked:
+            return
+        followed = await self._graph.applied()
+        if followed is not None and followed.epoch != WRITTEN_ALONE:
+            await self._graph.record_applied(Position(WRITTEN_ALONE, 0))
+        self._marked = True
 
 
 def follows_a_journal(followed: Position | None) -> bool:
