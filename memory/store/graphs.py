@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
-from backends.model import Episode, Receipt
-from backends.protocol import MemoryBackend, Position, upsert_all
+from backends.protocol import MemoryBackend, Position
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
-    from collections.abc import Collection, Iterable
+    from collections.abc import Collection, Iterable, Sequence
 
     from backends.graph.embedder import AnyEmbedder
     from backends.graph.history import Enrichment, KeptFact
@@ -56,44 +55,11 @@ class Graph(MemoryBackend, Protocol):
         """rebuild graphiti's full-text indexes if a write has left them stale"""
 
 
-WRITTEN_ALONE = "written alone"
-"""The epoch a graph records once it is opened alone (``--backend graph``) after following a
-journal: it may then hold memories the journal never had, which its next take-over brings into
-the journal. A graph following a journal holds nothing else: what it has and the journal lacks
-was deleted from the journal (by hand, its index rebuilt since), never to come back."""
-
-
-class WrittenAlone:
-    """The graph opened alone (``--backend graph``), which it is in every other respect: its
-    first write records that it no longer follows its home's journal exactly
-    (``WRITTEN_ALONE``), once, if it did. Reads leave it following."""
-
-    def __init__(self, graph: Graph) -> None:
-        self._graph = graph
-        self._marked = graph.shared  # a server's graph follows no one journal
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-    async def upsert(self, episode: Episode) -> Receipt:
-        await self._mark()
-        return await self._graph.upsert(episode)
-
-    async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
-        await self._mark()
-        return await upsert_all(self._graph, episodes)
-
-    async def _mark(self) -> None:
-        if self._marked:
-            return
-        followed = await self._graph.applied()
-        if followed is not None and followed.epoch != WRITTEN_ALONE:
-            await self._graph.record_applied(Position(WRITTEN_ALONE, 0))
-        self._marked = True
-
-
 def follows_a_journal(followed: Position | None) -> bool:
-    """Whether a graph that recorded ``followed`` holds only what a journal gave it."""
+    """Whether a graph that recorded ``followed`` holds only what a journal gave it (not
+    written alone since: ``GraphBackend.mark_written_alone``)."""
+    from backends.graph.store import WRITTEN_ALONE  # only a holder of the graph asks
+
     return followed is not None and followed.epoch != WRITTEN_ALONE
 
 

@@ -157,6 +157,7 @@ def test_random_sequences_of_everyday_commands_lose_nothing(tmp_path: Path, seed
     total = Tally()
     for round_ in range(ITERATIONS):
         sequence = Sequence(tmp_path / f"home-{round_}", rng)
+        dualmem(sequence.home, "init")
         for number in range(STEPS):
             sequence.step(number)
         total.add(sequence.tally)
