@@ -377,6 +377,13 @@ def _close_leftovers() -> None:
 atexit.register(_close_leftovers)
 
 
+WRITTEN_ALONE = "written alone"
+"""The journal epoch a graph records once written alone (``--backend graph``) after following a
+journal: it may then hold memories the journal never had, which its next take-over brings into
+the journal. A graph following a journal holds nothing else: what it has and the journal lacks
+was deleted from the journal (by hand, its index rebuilt since), never to come back."""
+
+
 class GraphBackend:
     """The graph layer. Open with ``await GraphBackend.open(home / "graph")``."""
 
@@ -387,6 +394,13 @@ class GraphBackend:
     def __init__(self, core: _Core, max_body_bytes: int) -> None:
         self._core: _Core | None = core
         self._max_body_bytes = max_body_bytes
+        self._alone = False
+
+    def mark_written_alone(self) -> None:
+        """This graph is opened alone (``--backend graph``): its first write records that it
+        no longer follows its home's journal exactly (``WRITTEN_ALONE``), once, if it did, so
+        that the journal's next holder takes in what only it holds. Reads leave it following."""
+        self._alone = True
 
     @classmethod
     async def open(
@@ -436,6 +450,11 @@ class GraphBackend:
         core = self._open_core()
         for episode in episodes:
             ensure_body_fits(episode, self._max_body_bytes)
+        if self._alone:
+            followed = await self.applied()
+            if followed is not None and followed.epoch != WRITTEN_ALONE:
+                await self.record_applied(Position(WRITTEN_ALONE, 0))
+            self._alone = False
         latest = list({episode.id: episode for episode in episodes}.values())
         prepared = await shared.prepare(core.embedder, latest)
         writes = [rows.EpisodeWrite(episode, rows.encode(vector), structure, names)

@@ -3,6 +3,7 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -54,25 +55,11 @@ class Graph(MemoryBackend, Protocol):
         """rebuild graphiti's full-text indexes if a write has left them stale"""
 
 
-WRITTEN_ALONE = "written alone"
-"""The epoch a graph records once it is opened alone (``--backend graph``) after following a
-journal: it may then hold memories the journal never had, which its next take-over brings into
-the journal. A graph following a journal holds nothing else: what it has and the journal lacks
-was deleted from the journal (by hand, its index rebuilt since), never to come back."""
-
-
-async def follow_no_journal(graph: Graph) -> None:
-    """Record that ``graph``, opened alone, no longer follows its home's journal exactly
-    (``WRITTEN_ALONE``); once, the first time after it did."""
-    if graph.shared:
-        return
-    followed = await graph.applied()
-    if followed is not None and followed.epoch != WRITTEN_ALONE:
-        await graph.record_applied(Position(WRITTEN_ALONE, 0))
-
-
 def follows_a_journal(followed: Position | None) -> bool:
-    """Whether a graph that recorded ``followed`` holds only what a journal gave it."""
+    """Whether a graph that recorded ``followed`` holds only what a journal gave it (not
+    written alone since: ``GraphBackend.mark_written_alone``)."""
+    from backends.graph.store import WRITTEN_ALONE  # only a holder of the graph asks
+
     return followed is not None and followed.epoch != WRITTEN_ALONE
 
 

@@ -61,8 +61,8 @@ async def open_backend(
 
         dual = await open_dual(config, one_shot=one_shot, embedder=embedder)
         return dual, Selection(dual.layer_in_use, dual.reason)
-    from backends.graph import NO_ROOM, READ_ONLY
-    from memory.store.graphs import follow_no_journal, open_graph
+    from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
+    from memory.store.graphs import open_graph
     from memory.store.providers import embedder_for, llm_for
 
     embedder = embedder or embedder_for(config)
@@ -75,11 +75,8 @@ async def open_backend(
         # why.
         graph = await open_graph(config, read_only=True, embedder=embedder)
         return graph, Selection("graph", f"asked for; read-only: {exc.reason}: {exc.detail}")
-    try:
-        await follow_no_journal(graph)
-    except BaseException:
-        await graph.aclose()
-        raise
+    if isinstance(graph, GraphBackend):  # embedded: fed by the home's journal in auto
+        graph.mark_written_alone()
     return graph, Selection("graph", "asked for")
 
 

@@ -10,18 +10,25 @@ them."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from faults.children import child_env
+from fallback.index import FILE as INDEX_FILE
+from fallback.layout import Layout
+from faults.children import child_env, script
+from faults.harness import ITERATIONS, record
+from faults.workload import Tally
+from memory.store.config import Config
 
 GROUP = "seq"
-STEPS = 12
-"""commands per random sequence (each a process of about a second)"""
+STEPS = 10
+"""commands per random sequence (each a process of about a second, and one or two to check)"""
 
 
 def dualmem(home: Path, *argv: str, code: int | None = 0) -> Any:
@@ -54,3 +61,105 @@ def test_migrate_prune_in_auto_is_refused_and_keeps_every_memory(tmp_path: Path)
     assert listed(home, "auto") == written
     assert listed(home, "graph") == written
     assert listed(home, "file") == written
+
+
+@dataclass
+class Sequence:
+    """One home driven by random everyday commands; what it must hold after each."""
+
+    home: Path
+    rng: random.Random
+    expected: dict[str, str] = field(default_factory=dict)
+    held: bool = False
+    """a command has held the graph since the last write: the graph must equal the journal"""
+    tally: Tally = field(default_factory=lambda: Tally(rounds=1))
+    done: list[str] = field(default_factory=list)
+
+    def step(self, number: int) -> None:
+        action = self.rng.choice(["add auto", "add file", "add file", "delete", "delete by hand",
+                                  "migrate", "prune", "status", "repair", "forget index",
+                                  "hold and kill"])
+        self.done.append(action)
+        getattr(self, "_" + action.replace(" ", "_"))(number)
+        self.check()
+
+    def _add_auto(self, number: int) -> None:
+        self._add("auto", number)
+
+    def _add_file(self, number: int) -> None:
+        self._add("file", number)
+
+    def _add(self, layer: str, number: int) -> None:
+        key = f"k{self.rng.randrange(6)}"
+        body = f"pattern {key} written at step {number}"
+        self.expected[add(self.home, layer, key, body)] = body
+        self.tally.acknowledged += 1
+        self.held = False  # a one-shot command writes the journal; the graph follows later
+
+    def _delete(self, number: int) -> None:
+        if self.expected:
+            key = self.rng.choice(sorted(self.expected))
+            dualmem(self.home, "delete", key)
+            del self.expected[key]
+            self.tally.acknowledged += 1
+            self.held = False
+
+    def _delete_by_hand(self, number: int) -> None:
+        if self.expected:
+            key = self.rng.choice(sorted(self.expected))
+            Layout(Config(home=self.home).files_dir).episode_path(GROUP, key).unlink()
+            del self.expected[key]
+            self.tally.acknowledged += 1
+            self.held = False
+
+    def _migrate(self, number: int) -> None:
+        dualmem(self.home, "migrate")
+
+    def _prune(self, number: int) -> None:
+        dualmem(self.home, "migrate", "--prune", code=1)
+
+    def _status(self, number: int) -> None:
+        dualmem(self.home, "status")
+        self.held = True
+
+    def _repair(self, number: int) -> None:
+        dualmem(self.home, "repair")
+        self.held = True
+
+    def _forget_index(self, number: int) -> None:
+        for leftover in Config(home=self.home).files_dir.glob(INDEX_FILE + "*"):
+            leftover.unlink()
+
+    def _hold_and_kill(self, number: int) -> None:
+        with subprocess.Popen(script("fault_child.py", "hold", str(self.home)),
+                              stdout=subprocess.PIPE, env=child_env()) as holder:
+            assert holder.stdout is not None
+            ready = holder.stdout.readline()
+            holder.kill()
+        self.held = ready.strip() == b"ready"
+
+    def check(self) -> None:
+        # A one-shot `auto` command answers from the journal, which `file` lists as it is.
+        layers = ["file", *(["graph"] if self.held else [])]
+        for layer in layers:
+            found = listed(self.home, layer)
+            lost = {key for key, body in self.expected.items() if found.get(key) != body}
+            back = found.keys() - self.expected.keys()
+            self.tally.lost += len(lost) + len(back)
+            if lost or back:
+                self.tally.notes.append(
+                    f"after {' / '.join(self.done)}: {layer} lacks {sorted(lost)}, holds "
+                    f"deleted or unknown {sorted(back)}")
+
+
+def test_random_sequences_of_everyday_commands_lose_nothing(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    total = Tally()
+    for round_ in range(ITERATIONS):
+        sequence = Sequence(tmp_path / f"home-{round_}", rng)
+        dualmem(sequence.home, "init")
+        for number in range(STEPS):
+            sequence.step(number)
+        total.add(sequence.tally)
+    record("sequences", "auto", total)
+    assert total.clean, total.notes
