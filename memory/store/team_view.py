@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,7 +182,8 @@ async def open_team_view(files: FileBackend, address: ServerAddress, index_folde
         return TeamView(files, None, Pending(set(), set()),
                         f"the graph server did not answer ({exc.detail}): this home's "
                         "journal answered alone")
-    except (OSError, StoreCorrupt, FileRefused) as exc:
+    except (OSError, sqlite3.Error, ValueError, StoreCorrupt, FileRefused) as exc:
+        # A home that cannot keep the copy, or a row that is no episode: still an answer.
         return TeamView(files, None, Pending(set(), set()),
                         f"the team's memory could not be copied to {folder} ({exc}): this "
                         "home's journal answered alone")

@@ -89,3 +89,21 @@ def test_a_server_that_does_not_answer_leaves_the_journal_saying_why(tmp_path: P
         folder, "UserPromptSubmit", prompt="does the journal answer alone?"))
     assert "journal answers alone" in prompt
     assert err.startswith("dualmem hook prompt: the graph server did not answer (")
+
+
+def test_the_wire_client_passes_any_text_as_a_parameter(tmp_path: Path) -> None:
+    import falkordb
+
+    from backends.graph.falkor_wire import WireClient
+
+    hostile = 'a"b\\c\'d}) MATCH (n) DETACH DELETE n //\u00e9'
+    address = address_for(tmp_path)
+    with WireClient(address) as client:
+        assert client.query("RETURN $s AS s", s=hostile) == []  # no graph yet
+        assert address.socket is not None
+        made = falkordb.FalkorDB(unix_socket_path=address.socket)
+        made.select_graph(address.graph).query("CREATE (:Kept)")
+        made.connection.close()
+        assert client.query("RETURN $s AS s, $n AS n", s=hostile, n=7) == [
+            {"s": hostile, "n": 7}]
+        assert client.query("MATCH (k:Kept) RETURN count(k) AS n") == [{"n": 1}]
