@@ -14,6 +14,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -217,6 +218,10 @@ def test_a_raw_request_holding_a_lone_surrogate_is_answered_even_with_an_unreada
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
         env=child_env())
     assert server.stdin is not None and server.stdout is not None
+    # An answer that never comes must fail the test, not hang it: killed, the server's stdout
+    # ends and the read below returns nothing.
+    watchdog = threading.Timer(300, server.kill)
+    watchdog.start()
 
     def send(message: dict[str, Any] | bytes) -> None:
         assert server.stdin is not None
@@ -244,6 +249,7 @@ def test_a_raw_request_holding_a_lone_surrogate_is_answered_even_with_an_unreada
         assert answer["id"] == 5 and not answer["result"]["isError"], answer
     finally:
         _, err = server.communicate(timeout=120)
+        watchdog.cancel()
     assert server.returncode == 0 and b"Traceback" not in err, err.decode()
 
 
