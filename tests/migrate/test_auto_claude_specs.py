@@ -160,7 +160,7 @@ def test_the_fixture_spec_imports_per_kind_and_status_shows_it(
         True, "clean", FIXTURE_KINDS)
     [spec] = preview["specs"]
     assert (spec["spec"], spec["written_by_kind"]) == (FIXTURE_SPEC, FIXTURE_KINDS)
-    assert "last_auto_claude_import" not in dualmem(capsys, home, "status")
+    assert not home.exists()  # a dry run writes nothing: no home, no ledger, no project id
 
     first = dualmem(capsys, home, "migrate", "--from-auto-claude", fixture, "--group", GROUP)
     assert (first["status"], first["ok"], first["written"]) == ("clean", True, 30)
