@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
+    FileRefused,
     InvalidEpisode,
     StoreCorrupt,
     WriteFailed,
@@ -48,6 +49,7 @@ from backends.model import (
     now,
 )
 from backends.protocol import Changes, Position, Tombstone
+from backends.safe_files import read_regular_status, refuse_links_in
 from fallback import codec, disk, views
 from fallback.blocking import blocking
 from fallback.index import FileIndex, Row, Signature, ViewEntry, signature
@@ -77,6 +79,11 @@ LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
 LOCK_POLL = 0.001
 _MAX_SPLICED = 8  # a larger batch renders each view it touches once instead
+REFUSED = "refused"
+"""the reason the layer is unavailable when its folder is, or holds, a symbolic link"""
+FILE_LIMIT = 1 << 30
+"""the most of one episode file or view that is read: far over any memory a write takes or
+view a person keeps"""
 DEFER_LIMIT = 2.0
 """seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
@@ -127,6 +134,12 @@ class FileBackend:
     @classmethod
     def _prepare(cls, root: Path, max_body_bytes: int) -> tuple[FileBackend, bool]:
         layout = Layout(root.absolute())
+        try:
+            # What is in the folder is the layer's alone: a link there could only lead out of
+            # the home (SQLite follows one to the index or its journals; the lock, the history).
+            refuse_links_in(layout.root)
+        except FileRefused as exc:
+            raise BackendUnavailable("file", REFUSED, str(exc)) from exc
         try:
             for folder in (layout.root, layout.episodes, layout.views):
                 disk.make_folder(folder)
@@ -341,7 +354,10 @@ class FileBackend:
             for view in edited:
                 group_kind = self._layout.view_of(view)
                 if group_kind is not None:
-                    self._reconcile(*group_kind, view.name)
+                    try:
+                        self._reconcile(*group_kind, view.name)
+                    except StoreCorrupt as exc:  # one view we cannot read holds up no other
+                        self._index.report(view, exc.detail)
             self._render(lost)
 
     def _stale_groups(self, everything: bool) -> list[str]:
@@ -465,14 +481,16 @@ class FileBackend:
     def _read(self, path: Path) -> Row | None:
         """The episode file at ``path`` as an index row, or None (reported) when it is not one."""
         try:
-            with path.open("rb") as file:
-                sig = signature(os.fstat(file.fileno()))
-                data = file.read()
+            data, status = self._read_file(path)
         except FileNotFoundError:
+            return None
+        except FileRefused as exc:
+            self._index.report(path, f"{exc.reason}; not read")
             return None
         except OSError as exc:
             self._index.report(path, f"cannot be read: {exc.strerror or exc}")
             return None
+        sig = signature(status)
         try:
             episode = codec.decode(data)
         except codec.UnreadableEpisode as exc:
@@ -765,15 +783,21 @@ class FileBackend:
 
     def _read_view(self, path: Path) -> _ViewRead:
         try:
-            with path.open("rb") as file:
-                sig = signature(os.fstat(file.fileno()))
-                data = file.read()
+            data, status = self._read_file(path)
         except FileNotFoundError:
             return None, None
+        except FileRefused as exc:
+            raise StoreCorrupt(path, f"{exc.reason}; left as it is, not read") from None
+        sig = signature(status)
         try:
             return data.decode(), sig
         except UnicodeDecodeError:
             raise StoreCorrupt(path, "not UTF-8 text; left as it is") from None
+
+    def _read_file(self, path: Path) -> tuple[bytes, os.stat_result]:
+        """A file of the layer's own, as it is: never through a link, which could lead out of
+        the home (a person's view or memory file copied in, and served)."""
+        return read_regular_status(path, limit=FILE_LIMIT, follow=False, within=self._layout.root)
 
     def _check_writable(self) -> None:
         if self._read_only is not None:

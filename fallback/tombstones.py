@@ -18,10 +18,13 @@ import orjson
 
 from backends.model import EPISODE_ID, now, utc
 from backends.protocol import Tombstone
+from backends.safe_files import MiB, read_regular
 from fallback import disk
 from fallback.layout import file_name, is_episode_file
 
 FOLDER = "tombstones"
+LIMIT = MiB
+"""the most of one tombstone that is read"""
 
 
 class TombstoneFolder:
@@ -46,7 +49,8 @@ class TombstoneFolder:
             paths = [Path(e.path) for e in entries if is_episode_file(Path(e.path))]
         for path in sorted(paths):
             try:
-                document = orjson.loads(path.read_bytes())
+                # Never through a link (FileRefused is a ValueError: skipped too).
+                document = orjson.loads(read_regular(path, limit=LIMIT, follow=False))
                 found.append(
                     Tombstone(document["id"], utc(datetime.fromisoformat(document["deleted_at"])))
                 )

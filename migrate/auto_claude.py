@@ -32,8 +32,9 @@ from typing import Any
 
 import orjson
 
-from backends.errors import InvalidEpisode, MigrationError
+from backends.errors import FileRefused, InvalidEpisode, MigrationError
 from backends.model import Episode
+from backends.safe_files import MiB, read_regular
 from migrate.auto_claude_markdown import markdown_items
 from migrate.insights import (
     GOTCHA,
@@ -52,6 +53,8 @@ SESSIONS = "session_insights"
 CODEBASE_MAP = "codebase_map.json"
 MARKDOWN = {"patterns.md": PATTERN, "gotchas.md": GOTCHA}
 MEMORY_FILES = (SESSIONS, CODEBASE_MAP, *MARKDOWN)
+FILE_LIMIT = 64 * MiB
+"""the most of one memory file that is read (Auto-Claude's grow by appending: a few MiB)"""
 # Keys of codebase_map.json that are not files.
 _MAP_META = ("_metadata", "discovered_files", "last_updated")
 
@@ -66,10 +69,15 @@ class SkippedFile:
 
 
 class AutoClaudeFolder:
-    """The memories of one spec's Auto-Claude ``memory`` folder, read once, on first use."""
+    """The memories of one spec's Auto-Claude ``memory`` folder, read once, on first use. Each
+    file read is a regular file inside ``within`` (default: the memory folder), the folder the
+    import was pointed at: one that is a link, or lies out of it through a linked folder, is
+    skipped and reported, never read."""
 
-    def __init__(self, root: Path, scope: Scope, *, strict: bool = False) -> None:
+    def __init__(self, root: Path, scope: Scope, *, strict: bool = False,
+                 within: Path | None = None) -> None:
         self.root = Path(root).absolute()
+        self.within = self.root if within is None else Path(within).absolute()
         self.scope = scope
         self.strict = strict
         self.skipped: list[SkippedFile] = []
@@ -124,7 +132,7 @@ class AutoClaudeFolder:
             return []
 
     def _session(self, file: Path) -> list[Episode]:
-        data = _json_object(file)
+        data = _json_object(file, self.within)
         number = session_number(data, file.name)
         if number is None:
             raise MigrationError("no session number (neither session_number nor session_NNN.json)")
@@ -132,7 +140,7 @@ class AutoClaudeFolder:
         return split_session(self.scope, number, data, when)
 
     def _codebase_map(self, file: Path) -> list[Episode]:
-        data = _json_object(file)
+        data = _json_object(file, self.within)
         meta = data.get("_metadata")
         stamp = parse_time(meta.get("last_updated") if isinstance(meta, Mapping) else None)
         when = stamp or parse_time(data.get("last_updated")) or _mtime(file)
@@ -150,7 +158,7 @@ class AutoClaudeFolder:
     def _markdown(self, file: Path, kind: str, dated: Mapping[str, datetime]) -> list[Episode]:
         """The file's items. A bullet has no date of its own: it takes the latest time its
         memory has elsewhere (a session), else the file's modification time."""
-        items = markdown_items(_text(file))
+        items = markdown_items(_text(file, self.within))
         modified = _mtime(file)
         out = []
         for item in items:
@@ -168,9 +176,11 @@ def is_memory_folder(folder: Path) -> bool:
     return any((folder / name).exists() for name in MEMORY_FILES)
 
 
-def _text(file: Path) -> str:
+def _text(file: Path, within: Path) -> str:
     try:
-        raw = file.read_bytes()
+        raw = read_regular(file, limit=FILE_LIMIT, follow=False, within=within)
+    except FileRefused as exc:  # a link out of the import, a FIFO, /dev/zero
+        raise MigrationError(exc.reason) from None
     except OSError as exc:
         raise MigrationError(f"cannot read: {exc.strerror or exc}") from None
     if not raw.strip():
@@ -182,9 +192,9 @@ def _text(file: Path) -> str:
         raise MigrationError(f"not UTF-8 ({bad})") from None
 
 
-def _json_object(file: Path) -> dict[str, Any]:
+def _json_object(file: Path, within: Path) -> dict[str, Any]:
     try:
-        data = orjson.loads(_text(file))
+        data = orjson.loads(_text(file, within))
     except orjson.JSONDecodeError as exc:
         raise MigrationError(f"not valid JSON, truncated or corrupt ({exc})") from None
     if not isinstance(data, dict):
