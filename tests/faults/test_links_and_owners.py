@@ -278,3 +278,19 @@ def test_a_user_refuses_a_home_root_planted_and_keeps_their_own(open_folder: Pat
     tally.escaped += snapshot(planted) != before
     assert snapshot(planted) == before
     record("owners", "file", tally)
+
+
+def test_overrides_linked_out_of_the_home_are_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, outside = tmp_path / "home", tmp_path / "outside"
+    outside.mkdir()
+    assert main(["--home", str(home), "--backend", "file", "init"]) == 0
+    target = outside / "secret.yaml"
+    target.write_text(f"roles: {{player: {{must_do_additions: {BAIT}}}}}\n")
+    (home / "entity-overrides.yaml").symlink_to(target)
+    capsys.readouterr()
+    code = main(["--home", str(home), "--backend", "file", "context", "--task", LURE])
+    out, err = capsys.readouterr()
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "symbolic link" in err, err
+    assert BAIT not in out + err
