@@ -294,3 +294,26 @@ def test_overrides_linked_out_of_the_home_are_refused_unread(
     out, err = capsys.readouterr()
     assert code == 1 and len(err.strip().splitlines()) == 1 and "symbolic link" in err, err
     assert BAIT not in out + err
+
+
+@as_root
+def test_discovery_trusts_only_homes_of_this_user_unless_told(tmp_path: Path) -> None:
+    from memory.store.config import Config
+    from memory.store.home import ForeignHome
+
+    planted = tmp_path / "shared" / ".dualmem"
+    planted.mkdir(parents=True)
+    work = planted.parent / "a" / "b"
+    work.mkdir(parents=True)
+    assert Config.from_env({}, cwd=work).home == planted  # root's own: found
+    os.chown(planted, STRANGER, STRANGER)
+    with pytest.raises(ForeignHome, match=f"uid {STRANGER}"):
+        Config.from_env({}, cwd=work)
+    (linked := tmp_path / "linked" / ".dualmem").parent.mkdir()
+    linked.symlink_to(planted)  # a link of root's own to another user's folder: theirs
+    with pytest.raises(ForeignHome):
+        Config.from_env({}, cwd=linked.parent)
+    for trusted in (str(planted), str(planted.parent), f"/elsewhere:{planted}/", "*"):
+        assert Config.from_env({"DUALMEM_SAFE_HOMES": trusted}, cwd=work).home == planted
+    assert Config.from_env({"DUALMEM_SAFE_HOMES": "/elsewhere"}, home=planted).home == planted
+    assert Config.from_env({"DUALMEM_HOME": str(planted)}, cwd=work).home == planted
