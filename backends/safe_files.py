@@ -25,7 +25,8 @@ def read_regular(
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
 
     ``follow=False`` refuses a final symbolic link (a home's own files); ``within`` refuses a file
-    whose real location is outside that folder (a link in a parent folder). Raises
+    whose real location is outside that folder (a link in a parent folder, or a final link
+    followed). Raises
     ``FileRefused`` for a FIFO, device, folder, link or a file over ``limit``; ``FileNotFoundError``
     passes through, so callers can treat a missing file as they always did."""
     return read_regular_status(path, limit=limit, follow=follow, within=within)[0]
@@ -124,6 +125,6 @@ def refuse_links_in(folder: Path) -> None:
 
 def _check_within(path: Path, root: Path) -> None:
     real_root = os.path.realpath(root)
-    real = os.path.realpath(path.parent)
+    real = os.path.realpath(path)  # where a final link leads too, when it is followed
     if os.path.commonpath([real, real_root]) != real_root:
         raise FileRefused(path, f"lies outside {root} through a symbolic link")

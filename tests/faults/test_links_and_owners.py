@@ -317,3 +317,29 @@ def test_discovery_trusts_only_homes_of_this_user_unless_told(tmp_path: Path) ->
         assert Config.from_env({"DUALMEM_SAFE_HOMES": trusted}, cwd=work).home == planted
     assert Config.from_env({"DUALMEM_SAFE_HOMES": "/elsewhere"}, home=planted).home == planted
     assert Config.from_env({"DUALMEM_HOME": str(planted)}, cwd=work).home == planted
+
+
+def test_the_project_overview_follows_no_link_out_of_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "docs").mkdir(parents=True)
+    outside.mkdir()
+    home = project / ".dualmem"
+    (outside / "secret.md").write_text(f"{BAIT} {LURE}\n")
+    (project / "README.md").symlink_to(outside / "secret.md")
+    code = main(["--home", str(home), "--backend", "file", "seed"])
+    err = capsys.readouterr().err
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "outside" in err, err
+    assert main(["--home", str(home), "--backend", "file", "list", "--all-groups",
+                 "--json"]) == 0
+    assert BAIT not in capsys.readouterr().out
+    # A link inside the project is the project's own: read.
+    (project / "docs" / "README.md").write_text("# The project\n\nwhat it does\n")
+    (project / "README.md").unlink()
+    (project / "README.md").symlink_to(project / "docs" / "README.md")
+    assert main(["--home", str(home), "--backend", "file", "seed"]) == 0
+    capsys.readouterr()
+    assert main(["--home", str(home), "--backend", "file", "list", "--kind", "project_overview",
+                 "--all-groups", "--json"]) == 0
+    assert "what it does" in capsys.readouterr().out

@@ -42,8 +42,9 @@ def test_a_linked_memory_file_is_skipped_and_reported(
     (memory / "patterns.md").symlink_to(outside)
 
     report = imported(capsys, tmp_path / "home", project)
-    assert report["skipped_files"] == [{"path": str(memory / "patterns.md"),
-                                        "reason": "is a symbolic link"}]
+    [skipped] = report["skipped_files"]
+    assert skipped["path"] == str(memory / "patterns.md")
+    assert skipped["reason"] == f"lies outside {project} through a symbolic link"
 
 
 def test_a_spec_folder_linked_out_of_the_import_is_skipped_and_each_file_reported(
