@@ -450,6 +450,9 @@ class FileBackend:
         if unless_agree and not any(map(self._index_disagrees, unless_agree)):
             return
         folder = self._layout.group_folder(group)
+        if folder.is_symlink():  # it could lead out of the home: nothing in it is read
+            self._index.report(folder, "is a symbolic link; not read")
+            return
         before = _mtime(folder)
         on_disk: dict[str, os.DirEntry[str]] = {}
         if before is not None:
@@ -481,7 +484,8 @@ class FileBackend:
     def _read(self, path: Path) -> Row | None:
         """The episode file at ``path`` as an index row, or None (reported) when it is not one."""
         try:
-            data, status = self._read_file(path)
+            # Its folder is no link (checked by the caller, once): the file need not be either.
+            data, status = read_regular_status(path, limit=FILE_LIMIT, follow=False)
         except FileNotFoundError:
             return None
         except FileRefused as exc:
@@ -783,7 +787,10 @@ class FileBackend:
 
     def _read_view(self, path: Path) -> _ViewRead:
         try:
-            data, status = self._read_file(path)
+            # Never through a link, nor out of the home through a linked folder: a person's
+            # view elsewhere would be copied in, and its bullets served as memories.
+            data, status = read_regular_status(path, limit=FILE_LIMIT, follow=False,
+                                               within=self._layout.root)
         except FileNotFoundError:
             return None, None
         except FileRefused as exc:
@@ -793,11 +800,6 @@ class FileBackend:
             return data.decode(), sig
         except UnicodeDecodeError:
             raise StoreCorrupt(path, "not UTF-8 text; left as it is") from None
-
-    def _read_file(self, path: Path) -> tuple[bytes, os.stat_result]:
-        """A file of the layer's own, as it is: never through a link, which could lead out of
-        the home (a person's view or memory file copied in, and served)."""
-        return read_regular_status(path, limit=FILE_LIMIT, follow=False, within=self._layout.root)
 
     def _check_writable(self) -> None:
         if self._read_only is not None:

@@ -71,9 +71,10 @@ def plant(home: Path, outside: Path, where: str, shape: str) -> Path:
     target = outside / f"target-{where.replace('/', '-')}"
     if shape == "file":
         target.write_bytes(bait(link.name))
-    elif shape == "folder":
+    elif shape == "folder":  # what a group's folder of episodes or of views would hold
         target.mkdir()
-        (target / "kept.md").write_bytes(bait("kept.md"))
+        for name in ("patterns.md", file_name(PLANTED.id)):
+            (target / name).write_bytes(bait(name))
     if link.is_dir() and not link.is_symlink():
         shutil.rmtree(link)
     else:
