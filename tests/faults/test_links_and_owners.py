@@ -344,3 +344,23 @@ def test_the_project_overview_follows_no_link_out_of_the_project(
     assert main(["--home", str(home), "--backend", "file", "list", "--kind", "project_overview",
                  "--all-groups", "--json"]) == 0
     assert "what it does" in capsys.readouterr().out
+
+
+async def test_the_mcp_server_refuses_a_linked_file_in_one_line(tmp_path: Path) -> None:
+    from plugin.processes import servers, text_of
+
+    from memory.store.project import ensure_project_id
+
+    home, outside = tmp_path / "app" / ".dualmem", tmp_path / "outside"
+    outside.mkdir()
+    ensure_project_id(home / "project.json", "app")
+    (outside / "secret.yaml").write_text(f"roles: {{coach: {{must_do_additions: [{BAIT}]}}}}\n")
+    (home / "entity-overrides.yaml").symlink_to(outside / "secret.yaml")
+    async with servers(home, "file", 1) as (client,):
+        for tool in ("get_role_constraints", "get_quality_gates"):
+            arguments = {"role": "coach"} if tool == "get_role_constraints" else {
+                "task_type": "feature", "complexity": 5}
+            result = await client.call_tool(tool, arguments)
+            text = text_of(result)
+            assert result.is_error and text.startswith(f"Error executing tool {tool}: "), text
+            assert "symbolic link" in text and "\n" not in text and BAIT not in text, text
