@@ -9,6 +9,7 @@ if typing.TYPE_CHECKING:
     from backends.errors import (
         BackendUnavailable,
         DualmemError,
+        FileRefused,
         InvalidEpisode,
         MigrationError,
         StoreCorrupt,
@@ -21,6 +22,7 @@ __all__ = [
     "BackendUnavailable",
     "DualmemError",
     "Episode",
+    "FileRefused",
     "Hit",
     "InvalidEpisode",
     "MemoryBackend",
@@ -33,8 +35,8 @@ __all__ = [
 
 _SOURCES: dict[str, tuple[str, ...]] = {
     "backends.errors": (
-        "BackendUnavailable", "DualmemError", "InvalidEpisode", "MigrationError", "StoreCorrupt",
-        "WriteFailed",
+        "BackendUnavailable", "DualmemError", "FileRefused", "InvalidEpisode", "MigrationError",
+        "StoreCorrupt", "WriteFailed",
     ),
     "backends.model": ("Episode", "Hit", "Receipt", "stable_id"),
     "backends.protocol": ("MemoryBackend",),

@@ -18,6 +18,7 @@ The classes below the line of dashes live beside the code that raises them (name
     ├── KnowledgeError        a seed or project override that cannot be used  [seeds.knowledge]
     ├── ConfigError           an argument or variable that cannot be used  [memory.store.config]
     ├── HomeNotFound          no home in this folder or above it  [memory.store.home]
+    ├── ForeignHome           a home found above that another user owns  [memory.store.home]
     ├── SettingsError         a setting kept in the home that is unusable  [memory.store.settings]
     ├── NoTranscripts         Claude Code holds no session of the project  [memory.capture.backfill]
     ├── DecisionError         an ADR that is missing or cannot move so  [memory.agent.decisions]

@@ -15,6 +15,8 @@ from pathlib import Path
 from backends.errors import FileRefused
 
 MiB = 1 << 20
+NOTE_LIMIT = 4096
+"""the most of a note beside the data that is read (a pid, a position: a few bytes)"""
 
 
 def read_regular(
@@ -23,9 +25,18 @@ def read_regular(
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
 
     ``follow=False`` refuses a final symbolic link (a home's own files); ``within`` refuses a file
-    whose real location is outside that folder (a link in a parent folder). Raises
+    whose real location is outside that folder (a link in a parent folder, or a final link
+    followed). Raises
     ``FileRefused`` for a FIFO, device, folder, link or a file over ``limit``; ``FileNotFoundError``
     passes through, so callers can treat a missing file as they always did."""
+    return read_regular_status(path, limit=limit, follow=follow, within=within)[0]
+
+
+def read_regular_status(
+    path: Path, *, limit: int, follow: bool = True, within: Path | None = None
+) -> tuple[bytes, os.stat_result]:
+    """``read_regular``, and the file's status as it was opened (what a caller compares with
+    the file later: size, modification time, inode)."""
     fd = open_regular(path, follow=follow, within=within)
     try:
         status = os.fstat(fd)
@@ -44,7 +55,7 @@ def read_regular(
     data = b"".join(chunks)
     if len(data) > limit:
         raise FileRefused(path, f"grew over the limit of {limit} bytes while read")
-    return data
+    return data, status
 
 
 def open_regular(path: Path, *, follow: bool = True, within: Path | None = None) -> int:
@@ -86,8 +97,43 @@ def open_for_write(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
+def overwrite(path: Path, data: bytes) -> None:
+    """Replace the content of the home's file ``path`` with ``data`` in place, never through a
+    symbolic link (``FileRefused``): for a note that may be lost, not for data (those are
+    written aside and renamed into place)."""
+    fd = open_for_write(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def refuse_link(path: Path) -> None:
+    """``FileRefused`` when ``path`` is a symbolic link, dangling or not: for what cannot be
+    opened with ``O_NOFOLLOW``, a folder about to be made or entered, checked just before."""
+    if path.is_symlink():
+        raise FileRefused(path, "is a symbolic link; dualmem follows none in its home")
+
+
+def refuse_links_in(folder: Path) -> None:
+    """``FileRefused`` when ``folder``, or anything directly in it, is a symbolic link: for a
+    folder of files only dualmem names, opened by a database engine that follows links and
+    offers no way not to (Kùzu's file and its WAL, SQLite's database and its -wal, -shm and
+    -journal files). A missing folder holds none."""
+    refuse_link(folder)
+    try:
+        with os.scandir(folder) as entries:
+            linked = sorted(entry.name for entry in entries if entry.is_symlink())
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if linked:
+        refuse_link(folder / linked[0])
+
+
 def _check_within(path: Path, root: Path) -> None:
     real_root = os.path.realpath(root)
-    real = os.path.realpath(path.parent)
+    real = os.path.realpath(path)  # where a final link leads too, when it is followed
     if os.path.commonpath([real, real_root]) != real_root:
         raise FileRefused(path, f"lies outside {root} through a symbolic link")

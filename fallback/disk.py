@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple, overload
 
 from backends import processes
-from backends.errors import WriteFailed
+from backends.errors import FileRefused, WriteFailed
 from fallback.lock import FolderLock
 
 _TEMP_SUFFIX = ".tmp"
@@ -300,14 +300,15 @@ def _fsync_folder(folder: Path) -> None:
 @contextmanager
 def held(lock: FolderLock, *, wait: bool = True) -> Iterator[bool]:
     """Hold the cross-process ``lock``. ``WriteFailed`` says why when it cannot be had: held too
-    long by another writer, or its file cannot be opened (a read-only home, no permission).
-    Without ``wait``, yields False at once (holding nothing) when another holds it."""
+    long by another writer, or its file cannot be opened (a read-only home, no permission, a
+    symbolic link). Without ``wait``, yields False at once (holding nothing) when another
+    holds it."""
     try:
         got = lock.acquire(wait=wait)
-    except OSError as exc:
+    except (OSError, FileRefused) as exc:
+        why = exc.reason if isinstance(exc, FileRefused) else exc.strerror or exc
         raise WriteFailed(
-            f"cannot write in {lock.path.parent}: cannot take the lock "
-            f"{lock.path}: {exc.strerror or exc}"
+            f"cannot write in {lock.path.parent}: cannot take the lock {lock.path}: {why}"
         ) from exc
     if not got:
         if wait:

@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+from backends.safe_files import open_for_write
+
 
 class FolderLock:
     """Exclusive across processes and across the threads of one process; re-entrant within
@@ -30,7 +32,9 @@ class FolderLock:
 
     def acquire(self, *, wait: bool = True) -> bool:
         """Hold the lock; False when another holds it past the timeout (at once without
-        ``wait``). ``OSError`` when its file cannot be opened (a read-only home)."""
+        ``wait``). ``OSError`` when its file cannot be opened (a read-only home),
+        ``FileRefused`` when it is a symbolic link (a write through it could create a file
+        anywhere)."""
         deadline = time.monotonic() + (self._timeout if wait else 0.0)
         if not self._threads.acquire(timeout=self._timeout if wait else 0.0):
             return False
@@ -59,7 +63,7 @@ class FolderLock:
 
     def _flock(self, deadline: float) -> bool:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            self._fd = open_for_write(self.path, os.O_RDWR | os.O_CREAT)
         while True:
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

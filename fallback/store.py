@@ -33,6 +33,7 @@ from backends.errors import (
     OUT_OF_RESOURCES,
     BackendUnavailable,
     DualmemError,
+    FileRefused,
     InvalidEpisode,
     StoreCorrupt,
     WriteFailed,
@@ -51,6 +52,7 @@ from backends.model import (
     now,
 )
 from backends.protocol import Changes, Position, SetAside, Tombstone
+from backends.safe_files import read_regular_status, refuse_links_in
 from fallback import codec, disk, views
 from fallback.blocking import blocking
 from fallback.held import HeldFolder
@@ -85,6 +87,11 @@ MASS_CHANGE = 2
 """hand bullets taken out of a view in one save from which none is forgotten, but held"""
 _MAX_ROUNDS = 16
 """renders of a page a person keeps saving meanwhile, before it is left as it is (reported)"""
+REFUSED = "refused"
+"""the reason the layer is unavailable when its folder is, or holds, a symbolic link"""
+FILE_LIMIT = 1 << 30
+"""the most of one episode file or view that is read: far over any memory a write takes or
+view a person keeps"""
 DEFER_LIMIT = 2.0
 """seconds a change seen by the watcher waits for the lock to be free before it waits for it"""
 
@@ -139,6 +146,12 @@ class FileBackend:
     @classmethod
     def _prepare(cls, root: Path, max_body_bytes: int) -> tuple[FileBackend, bool]:
         layout = Layout(root.absolute())
+        try:
+            # What is in the folder is the layer's alone: a link there could only lead out of
+            # the home (SQLite follows one to the index or its journals; the lock, the history).
+            refuse_links_in(layout.root)
+        except FileRefused as exc:
+            raise BackendUnavailable("file", REFUSED, str(exc)) from exc
         try:
             for folder in (layout.root, layout.episodes, layout.views):
                 disk.make_folder(folder)
@@ -385,7 +398,10 @@ class FileBackend:
             for view in edited:
                 group_kind = self._layout.view_of(view)
                 if group_kind is not None:
-                    self._reconcile(*group_kind, view.name)
+                    try:
+                        self._reconcile(*group_kind, view.name)
+                    except StoreCorrupt as exc:  # one view we cannot read holds up no other
+                        self._index.report(view, exc.detail)
             self._render(lost)
 
     def _stale_groups(self, everything: bool) -> list[str]:
@@ -478,6 +494,9 @@ class FileBackend:
         if unless_agree and not any(map(self._index_disagrees, unless_agree)):
             return
         folder = self._layout.group_folder(group)
+        if folder.is_symlink():  # it could lead out of the home: nothing in it is read
+            self._index.report(folder, "is a symbolic link; not read")
+            return
         before = _mtime(folder)
         on_disk: dict[str, os.DirEntry[str]] = {}
         if before is not None:
@@ -509,14 +528,17 @@ class FileBackend:
     def _read(self, path: Path) -> Row | None:
         """The episode file at ``path`` as an index row, or None (reported) when it is not one."""
         try:
-            with path.open("rb") as file:
-                sig = signature(os.fstat(file.fileno()))
-                data = file.read()
+            # Its folder is no link (checked by the caller, once): the file need not be either.
+            data, status = read_regular_status(path, limit=FILE_LIMIT, follow=False)
         except FileNotFoundError:
+            return None
+        except FileRefused as exc:
+            self._index.report(path, f"{exc.reason}; not read")
             return None
         except OSError as exc:
             self._index.report(path, f"cannot be read: {exc.strerror or exc}")
             return None
+        sig = signature(status)
         try:
             episode = codec.decode(data)
         except codec.UnreadableEpisode as exc:
@@ -892,11 +914,15 @@ class FileBackend:
 
     def _read_view(self, path: Path) -> _ViewRead:
         try:
-            with path.open("rb") as file:
-                sig = signature(os.fstat(file.fileno()))
-                data = file.read()
+            # Never through a link, nor out of the home through a linked folder: a person's
+            # view elsewhere would be copied in, and its bullets served as memories.
+            data, status = read_regular_status(path, limit=FILE_LIMIT, follow=False,
+                                               within=self._layout.root)
         except FileNotFoundError:
             return None, None
+        except FileRefused as exc:
+            raise StoreCorrupt(path, f"{exc.reason}; left as it is, not read") from None
+        sig = signature(status)
         try:
             return data.decode(), sig
         except UnicodeDecodeError:

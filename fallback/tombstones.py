@@ -26,10 +26,14 @@ import orjson
 from backends.errors import InvalidEpisode
 from backends.model import EPISODE_ID, Episode, now, utc
 from backends.protocol import Tombstone
+from backends.safe_files import read_regular
 from fallback import disk
 from fallback.layout import file_name, is_episode_file
 
 FOLDER = "tombstones"
+LIMIT = 1 << 30
+"""the most of one tombstone that is read (it keeps a whole episode: bounded as an episode
+file is)"""
 
 
 class TombstoneFolder:
@@ -108,7 +112,8 @@ class TombstoneFolder:
 
 def _load(path: Path) -> dict[str, Any] | None:
     try:
-        document = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        # Never through a link (FileRefused is a ValueError: skipped too).
+        document = orjson.loads(read_regular(path, limit=LIMIT, follow=False))
+    except (OSError, ValueError):
         return None
     return document if isinstance(document, dict) else None

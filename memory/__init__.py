@@ -15,6 +15,7 @@ if typing.TYPE_CHECKING:
         BackendUnavailable,
         DualmemError,
         Episode,
+        FileRefused,
         Hit,
         InvalidEpisode,
         MemoryBackend,
@@ -91,6 +92,7 @@ __all__ = [
     "DualmemError",
     "Episode",
     "FailedApproach",
+    "FileRefused",
     "Hit",
     "ImplementationMode",
     "InvalidEpisode",
@@ -140,7 +142,7 @@ __all__ = [
 
 _SOURCES: dict[str, tuple[str, ...]] = {
     "backends": (
-        "BackendUnavailable", "DualmemError", "Episode", "Hit", "InvalidEpisode",
+        "BackendUnavailable", "DualmemError", "Episode", "FileRefused", "Hit", "InvalidEpisode",
         "MemoryBackend", "MigrationError", "Receipt", "StoreCorrupt", "WriteFailed", "stable_id",
     ),
     "memory.agent.memories": ("AgentMemory", "SimilarOutcome"),

@@ -82,10 +82,15 @@ class MendedFile:
 
 
 class AutoClaudeFolder:
-    """The memories of one spec's Auto-Claude ``memory`` folder, read once, on first use."""
+    """The memories of one spec's Auto-Claude ``memory`` folder, read once, on first use. Each
+    file read is a regular file inside ``within`` (default: the memory folder), the folder the
+    import was pointed at: one that is a link, or lies out of it through a linked folder, is
+    skipped and reported, never read."""
 
-    def __init__(self, root: Path, scope: Scope, *, strict: bool = False) -> None:
+    def __init__(self, root: Path, scope: Scope, *, strict: bool = False,
+                 within: Path | None = None) -> None:
         self.root = Path(root).absolute()
+        self.within = self.root if within is None else Path(within).absolute()
         self.scope = scope
         self.strict = strict
         self.skipped: list[SkippedFile] = []
@@ -185,9 +190,9 @@ class AutoClaudeFolder:
         """The file's text; bytes that are not UTF-8 are replaced and the file listed in
         ``mended`` (``strict``: they make it a damaged file)."""
         try:
-            raw = read_regular(file, limit=FILE_LIMIT)
-        except FileRefused as exc:  # a FIFO would hang the import, /dev/zero fill the memory
-            raise MigrationError(f"cannot read: {exc.reason}") from None
+            raw = read_regular(file, limit=FILE_LIMIT, follow=False, within=self.within)
+        except FileRefused as exc:  # a link out of the import, a FIFO, /dev/zero
+            raise MigrationError(exc.reason) from None
         except OSError as exc:
             raise MigrationError(f"cannot read: {exc.strerror or exc}") from None
         if not raw.strip():

@@ -189,8 +189,9 @@ async def import_specs(
     clock = time.perf_counter()
     started = datetime.now(UTC)
     chosen = _chosen(find_specs(path), specs, path)
-    folders = [
-        AutoClaudeFolder(spec.memory, Scope(group_id, spec.name), strict=strict)
+    folders = [  # nothing is read from outside the folder named: a link may lead anywhere
+        AutoClaudeFolder(spec.memory, Scope(group_id, spec.name), strict=strict,
+                         within=path)
         for spec in chosen
     ]
     for folder in folders:

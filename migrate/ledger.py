@@ -21,8 +21,9 @@ from typing import Any
 
 import orjson
 
-from backends.errors import MigrationError
+from backends.errors import FileRefused, MigrationError
 from backends.flock import flocked
+from backends.safe_files import refuse_links_in
 
 KEEP_RUNS = 100
 
@@ -60,6 +61,10 @@ class Ledger:
             if not stat.S_ISREG(os.stat(path).st_mode):
                 raise MigrationError(f"cannot open the migration ledger {path}: it is not a "
                                      "regular file")
+        try:
+            refuse_links_in(path.parent)  # SQLite would follow one to the ledger or its journals
+        except FileRefused as exc:
+            raise MigrationError(f"cannot open the migration ledger: {exc}") from exc
         try:
             return cls(_open_writable(path), path)
         except (sqlite3.Error, OSError) as exc:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from backends.model import Episode, now, stable_id
 from backends.protocol import MemoryBackend
+from backends.safe_files import MiB, read_regular
 from seeds.groups import (
     PROJECT_OVERVIEW,
     PROJECT_SEED_SOURCE,
@@ -26,6 +27,8 @@ from seeds.knowledge import SystemKnowledge, builtin_knowledge
 Outcome = Literal["created", "updated", "unchanged", "kept"]
 OVERVIEW_FILES = ("README.md", "CLAUDE.md")
 MAX_OVERVIEW_CHARS = 64_000  # an overview is context for an agent, not an archive
+OVERVIEW_FILE_LIMIT = 16 * MiB
+"""the most of README.md or CLAUDE.md that is read (its first MAX_OVERVIEW_CHARS are kept)"""
 
 
 @dataclass
@@ -110,12 +113,15 @@ async def seeded_version(store: MemoryBackend) -> str | None:
 
 
 def read_overview(project_dir: Path) -> str | None:
-    """The project's README.md and CLAUDE.md as one Markdown text, or None when it has neither."""
+    """The project's README.md and CLAUDE.md as one Markdown text, or None when it has neither.
+    ``FileRefused`` for one that is no regular file, or a link that leads out of the project
+    (a repository's README.md linked to ``/etc/shadow`` would become a memory served to agents)."""
     parts = []
     for name in OVERVIEW_FILES:
         path = project_dir / name
         if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace").replace("\x00", "").strip()
+            raw = read_regular(path, limit=OVERVIEW_FILE_LIMIT, within=project_dir)
+            text = raw.decode("utf-8", errors="replace").replace("\x00", "").strip()
             parts.append(f"<!-- {name} -->\n{text}")
     if not parts:
         return None

@@ -1,5 +1,5 @@
-"""``memory`` declares its public surface: ``__all__`` is exactly what it exports, each name
-loaded on first use."""
+"""``memory`` (and ``backends``, the ground floor it re-exports from) declares its public
+surface: ``__all__`` is exactly what it exports, each name loaded on first use."""
 
 from __future__ import annotations
 
@@ -7,25 +7,36 @@ import types
 
 import pytest
 
+import backends
 import memory
 
+SURFACES = pytest.mark.parametrize("module", [memory, backends], ids=["memory", "backends"])
 
-def test_all_lists_exactly_the_public_names() -> None:
+
+@SURFACES
+def test_all_lists_exactly_the_public_names(module: types.ModuleType) -> None:
     public = {
         name
-        for name in dir(memory)
-        if not name.startswith("_") and not isinstance(getattr(memory, name), types.ModuleType)
+        for name in dir(module)
+        if not name.startswith("_") and not isinstance(getattr(module, name), types.ModuleType)
     }
-    assert set(memory.__all__) == public
-    assert len(memory.__all__) == len(set(memory.__all__))
-    assert memory.__all__ == sorted(memory.__all__)
+    assert set(module.__all__) == public
+    assert len(module.__all__) == len(set(module.__all__))
+    assert module.__all__ == sorted(module.__all__)
 
 
-def test_each_exported_name_imports() -> None:
-    for name in memory.__all__:
+@SURFACES
+def test_each_exported_name_imports(module: types.ModuleType) -> None:
+    for name in module.__all__:
         namespace: dict[str, object] = {}
-        exec(f"from memory import {name}", namespace)
-        assert namespace[name] is getattr(memory, name)
+        exec(f"from {module.__name__} import {name}", namespace)
+        assert namespace[name] is getattr(module, name)
+
+
+def test_the_refusal_of_a_hostile_file_is_public() -> None:
+    from backends.errors import FileRefused
+
+    assert backends.FileRefused is memory.FileRefused is FileRefused
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -62,6 +62,41 @@ def test_a_password_never_appears_in_a_message() -> None:
     assert "hunter2" not in repr(parse_server_url("falkor://:hunter2@h/g"))
 
 
+@pytest.mark.parametrize("url", [
+    "falkor://:SE/CRET@host/g", "falkor://:SE#CRET@host/g", "falkor://:SE?CRET@host/g",
+    "falkor://ann:SE@CRET@host/g", "falkor://h/g?password=SE#CRET",
+    "redis+unix://:SE/CRET@/run/s.sock",
+])
+def test_a_password_with_unencoded_separators_is_refused_unprinted(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(InvalidGraphAddress, match="percent-encoded") as caught:
+        parse_server_url(url)
+    assert "SE" not in str(caught.value) and "CRET" not in str(caught.value)
+    code = main(["--home", str(tmp_path), "--graph-url", url, "status"])
+    err = capsys.readouterr().err
+    assert code == 1 and len(err.splitlines()) == 1
+    assert "SE" not in err and "CRET" not in err
+
+
+# Two tokens no other part of the URLs holds, split by what a URL reads as separators.
+passwords = st.lists(st.sampled_from(["QQ", "ZZ", "/", "?", "#", "@", ":", "=", "%", "&"]),
+                     min_size=1, max_size=8).map("".join)
+
+
+@given(password=passwords, form=st.sampled_from(["falkor://:{}@h/g", "falkor://ann:{}@h:1/g",
+                                                 "redis+unix://:{}@/s.sock?graph=g",
+                                                 "falkor://h/g?password={}"]))
+def test_no_part_of_any_password_is_ever_printed(password: str, form: str) -> None:
+    if form.endswith("password={}"):
+        password = password.replace("&", "")  # there & separates options, by definition
+    try:
+        shown = str(parse_server_url(form.format(password)))
+    except InvalidGraphAddress as exc:
+        shown = str(exc)
+    assert "QQ" not in shown and "ZZ" not in shown
+
+
 names = st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True)
 
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from backends.safe_files import FileRefused, open_for_write, read_regular
+from backends.safe_files import (
+    FileRefused,
+    open_for_write,
+    overwrite,
+    read_regular,
+    read_regular_status,
+    refuse_links_in,
+)
 
 
 def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
@@ -90,3 +97,37 @@ def test_writing_a_regular_file_works(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert path.read_bytes() == b"line\n"
+
+
+def test_the_status_read_is_the_file_read(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"four")
+    data, status = read_regular_status(path, limit=10, follow=False, within=tmp_path)
+    assert data == b"four" and (status.st_size, status.st_ino) == (4, path.stat().st_ino)
+
+
+def test_overwrite_replaces_in_place_and_never_through_a_link(tmp_path: Path) -> None:
+    path = tmp_path / "note"
+    overwrite(path, b"a longer first note")
+    overwrite(path, b"second")
+    assert path.read_bytes() == b"second"
+    target = tmp_path / "target"
+    target.write_bytes(b"keep")
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(FileRefused, match="symbolic link"):
+        overwrite(tmp_path / "link", b"x")
+    assert target.read_bytes() == b"keep"
+
+
+def test_a_folder_holding_a_link_or_being_one_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "graph"
+    refuse_links_in(folder)  # missing: holds none
+    folder.mkdir()
+    (folder / "db").write_bytes(b"")
+    refuse_links_in(folder)
+    (folder / "db.wal").symlink_to(tmp_path / "elsewhere")  # dangling: a file it would create
+    with pytest.raises(FileRefused, match=r"db\.wal: is a symbolic link"):
+        refuse_links_in(folder)
+    (tmp_path / "linked").symlink_to(folder)
+    with pytest.raises(FileRefused, match="linked: is a symbolic link"):
+        refuse_links_in(tmp_path / "linked")

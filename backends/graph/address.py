@@ -59,17 +59,29 @@ def check_engine(name: str) -> Engine:
 
 
 def parse_server_url(url: str) -> ServerAddress:
-    """The server ``url`` names, or ``InvalidGraphAddress`` saying what is wrong with it."""
+    """The server ``url`` names, or ``InvalidGraphAddress`` saying what is wrong with it. No
+    message holds the password, even one with an unencoded ``/``, ``?``, ``#`` or ``@`` that
+    would make the URL split elsewhere (the rest of it then reads as a port, a path or a
+    fragment, and would be echoed)."""
     text = url.strip()
+    shown = _masked(text)
+    userinfo = _userinfo(text)
+    if userinfo is not None and any(c in text[slice(*userinfo)] for c in "/?#@"):
+        raise InvalidGraphAddress(
+            f"graph URL {shown!r}: the user name or password holds / ? # or @: write them "
+            "percent-encoded (%2F %3F %23 %40)")
+    if "#" in text:  # urlsplit would drop the rest as a fragment: a password cut short
+        raise InvalidGraphAddress(
+            f"graph URL {shown!r}: holds a #: write it percent-encoded (%23)")
     try:
         parts = urlsplit(text)
         port = parts.port
-    except ValueError as exc:
-        raise InvalidGraphAddress(f"graph URL {_masked(text)!r}: {exc}") from None
+    except ValueError as exc:  # its message quotes the URL's parts: never shown
+        raise InvalidGraphAddress(f"graph URL {shown!r}: {_unreadable(exc)}") from None
     scheme = parts.scheme.lower()
     if scheme not in _TCP | _UNIX:
         raise InvalidGraphAddress(
-            f"graph URL {_masked(text)!r}: expected {_FORMS}")
+            f"graph URL {shown!r}: expected {_FORMS}")
     query = _query(parts.query, text)
     username = unquote(parts.username) if parts.username else None
     password = query.pop("password", None) or (
@@ -78,13 +90,13 @@ def parse_server_url(url: str) -> ServerAddress:
         socket = unquote(parts.path)
         if parts.hostname or not socket.startswith("/") or socket.endswith("/"):
             raise InvalidGraphAddress(
-                f"graph URL {_masked(text)!r}: a Unix socket URL names an absolute path to "
+                f"graph URL {shown!r}: a Unix socket URL names an absolute path to "
                 "the socket, as in redis+unix:///run/falkordb.sock?graph=NAME")
         graph = _graph(query.pop("graph", DEFAULT_GRAPH), text)
         _no_more(query, text)
         return ServerAddress(graph, socket=socket, username=username, password=password)
     if not parts.hostname:
-        raise InvalidGraphAddress(f"graph URL {_masked(text)!r} names no host ({_FORMS})")
+        raise InvalidGraphAddress(f"graph URL {shown!r} names no host ({_FORMS})")
     path = unquote(parts.path).strip("/")
     graph = _graph(path or query.pop("graph", DEFAULT_GRAPH), text)
     _no_more(query, text)
@@ -99,14 +111,15 @@ def _query(raw: str, text: str) -> dict[str, str]:
         raise InvalidGraphAddress(f"graph URL {_masked(text)!r}: unreadable query") from None
     repeated = sorted(key for key, values in found.items() if len(values) > 1)
     if repeated:
-        raise InvalidGraphAddress(f"graph URL {_masked(text)!r}: {repeated[0]} given twice")
+        raise InvalidGraphAddress(
+            f"graph URL {_masked(text)!r}: option{_named(repeated[0], text)} given twice")
     return {key: values[0] for key, values in found.items()}
 
 
 def _no_more(query: dict[str, str], text: str) -> None:
     if query:
         raise InvalidGraphAddress(
-            f"graph URL {_masked(text)!r}: unknown option {sorted(query)[0]!r} "
+            f"graph URL {_masked(text)!r}: unknown option{_named(sorted(query)[0], text)} "
             "(known: graph, password)")
 
 
@@ -118,7 +131,41 @@ def _graph(name: str, text: str) -> str:
     return name
 
 
+def _named(option: str, text: str) -> str:
+    """An option's name for a message; none beside a query password, which may hold an
+    unencoded ``&`` and then reads as options of its own."""
+    return "" if _QUERY_PASSWORD.search(text) else f" {option!r}"
+
+
+def _unreadable(exc: ValueError) -> str:
+    if "out of range" in str(exc):
+        return "the port is out of range 0-65535"
+    if "Port" in str(exc):
+        return "the port is not a number"
+    return "not a URL dualmem can read"
+
+
+_QUERY_PASSWORD = re.compile(r"(?<=[?&]password=)[^&]*")
+
+
+def _userinfo(text: str) -> tuple[int, int] | None:
+    """Where the user name and password are in ``text`` (start, end), or None: up to the last
+    ``@`` after ``://`` outside a query password, which a password unencoded may hold too."""
+    start = text.find("://") + 3
+    if start < 3 or text.startswith("/", start):  # no host part: a socket's path follows
+        return None
+    hidden = [match.span() for match in _QUERY_PASSWORD.finditer(text)]
+    for at in range(len(text) - 1, start - 1, -1):
+        if text[at] == "@" and not any(a <= at < b for a, b in hidden):
+            return start, at
+    return None
+
+
 def _masked(text: str) -> str:
     """``text`` with any password in it replaced, for an error message."""
-    text = re.sub(r"(?<=://)([^/@]*?):[^/@]*@", r"\1:***@", text)
-    return re.sub(r"(?<=[?&]password=)[^&]*", "***", text)
+    userinfo = _userinfo(text)
+    if userinfo is not None:
+        start, end = userinfo
+        user, colon, _ = text[start:end].partition(":")
+        text = text[:start] + (f"{user}:***" if colon else text[start:end]) + text[end:]
+    return _QUERY_PASSWORD.sub("***", text)

@@ -24,10 +24,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backends import processes
-from backends.errors import OUT_OF_RESOURCES, BackendUnavailable, WriteFailed, out_of_resources
+from backends.errors import (
+    OUT_OF_RESOURCES,
+    BackendUnavailable,
+    FileRefused,
+    WriteFailed,
+    out_of_resources,
+)
 from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.graphiti_import import import_graphiti
+from backends.safe_files import NOTE_LIMIT, overwrite, read_regular, refuse_links_in
 
 LAYER = "graph"
 NO_ROOM = "no room"
@@ -39,6 +46,9 @@ READ_ONLY = "read-only"
 ANOTHER_ENGINE = "another engine's database"
 """The reason of a ``BackendUnavailable`` for a database file written by the other embedded
 engine (``engines.py``)."""
+REFUSED = "refused"
+"""The reason of a ``BackendUnavailable`` for a graph folder that is, or holds, a symbolic link:
+the database engine would follow it and write where it leads, out of the home."""
 DB_FILE = engines.FILES[DEFAULT_ENGINE]
 OWNER_FILE = "owner.json"
 COPY_FILE_PREFIX = ".bulk-"
@@ -214,6 +224,10 @@ def _connect(directory: Path, *, read_only: bool,
              engine: Engine) -> tuple[Any, Session, dict[str, str]]:
     kuzu = engines.load(engine)
     file = directory / engines.FILES[engine]
+    try:
+        refuse_links_in(directory)
+    except FileRefused as exc:
+        raise BackendUnavailable(LAYER, REFUSED, str(exc)) from exc
     if read_only and not file.is_file():
         raise BackendUnavailable(LAYER, READ_ONLY,
                                  f"{file} does not exist and cannot be made here")
@@ -347,15 +361,16 @@ def _first_line(exc: BaseException) -> str:
 
 def _write_owner(owner_file: Path) -> None:
     # Kùzu's lock does not say who holds it; this note lets the next opener name the pid.
-    with contextlib.suppress(OSError):
-        owner_file.write_text(json.dumps({"pid": os.getpid()}))
+    with contextlib.suppress(OSError, FileRefused):
+        overwrite(owner_file, json.dumps({"pid": os.getpid()}).encode())
 
 
 def owner_pid(directory: Path) -> int | None:
     """The live process holding the database under ``directory`` read-write, when it said so."""
     try:
-        pid = int(json.loads((directory / OWNER_FILE).read_text())["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+        note = read_regular(directory / OWNER_FILE, limit=NOTE_LIMIT, follow=False)
+        pid = int(json.loads(note)["pid"])
+    except (OSError, ValueError, KeyError, TypeError):  # FileRefused too: a link, not a note
         return None
     return pid if pid > 0 and processes.alive(pid) else None
 

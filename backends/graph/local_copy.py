@@ -22,7 +22,9 @@ from pathlib import Path
 
 import orjson
 
+from backends.errors import FileRefused
 from backends.graph.index import EpisodeIndex
+from backends.safe_files import NOTE_LIMIT, open_for_write, overwrite, read_regular, refuse_links_in
 
 NOTE = "server.json"
 LOCK = "lock"
@@ -55,16 +57,17 @@ class LocalCopy:
         """The copy in ``folder`` for this process; None when another process holds it or it
         cannot be kept there (a read-only home): the caller indexes in memory."""
         try:
+            refuse_links_in(folder)  # its index's database would follow one out of the home
             folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError:
+            fd = open_for_write(folder / LOCK, os.O_RDWR | os.O_CREAT)
+        except (OSError, FileRefused):
             return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             note = _read(folder / NOTE)
             (folder / NOTE).unlink(missing_ok=True)
             index = EpisodeIndex.open(folder, dimension, embedder)
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error, FileRefused):
             os.close(fd)
             return None
         return cls(fd, folder, index, note)
@@ -82,9 +85,10 @@ class LocalCopy:
         try:
             self.index.close()
             if note is not None:
-                with contextlib.suppress(OSError):  # a full disk: the next open rebuilds
+                # A full disk, or a link: the next open rebuilds.
+                with contextlib.suppress(OSError, FileRefused):
                     part = self._folder / f"{NOTE}.part"
-                    part.write_bytes(orjson.dumps(asdict(note)))
+                    overwrite(part, orjson.dumps(asdict(note)))
                     os.replace(part, self._folder / NOTE)
         finally:
             os.close(self._fd)
@@ -92,7 +96,7 @@ class LocalCopy:
 
 def _read(path: Path) -> Note | None:
     try:
-        raw = orjson.loads(path.read_bytes())
+        raw = orjson.loads(read_regular(path, limit=NOTE_LIMIT, follow=False))
         return Note(str(raw["instance"]), int(raw["seen"]), str(raw["token"]),
                     int(raw["count"]))
     except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):

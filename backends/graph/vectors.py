@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.graph.embedder import Vectors
+from backends.safe_files import open_for_write
 
 FILE = "vectors.f32"
 MAGIC = b"dmvecf32"
@@ -52,10 +53,11 @@ class VectorFile:
     @classmethod
     def open(cls, path: Path | None, dimension: int) -> VectorFile:
         """The file at ``path`` as it is (``stamp`` says whether it is usable), an empty one
-        when missing; ``path`` None: an empty matrix in memory. Raises ``OSError``."""
+        when missing; ``path`` None: an empty matrix in memory. Raises ``OSError``, and
+        ``FileRefused`` for a symbolic link."""
         if path is None:
             return cls(None, dimension, None, bytearray(HEADER))
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = open_for_write(path, os.O_RDWR | os.O_CREAT)
         return cls(path, dimension, fd, bytearray(os.pread(fd, HEADER, 0)))
 
     @classmethod
@@ -71,7 +73,7 @@ class VectorFile:
         if path is None:
             return cls(None, dimension, None, header + body)
         part = path.with_name(path.name + ".part")
-        with open(part, "wb") as out:
+        with os.fdopen(open_for_write(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
             out.write(header)
             out.write(body)
         os.replace(part, path)

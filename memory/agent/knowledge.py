@@ -33,7 +33,8 @@ def project_overrides(home: Path) -> Overrides:
     """The project's overrides: FEAT-GE-001's ``.guardkit/config/entity-overrides.yaml`` in the
     folder that holds ``home`` (the project's, for ``./.dualmem``), then ours,
     ``<home>/entity-overrides.yaml``, which wins where both set a threshold. Either or both
-    may be missing."""
+    may be missing. ``FileRefused`` when ours is a symbolic link: the home's own file, never
+    read through a link that could lead anywhere (and show what it holds in an error)."""
     design = load_overrides(home.parent / DESIGN_OVERRIDES, missing_ok=True)
     return design | load_overrides(home / OVERRIDES_FILE, missing_ok=True, follow=False)
 

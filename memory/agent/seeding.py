@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from backends.protocol import MemoryBackend
+from fallback import disk
 from memory.agent.scopes import project_group
 from memory.store.project import project_id
 from seeds import (
@@ -70,5 +70,7 @@ def _install_overrides(overrides_file: Path, home: Path) -> Path:
     installed = home / OVERRIDES_FILE
     if overrides_file.resolve() != installed.resolve():
         home.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(overrides_file, installed)
+        # Written aside and renamed into place: a link planted there is replaced, never
+        # written through (a copy would have overwritten whatever it leads to).
+        disk.write_atomic(installed, overrides_file.read_bytes())
     return installed

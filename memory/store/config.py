@@ -18,7 +18,7 @@ from backends.graph.address import (
     parse_server_url,
 )
 from backends.model import DEFAULT_MAX_BODY_BYTES
-from memory.store.home import HOME_DIR, discover_home
+from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
 from memory.store.settings import read_settings, with_password
 
 BackendChoice = Literal["auto", "graph", "file"]
@@ -125,8 +125,9 @@ class Config:
         and embedder; a server's password from ``DUALMEM_GRAPH_PASSWORD`` or the home's
         ``graph-password`` when the URL has none: ``memory.store.settings``). Without either,
         the home is the nearest ``.dualmem/`` in ``cwd`` (default: the working folder) or its
-        parents, else ``cwd/.dualmem``. A bad
-        graph URL or engine raises ``InvalidGraphAddress``."""
+        parents, else ``cwd/.dualmem``; one found so that belongs to another user raises
+        ``ForeignHome`` unless ``DUALMEM_SAFE_HOMES`` lists it. A bad graph URL or engine
+        raises ``InvalidGraphAddress``."""
         env = os.environ if environ is None else environ
         here = (Path.cwd() if cwd is None else cwd).absolute()
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
@@ -142,8 +143,11 @@ class Config:
             ) from None
         if limit <= 0:
             raise ConfigError("DUALMEM_MAX_BODY_BYTES must be positive")
-        root = Path(home or env.get("DUALMEM_HOME") or discover_home(here) or here / HOME_DIR)
-        root = root.expanduser().absolute()
+        named = home or env.get("DUALMEM_HOME")
+        found = None if named else discover_home(here)
+        if found is not None:
+            check_owner(found, env.get(SAFE_HOMES, ""))
+        root = Path(named or found or here / HOME_DIR).expanduser().absolute()
         kept = read_settings(root)  # `dualmem config set`: what the project committed
         engine = graph_engine or env.get("DUALMEM_GRAPH_ENGINE") or None
         url = graph_url or env.get("DUALMEM_GRAPH_URL") or (

@@ -31,6 +31,7 @@ import orjson
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
+    FileRefused,
     GraphEmptied,
     InvalidEpisode,
     MigrationError,
@@ -38,7 +39,7 @@ from backends.errors import (
 )
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Enriched, Enriches, Position, SetAside, upsert_all
-from backends.safe_files import read_regular
+from backends.safe_files import NOTE_LIMIT, overwrite, read_regular
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
@@ -511,9 +512,9 @@ class DualBackend:
             return
         await self._graph.record_applied(self._applied)
         self._recorded = self._applied
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, FileRefused):  # a link: the graph has it anyway
             note = {"epoch": self._applied.epoch, "seq": self._applied.seq, "pid": os.getpid()}
-            (self._graph_dir / APPLIED_FILE).write_bytes(orjson.dumps(note))
+            overwrite(self._graph_dir / APPLIED_FILE, orjson.dumps(note))
 
     def _fail(self, exc: DualmemError) -> None:
         """A graph failure is a reason to answer from the journal, not to lose a write: the
@@ -789,7 +790,8 @@ def _recorded_position(graph_dir: Path) -> Position | None:
     """The graph's position as its holder last wrote it beside the database."""
     try:
         # Bounded, regular only: a FIFO planted there hung `status`.
-        note = orjson.loads(read_regular(graph_dir / APPLIED_FILE, limit=4096, follow=False))
+        note = orjson.loads(read_regular(graph_dir / APPLIED_FILE, limit=NOTE_LIMIT,
+                                         follow=False))
         return Position(str(note["epoch"]), int(note["seq"]))
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None

@@ -19,10 +19,13 @@ from typing import Any, BinaryIO, Protocol, TypeVar
 
 import orjson
 
-from backends.errors import MigrationError, WriteFailed
+from backends.errors import FileRefused, MigrationError, WriteFailed
+from backends.safe_files import open_for_write, read_regular
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+LIMIT = 1 << 30
+"""the most of one file that is read: every fact ever retired, a line each, is far less"""
 
 
 class Line(Protocol):
@@ -33,12 +36,13 @@ def read(path: Path, parse: Callable[[dict[str, Any]], T]) -> list[T]:
     """What the file holds, in order, as ``parse`` reads each line (``MigrationError`` for a
     line it does not take); none when the file does not exist."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, limit=LIMIT, follow=False)
     except FileNotFoundError:
         return []
-    except OSError as exc:
+    except (OSError, FileRefused) as exc:  # a link may lead out of the home: never read
+        why = exc.reason if isinstance(exc, FileRefused) else exc.strerror
         log.warning("%s: unreadable (%s); a rebuilt graph does not get back what it holds",
-                    path, exc.strerror)
+                    path, why)
         return []
     found: list[T] = []
     for number, line in enumerate(data.splitlines(), 1):
@@ -61,12 +65,16 @@ def append(path: Path, items: Iterable[Line]) -> int:
     if not lines:
         return 0
     try:
-        with path.open("a+b") as file:  # appends, and reads the last byte
+        # Appends, and reads the last byte; never through a link, which could lead anywhere.
+        fd = open_for_write(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        with os.fdopen(fd, "a+b") as file:
             if _torn(file):
                 file.write(b"\n")  # after a torn line: start a whole one
             file.write(lines)
             file.flush()
             os.fsync(file.fileno())
+    except FileRefused as exc:
+        raise WriteFailed(f"{path}: not saved: {exc.reason}") from exc
     except OSError as exc:
         raise WriteFailed(f"{path}: not saved: {exc.strerror}") from exc
     return lines.count(b"\n")

@@ -213,8 +213,9 @@ def summary() -> list[str]:
     for (family, layer), tally in sorted(FIGURES.items()):
         lines.append(f"{family:<12}{layer:<7}"
                      + "".join(f"{getattr(tally, name):>13}" for name in names))
-    lines.append("rounds: writer processes (hostile: examples); acknowledged: writes and deletes "
-                 "acknowledged (hostile: values accepted and read back exactly)")
+    lines.append("rounds: writer processes (hostile: examples; links: planted homes); "
+                 "acknowledged: writes and deletes acknowledged (hostile: values accepted and "
+                 "read back exactly)")
     for family, seconds in sorted(CONVERGENCE.items()):
         ordered = sorted(seconds)
         lines.append(f"{family}: the graph served again {ordered[len(ordered) // 2]:.1f} s "

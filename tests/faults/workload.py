@@ -119,11 +119,13 @@ class Tally:
     """writers that died other than by our SIGKILL (an abort, a segfault, a traceback)"""
     leftovers: int = 0
     """temp or COPY files of dead writers still there once the store was opened again"""
+    escaped: int = 0
+    """files outside the home written, created or served as memories"""
     notes: list[str] = field(default_factory=list)
 
     COUNTS: ClassVar[tuple[str, ...]] = (
         "rounds", "acknowledged", "refused", "lost", "duplicated", "torn", "unopenable",
-        "crashed", "leftovers",
+        "crashed", "leftovers", "escaped",
     )
 
     def add(self, other: Tally) -> None:
@@ -134,7 +136,7 @@ class Tally:
     @property
     def clean(self) -> bool:
         return not (self.lost or self.duplicated or self.torn or self.unopenable
-                    or self.crashed or self.leftovers)
+                    or self.crashed or self.leftovers or self.escaped)
 
 
 class Expectation:

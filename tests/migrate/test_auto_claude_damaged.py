@@ -47,8 +47,9 @@ def json_list(file: Path) -> None:
 CASES: dict[str, tuple[str, Callable[[Path], None], str]] = {
     "truncated session": ("session_insights/session_002.json", truncate, "not valid JSON"),
     "empty codebase map": ("codebase_map.json", empty, "empty file"),
-    "unreadable session": ("session_insights/session_001.json", folder_in_place, "cannot read"),
-    "unreadable patterns": ("patterns.md", dangling_link, "cannot read"),
+    "unreadable session": ("session_insights/session_001.json", folder_in_place,
+                           "not a regular file"),
+    "unreadable patterns": ("patterns.md", dangling_link, "is a symbolic link"),
     "session not an object": ("session_insights/session_001.json", json_list,
                               "expected a JSON object"),
 }
