@@ -60,6 +60,26 @@ async def capture_session(
     return f"dualmem kept {said}" if said else ""
 
 
+async def capture_reply(config: Config, reply: str) -> str:
+    """The lessons of a Stop's reply when the hook was given no transcript (a client that sends
+    only ``last_assistant_message``); the line saying what was kept."""
+    from memory.capture.keep import keep
+    from memory.capture.lessons import Lessons
+    from memory.store.selection import open_backend
+
+    lessons = Lessons()
+    lessons.read(reply)
+    if not lessons:
+        return ""
+    store = (await open_backend(config, one_shot=True))[0]
+    try:
+        kept = await keep(store, project_id(config.home), [], lessons, {})
+    finally:
+        await store.aclose()
+    said = kept.describe()
+    return f"dualmem kept {said}" if said else ""
+
+
 def summarise_later(config: Config) -> None:
     """Start ``dualmem enrich`` on the home, detached: the LLM's summary of the session (and
     its extraction) is made after the session, never in its way. Its key stays in the

@@ -92,15 +92,18 @@ def _config(args: argparse.Namespace, given: HookInput) -> Config | None:
 async def _capture(args: argparse.Namespace, raw: bytes) -> str:
     """Capture the session's transcript (and its subagents'); the line saying what was kept
     ('' for nothing new). Raises what went wrong."""
-    from memory.capture.hook import capture_session
+    from memory.capture.hook import capture_reply, capture_session
 
     given = HookInput.from_json(raw)
     config = _config(args, given)
-    if config is None or not given.transcript_path:
+    if config is None:
         return ""
+    transcript = Path(given.transcript_path) if given.transcript_path else None
+    if transcript is None or not transcript.exists():  # the reply is all there is to read
+        return await capture_reply(config, given.last_assistant_message or "")
     deadline = time.monotonic() + CAPTURE_SECONDS
     return await capture_session(
-        config, Path(given.transcript_path), cwd=Path(given.cwd) if given.cwd else None,
+        config, transcript, cwd=Path(given.cwd) if given.cwd else None,
         final=args.event == "session-end", deadline=deadline,
         last_message=given.last_assistant_message, warn=lambda line: print(
             f"dualmem hook {args.event}: {line}", file=sys.stderr))

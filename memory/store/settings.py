@@ -74,7 +74,7 @@ def read_settings(home: Path) -> dict[str, str]:
     path = home / CONFIG
     try:
         raw = orjson.loads(read_regular(path, limit=_LIMIT, follow=False, within=home))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no home yet, or no folder: said later
         return {}
     except (FileRefused, orjson.JSONDecodeError) as exc:
         raise SettingsError(f"{path}: not a dualmem settings file ({exc})") from None

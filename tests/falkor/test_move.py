@@ -17,7 +17,7 @@ import orjson
 import pytest
 from falkor_server import address_for
 
-from backends.graph import GraphBackend, engines
+from backends.graph import engines
 from backends.graph.falkor import FalkorBackend
 from backends.model import Episode
 from memory import Adr, record_adr, supersede_adr
@@ -65,12 +65,9 @@ async def fill(home: Path) -> list[Episode]:
             adr_id="ADR-2", title="Sessions in Redis", decision="Move `SessionStore` to Redis"))
     only_graph = Episode.create(group_id="proj", kind="note", name="graph only",
                                 body="written with --backend graph", created_at=T0)
-    graph = await GraphBackend.open(Config(home=home).graph_dir)
-    try:
+    async with open_memory(home, "graph") as graph:  # as `--backend graph` writes
         await graph.upsert(only_graph)
         return [episode async for episode in graph.scan()]
-    finally:
-        await graph.aclose()
 
 
 def migrate(home: Path, target: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

@@ -206,6 +206,23 @@ def test_a_wrong_hook_command_line_does_not_block_the_session(project: Path) -> 
         assert done.stderr.decode().startswith("dualmem hook: ")
 
 
+@pytest.mark.parametrize("transcript", ["none named", "none there"])
+def test_a_stop_given_only_the_reply_keeps_its_lessons(own_project: Path, transcript: str) -> None:
+    """A Stop with ``last_assistant_message`` and no transcript to read: its lessons are kept
+    (they were ignored once capture read transcripts only)."""
+    before = len(_listed(own_project))
+    document = common(own_project, "Stop", own_project / "gone.jsonl")
+    if transcript == "none named":
+        del document["transcript_path"]
+    document |= {"stop_hook_active": False, "last_assistant_message": "Gotcha: a reply-only lesson"}
+    output, _ = hook("stop", document, cwd=own_project)
+    assert output == {"systemMessage": "dualmem kept 1 gotcha"}
+    assert [(e["kind"], e["name"]) for e in _listed(own_project)[before:]] == [
+        ("gotcha", "a reply-only lesson")]
+    assert hook("stop", document, cwd=own_project)[0] == {}  # kept once
+    assert len(_listed(own_project)) == before + 1
+
+
 def test_a_missing_transcript_records_nothing(project: Path) -> None:
     before = len(_listed(project))
     document = common(project, "Stop", project / "gone.jsonl") | {"stop_hook_active": False}
