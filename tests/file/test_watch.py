@@ -4,6 +4,9 @@ within a second; we poll up to two."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,7 +14,9 @@ import pytest
 from contract.episodes import make
 
 from fallback import FileBackend
-from file.helpers import eventually
+from file.helpers import WATCH_PATIENCE, eventually
+
+LISTENER = Path(__file__).with_name("burst_listener.py")
 
 
 @pytest.fixture
@@ -84,3 +89,14 @@ async def test_views_written_into_new_folders_at_once_are_taken_in(
     assert found == len(groups)
     hits = await files.search("bullet written at once", limit=len(groups))
     assert sorted(hit.episode.group_id for hit in hits) == sorted(groups)
+
+
+def test_folders_made_at_once_leave_the_watcher_hearing(tmp_path: Path) -> None:
+    """A folder made just as its parent is first watched is watched twice, and watchdog warns
+    of it from its inotify thread: under ``-W error`` that ended the thread, and a bullet
+    typed after it was never taken in. Run as a process of its own, as a user's would."""
+    tests = os.pathsep.join([str(LISTENER.parents[1]), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-W", "error", str(LISTENER), str(tmp_path)],
+                          capture_output=True, text=True, timeout=WATCH_PATIENCE + 60,
+                          env=os.environ | {"PYTHONPATH": tests})
+    assert (done.returncode, done.stderr) == (0, "")
