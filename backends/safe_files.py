@@ -65,35 +65,32 @@ def open_regular(path: Path, *, follow: bool = True, within: Path | None = None)
     if within is not None:
         _check_within(path, within)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise FileRefused(path, "is a symbolic link") from exc
-        if exc.errno in (errno.ENXIO, errno.EISDIR):
-            raise FileRefused(path, "is not a regular file") from exc
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise FileRefused(path, "is not a regular file")
-    return fd
+    return _open_regular_file(path, flags, 0, "is a symbolic link")
 
 
 def open_for_write(path: Path, flags: int, mode: int = 0o644) -> int:
     """``os.open`` for writing a home's own file, refusing a final symbolic link (``FileRefused``)
     and anything that is not a regular file once opened. Other ``OSError``s pass through."""
+    fd = _open_regular_file(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode,
+                            "is a symbolic link; dualmem writes through none")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _open_regular_file(path: Path, flags: int, mode: int, link: str) -> int:
+    """``os.open`` that refuses (``FileRefused``) a final link ``O_NOFOLLOW`` met, saying
+    ``link``, and whatever is not a regular file; other ``OSError``s pass through."""
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
+        fd = os.open(path, flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise FileRefused(path, "is a symbolic link; dualmem writes through none") from exc
+            raise FileRefused(path, link) from exc
         if exc.errno in (errno.ENXIO, errno.EISDIR):
             raise FileRefused(path, "is not a regular file") from exc
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise FileRefused(path, "is not a regular file")
-    os.set_blocking(fd, True)
     return fd
 
 
