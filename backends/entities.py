@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from backends.model import Episode
-from backends.ranking import terms
+from backends.search.ranking import terms
 
 # Keys as Auto-Claude and our agent API write them, mapped to an entity label.
 LABELS = {

@@ -10,7 +10,7 @@ number): ``chat-7:s1:3`` is turn 3 of thread ``chat-7:s1``; an id without one be
 group's one thread of that kind. Within a thread turns follow ``created_at``, then the turn
 number, then the id, so turns that share one time (an imported session) keep their order.
 
-The caller owns the connection and its transactions, as with ``backends.textindex``.
+The caller owns the connection and its transactions, as with ``backends.search.textindex``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.database import DB_FILE
 from backends.graph.rows import encode
 from backends.model import Episode
-from backends.ranking import search_text
+from backends.search.ranking import search_text
 from bench import locomo
 from bench.file_layer import BODY_CHARS, Figure, bm25_by_group, queries, report, synthetic
 from fallback import FileBackend

@@ -1,7 +1,7 @@
 """Ideas to reach LoCoMo's multi-hop evidence offline, measured before any is built, tuned on
 one half of the dev conversations (``TUNE``) and reported on the other half as well, beside the
 product's ranking from the same run. Each idea reranks or widens the shared lexical ranking
-(``backends.textindex``, top ``CANDIDATES``) followed by the product's conversation adjacency
+(``backends.search.textindex``, top ``CANDIDATES``) followed by the product's conversation adjacency
 (``backends.threads``):
 
 - ``adj``: the product's adjacency with its choices varied (``adjacent_variant``);
@@ -31,7 +31,7 @@ import orjson
 
 from backends import threads
 from backends.protocol import upsert_all
-from backends.ranking import terms
+from backends.search.ranking import terms
 from bench import locomo
 
 CANDIDATES = 60

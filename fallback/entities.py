@@ -15,8 +15,8 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 
 from backends.entities import extract
-from backends.expansion import holds, matchable
 from backends.model import Episode
+from backends.search.expansion import holds, matchable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ent_entities (

@@ -4,7 +4,7 @@
 
 The files are the truth; this is derived from them and can be deleted at any time (the next
 open builds it again). It holds, per episode, its document, where its file is and that file's
-signature, its content hash, its view bullet, and the search index (``backends.textindex``).
+signature, its content hash, its view bullet, and the search index (``backends.search.textindex``).
 
 It is also the journal's position: every change (an episode written, replaced or deleted, by
 dualmem or found on disk) takes the next ``seq``, and deletes are kept as ``gone`` rows, so a
@@ -32,13 +32,13 @@ import orjson
 
 from backends import threads
 from backends.errors import StoreCorrupt
-from backends.expansion import linked
 from backends.flock import flocked
 from backends.model import Episode
 from backends.protocol import Changes, Position
-from backends.ranking import search_text
-from backends.textindex import VERSION as TEXT_VERSION
-from backends.textindex import Document, TextIndex
+from backends.search.expansion import linked
+from backends.search.ranking import search_text
+from backends.search.textindex import VERSION as TEXT_VERSION
+from backends.search.textindex import Document, TextIndex
 from fallback import entities
 from fallback.layout import file_name
 

@@ -39,7 +39,6 @@ from backends.errors import (
     WriteFailed,
     out_of_resources,
 )
-from backends.expansion import current_first, fuse
 from backends.model import (
     DEFAULT_MAX_BODY_BYTES,
     EPISODE_ID,
@@ -53,6 +52,7 @@ from backends.model import (
 )
 from backends.protocol import Changes, Position, SetAside, Tombstone
 from backends.safe_files import read_regular_status, refuse_links_in
+from backends.search.expansion import current_first, fuse
 from fallback import codec, disk, views
 from fallback.blocking import blocking
 from fallback.held import HeldFolder
@@ -233,7 +233,7 @@ class FileBackend:
         kinds: Sequence[str] | None = None,
         limit: int = 10,
     ) -> list[Hit]:
-        """The protocol's search, as the graph's (``backends.expansion``): lexical, joined by
+        """The protocol's search, as the graph's (``backends.search.expansion``): lexical, joined by
         the memories that name an entity the query names or one valid fact away from it; what
         is superseded ranks below what is current."""
         self._check_open()

@@ -1,4 +1,4 @@
-"""Links weigh what named them (``backends.expansion``): an entity named outright (a path, a
+"""Links weigh what named them (``backends.search.expansion``): an entity named outright (a path, a
 name in backticks) links fully; one named by words counts by the share of the query they are,
 split among the entities the same words name; a query naming nothing links nothing. Run over
 the graph's links (``GraphLinks``), built from real extraction."""
@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 import pytest
 
 from backends.entities import extract
-from backends.expansion import linked, naming
 from backends.graph.links import GraphLinks
 from backends.model import Episode
+from backends.search.expansion import linked, naming
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 FILES = ("app/api/refunds.py", "app/services/refunds.py", "admin/src/pages/Refunds.tsx")

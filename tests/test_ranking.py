@@ -11,8 +11,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.ranking import stem, terms
-from backends.textindex import CHUNK, TextIndex
+from backends.search.ranking import stem, terms
+from backends.search.textindex import CHUNK, TextIndex
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ["paint", "painting", "sunrise", "lake", "kuzu", "graph", "lock", "file", "agent", "test",
@@ -20,7 +20,7 @@ WORDS = ["paint", "painting", "sunrise", "lake", "kuzu", "graph", "lock", "file"
 
 
 def empty(chunk: int = CHUNK, *, dense: bool = False) -> TextIndex:
-    """An index scoring with ``topk`` (pure Python), or with numpy (``backends.dense``)."""
+    """An index scoring with ``topk`` (pure Python), or with numpy (``backends.search.dense``)."""
     db = sqlite3.connect(":memory:", isolation_level=None)
     TextIndex.create(db)
     return TextIndex(db, chunk=chunk, dense=dense)
@@ -121,7 +121,7 @@ def test_the_numpy_scorer_ranks_exactly_as_the_pure_python_one(
 def test_an_index_loads_numpy_only_after_some_searches_unless_loaded() -> None:
     script = """
         import sqlite3, sys
-        from backends.textindex import DENSE_AFTER, TextIndex
+        from backends.search.textindex import DENSE_AFTER, TextIndex
         db = sqlite3.connect(":memory:")
         TextIndex.create(db)
         index = TextIndex(db)

@@ -1,5 +1,5 @@
-"""Misspellings found inside SQLite (``backends.typos``) are exactly rapidfuzz's over the whole
-vocabulary (``ranking.typo_candidates``), so a one-shot search answers as a server does."""
+"""Misspellings found inside SQLite (``backends.search.typos``) are exactly rapidfuzz's over the
+whole vocabulary (``ranking.typo_candidates``), so a one-shot search answers as a server does."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.ranking import typo_candidates
-from backends.textindex import TYPO_SCANS, TextIndex
-from backends.typos import distance_within, typo_terms
+from backends.search.ranking import typo_candidates
+from backends.search.textindex import TYPO_SCANS, TextIndex
+from backends.search.typos import distance_within, typo_terms
 
 LETTERS = "abcdeé日"  # few letters, so that near terms abound; beyond ASCII, as folding allows
 

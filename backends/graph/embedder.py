@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backends.entities import Extraction
-from backends.ranking import terms
+from backends.search.ranking import terms
 
 Vectors = npt.NDArray[np.float32]
 CHUNK = 256  # texts embedded together: bounds the temporary (terms x dimension) matrix

@@ -69,7 +69,7 @@ from backends.protocol import Enriched, Position
 
 if TYPE_CHECKING:
     from backends.graph.enrich import Enricher
-from backends.ranking import search_text
+from backends.search.ranking import search_text
 
 log = logging.getLogger(__name__)
 LAYER = shared.LAYER

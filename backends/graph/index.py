@@ -33,8 +33,8 @@ from backends.graph.embedder import Vectors
 from backends.graph.vectors import FILE as VECTOR_FILE
 from backends.graph.vectors import VectorFile
 from backends.model import Episode
-from backends.textindex import VERSION as TEXT_VERSION
-from backends.textindex import Document, TextIndex
+from backends.search.textindex import VERSION as TEXT_VERSION
+from backends.search.textindex import Document, TextIndex
 
 FILE = "index.sqlite3"
 VERSION = f"4.{TEXT_VERSION}"

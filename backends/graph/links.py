@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Protocol
 
 from backends.entities import Entity, Extraction
-from backends.expansion import holds, matchable
 from backends.model import Episode
+from backends.search.expansion import holds, matchable
 
 
 class Places(Protocol):

@@ -63,7 +63,7 @@ from backends.model import (
     now,
 )
 from backends.protocol import Enriched, Position
-from backends.ranking import search_text
+from backends.search.ranking import search_text
 
 if TYPE_CHECKING:
     from backends.graph.enrich import Enricher

@@ -6,7 +6,7 @@ kinds (the index reads the query's postings, links and vectors once per search),
 over the union of the kinds serves them all. It answers a narrower search exactly when the
 wider one's hits of the wanted kinds fill the limit, or when the wider one was not cut short
 (it returned fewer than it asked for, so nothing of any kind is missing); otherwise the store
-is searched as asked. Scores do not depend on the kinds searched (``backends.ranking``), so a
+is searched as asked. Scores do not depend on the kinds searched (``backends.search.ranking``), so a
 hit scores the same in either answer.
 """
 

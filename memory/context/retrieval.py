@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from backends.model import Episode, Hit
 from backends.protocol import MemoryBackend
-from backends.ranking import terms
+from backends.search.ranking import terms
 from memory.agent.scopes import (
     ADR,
     ARCHITECTURE,

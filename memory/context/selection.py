@@ -44,7 +44,7 @@ from functools import lru_cache
 
 from backends.entities import extract
 from backends.model import Episode, Hit, natural_key
-from backends.ranking import search_text, terms
+from backends.search.ranking import search_text, terms
 from memory.agent.scopes import GOTCHA, PATTERN
 from memory.context.budget import Category
 from memory.context.format import detail
@@ -65,7 +65,7 @@ class Found:
     known: Sequence[Hit] = ()
     concern: Sequence[Hit] = ()
     terms: frozenset[str] = frozenset()
-    """the subject query's terms (``backends.ranking.terms``)"""
+    """the subject query's terms (``backends.search.ranking.terms``)"""
     testing: bool = False
     """the task writes or fixes tests (``memory.context.expansion.is_testing``)"""
 

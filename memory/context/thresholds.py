@@ -1,6 +1,6 @@
 """The relevance settings of context assembly (and of the prompt hook).
 
-Scores are on the shared lexical scale (``backends.ranking``): the share of the query's best
+Scores are on the shared lexical scale (``backends.search.ranking``): the share of the query's best
 possible BM25 score that a memory reaches, dominated by the query's rare terms. On real project
 memory relevant and unrelated memories do not separate at one absolute score, so context
 selection cuts relative to the best candidates (``memory.context.selection``); the values below

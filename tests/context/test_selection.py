@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from backends.model import Episode, Hit
-from backends.ranking import terms
+from backends.search.ranking import terms
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 from memory.context import Category, Thresholds
 from memory.context.assemble import FULL_PCT, _render

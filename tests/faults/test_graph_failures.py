@@ -13,7 +13,7 @@ import pytest
 from backends.errors import WriteFailed
 from backends.graph import GraphBackend, rows
 from backends.model import Episode
-from backends.ranking import search_text
+from backends.search.ranking import search_text
 
 
 def memories(count: int) -> list[Episode]:

@@ -113,8 +113,8 @@ async def test_a_closed_backend_refuses_work_and_closes_again_quietly(files: Fil
 
 
 def test_the_file_layer_imports_only_the_ground_floor() -> None:
-    allowed = {"backends.errors", "backends.model", "backends.protocol", "backends.ranking",
-               "backends.textindex", "backends.entities", "backends.expansion",
+    allowed = {"backends.errors", "backends.model", "backends.protocol", "backends.search.ranking",
+               "backends.search.textindex", "backends.entities", "backends.search.expansion",
                "backends.threads", "backends.processes", "backends.flock", "backends.lazy",
                "backends.safe_files"}
     ours = {"backends", "memory", "migrate", "seeds", "fallback"}

@@ -19,7 +19,7 @@ from backends.graph.database import GraphDatabase
 from backends.graph.embedder import HashingEmbedder
 from backends.graph.rows import CREATE_EPISODE, CREATE_MENTION, PUT_META, encode
 from backends.model import Episode
-from backends.ranking import search_text
+from backends.search.ranking import search_text
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 

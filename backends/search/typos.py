@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from itertools import pairwise
 
-from backends.ranking import MAX_WIDENED, max_edits
+from backends.search.ranking import MAX_WIDENED, max_edits
 
 
 def pieces(term: str, parts: int) -> list[tuple[int, str]]:

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from backends.entities import Entity, entity_uuid, name_terms, text_entities
 from backends.model import Episode
-from backends.ranking import terms
+from backends.search.ranking import terms
 
 LINK_WEIGHT = 0.6
 HOP_WEIGHT = 0.7

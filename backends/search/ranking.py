@@ -1,6 +1,6 @@
 """Lexical ranking shared by every layer: BM25 over folded, lightly stemmed terms, with each
 query term widened to vocabulary terms it prefixes or misspells (rapidfuzz). The index that
-applies it is ``backends.textindex``.
+applies it is ``backends.search.textindex``.
 
 Scores are normalised to [0, 1] against the best score any document could reach for the query
 (every query term present and saturated), so a score means "how much of the query matched"

@@ -4,7 +4,7 @@ A text's folded, stemmed terms (``ranking.terms``) become postings, (document nu
 frequency, length), in chunks of at most ``CHUNK`` documents per (term, partition), packed as
 arrays; partitions are (group, kind), so a filtered search never reads another group's postings.
 Each chunk also keeps its front, the (tf, length) pairs no other of its postings beats on both
-counts, from which a query bounds what the chunk can add before reading it (``backends.topk``);
+counts, from which a query bounds what the chunk can add before reading it (``topk``);
 each document keeps its terms, so a candidate can be scored without walking postings.
 The vocabulary with document frequencies is a B-tree, so prefix widening is a range read.
 BM25 is computed at query time from what is stored (tf, length, df, N, total length): an index
@@ -26,8 +26,8 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from backends import topk, typos
-from backends.ranking import (
+from backends.search import topk, typos
+from backends.search.ranking import (
     K1,
     MAX_QUERY_TERMS,
     MAX_WIDENED,
@@ -50,7 +50,7 @@ a one-shot search or hook makes a few and is spared the load and the import (~40
 memories); a server makes many, and rapidfuzz over the loaded vocabulary is faster at scale"""
 DENSE_AFTER = 8
 """searches an index answers with the pure-Python scorer (``topk``) before it imports numpy for
-``backends.dense``, unless numpy is loaded already (as TYPO_SCANS, for the same reason)"""
+``backends.search.dense``, unless numpy is loaded already (as TYPO_SCANS, for the same reason)"""
 _LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
 _MAX_U16 = 0xFFFF
 
@@ -392,7 +392,7 @@ class TextIndex:
     # -- scoring ----------------------------------------------------------------------------
 
     def _use_dense(self) -> bool:
-        """Whether to score with numpy (``backends.dense``): where it is loaded already, or
+        """Whether to score with numpy (``backends.search.dense``): where it is loaded already, or
         from this index's ``DENSE_AFTER``-th search on, if it can be imported. A one-shot
         search or hook is spared the import (~60 ms); a server soon pays it once."""
         if self._dense is None:
@@ -403,7 +403,7 @@ class TextIndex:
 
     def _dense_top(self, variants: list[list[tuple[str, float]]], parts: set[int] | None,
                    flat: float, per_length: float, limit: int) -> dict[int, float]:
-        from backends import dense  # numpy: only once _use_dense says so
+        from backends.search import dense  # numpy: only once _use_dense says so
 
         sql = "SELECT docs, tfs, lens FROM lex_postings WHERE term = ?"
         (documents,) = self._db.execute("SELECT next_doc FROM lex_stats").fetchone()
