@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from backends.search.ranking import typo_candidates
-from backends.search.textindex import TYPO_SCANS, TextIndex
+from backends.search.textindex import TextIndex
 from backends.search.typos import distance_within, typo_terms
+from backends.search.widening import TYPO_SCANS
 
 LETTERS = "abcdeé日"  # few letters, so that near terms abound; beyond ASCII, as folding allows
 

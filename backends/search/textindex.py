@@ -9,7 +9,8 @@ each document keeps its terms, so a candidate can be scored without walking post
 The vocabulary with document frequencies is a B-tree, so prefix widening is a range read.
 BM25 is computed at query time from what is stored (tf, length, df, N, total length): an index
 updated incrementally answers exactly as one built again from the same texts. Opening costs a
-connection; nothing grows in memory with the store.
+connection; nothing grows in memory with the store. The chunks are written and read by
+``postings``; what a query term matches in the vocabulary is ``widening``'s.
 
 The caller owns the connection and its transactions: every method runs inside whatever
 transaction is open, so a layer can change its own tables and this index atomically.
@@ -17,41 +18,25 @@ transaction is open, so a layer can change its own tables and this index atomica
 
 from __future__ import annotations
 
-import bisect
 import importlib.util
 import sqlite3
 import sys
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from backends.search import topk, typos
-from backends.search.ranking import (
-    K1,
-    MAX_QUERY_TERMS,
-    MAX_WIDENED,
-    PREFIX_WEIGHT,
-    TYPO_WEIGHT,
-    WIDEN_BELOW_DF,
-    B,
-    idf,
-    terms,
-    typo_candidates,
-)
+from backends.search import postings, topk
+from backends.search.postings import in_parts
+from backends.search.ranking import K1, MAX_QUERY_TERMS, B, idf, terms
+from backends.search.widening import Vocabulary
 
 CHUNK = 512
 VERSION = "4"
 """of the tables' layout and of the text taken in (ranking.search_text): an index of another
 version is built again"""
-TYPO_SCANS = 8
-"""typo look-ups an index answers inside SQLite before it loads its vocabulary for rapidfuzz:
-a one-shot search or hook makes a few and is spared the load and the import (~40 ms at 10k
-memories); a server makes many, and rapidfuzz over the loaded vocabulary is faster at scale"""
 DENSE_AFTER = 8
 """searches an index answers with the pure-Python scorer (``topk``) before it imports numpy for
-``backends.search.dense``, unless numpy is loaded already (as TYPO_SCANS, for the same reason)"""
-_LAST = "\U0010ffff"  # sorts after every term: the upper end of a prefix range
+``dense``, unless numpy is loaded already (as ``widening.TYPO_SCANS``, for the same reason)"""
 _MAX_U16 = 0xFFFF
 
 SCHEMA = """
@@ -70,14 +55,6 @@ CREATE TABLE IF NOT EXISTS lex_stats (
     next_doc INTEGER NOT NULL);
 INSERT OR IGNORE INTO lex_stats VALUES (0, 0, 0, 1);
 """
-_CHUNK_COLUMNS = "first, front, docs, tfs, lens"
-
-
-def _in_parts(sql: str, term: str, parts: set[int] | None) -> tuple[str, list[object]]:
-    """``sql`` (which selects by term) limited to ``parts``, with its parameters."""
-    if parts is None:
-        return sql, [term]
-    return f"{sql} AND part IN ({','.join('?' * len(parts))})", [term, *parts]
 
 
 def _forward_text(counts: Counter[str]) -> str:
@@ -104,49 +81,6 @@ class Document:
     kind: str
 
 
-@dataclass(slots=True)
-class _Chunk:
-    first: int
-    front: dict[int, int]  # tf -> the shortest length seen with it (pruned to the front)
-    docs: array[int]
-    tfs: array[int]
-    lens: array[int]
-
-    @classmethod
-    def new(cls, first: int) -> _Chunk:
-        return cls(first, {}, array("I"), array("H"), array("H"))
-
-    @classmethod
-    def load(cls, row: Sequence[object]) -> _Chunk:
-        first, front, docs, tfs, lens = row
-        chunk = cls.new(int(first))  # type: ignore[call-overload]
-        pairs = array("H")
-        pairs.frombytes(front)  # type: ignore[arg-type]
-        chunk.front = dict(zip(pairs[::2], pairs[1::2], strict=True))
-        chunk.docs.frombytes(docs)  # type: ignore[arg-type]
-        chunk.tfs.frombytes(tfs)  # type: ignore[arg-type]
-        chunk.lens.frombytes(lens)  # type: ignore[arg-type]
-        return chunk
-
-    def append(self, doc: int, tf: int, size: int) -> None:
-        self.docs.append(doc)
-        self.tfs.append(tf)
-        self.lens.append(size)
-        if size < self.front.get(tf, _MAX_U16 + 1):
-            self.front[tf] = size
-
-    def row(self, term: str, part: int) -> tuple[object, ...]:
-        """The chunk as stored. A removal leaves the front as it was: a looser bound, still
-        a bound."""
-        pairs, shortest = array("H"), _MAX_U16 + 1
-        for tf in sorted(self.front, reverse=True):
-            if self.front[tf] < shortest:
-                shortest = self.front[tf]
-                pairs.extend((tf, shortest))
-        return (term, part, self.first, pairs.tobytes(), self.docs.tobytes(),
-                self.tfs.tobytes(), self.lens.tobytes())
-
-
 class TextIndex:
     """The ``lex_*`` tables of one SQLite database."""
 
@@ -154,8 +88,7 @@ class TextIndex:
                  dense: bool | None = None) -> None:
         self._db = db
         self._chunk = chunk  # postings per chunk written (tests make it small)
-        self._vocabulary: tuple[tuple[int, int], list[str]] | None = None
-        self._typo_scans = 0
+        self._vocabulary = Vocabulary(db)
         self._searches = 0
         self._dense = dense  # None: decided by _use_dense
 
@@ -184,7 +117,7 @@ class TextIndex:
         self.remove_many(latest)
         docs, length, next_doc = self._db.execute(
             "SELECT docs, length, next_doc FROM lex_stats").fetchone()
-        postings: dict[tuple[str, int], list[tuple[int, int, int]]] = defaultdict(list)
+        added: dict[tuple[str, int], list[tuple[int, int, int]]] = defaultdict(list)
         df: Counter[str] = Counter()
         rows = []
         parts = self._parts_by_name()
@@ -197,7 +130,7 @@ class TextIndex:
             doc = next_doc
             next_doc += 1
             for term, tf in counts.items():
-                postings[term, part].append((doc, min(tf, _MAX_U16), min(size, _MAX_U16)))
+                added[term, part].append((doc, min(tf, _MAX_U16), min(size, _MAX_U16)))
             df.update(counts.keys())
             rows.append((doc, document.key, part, size, _forward_text(counts)))
             docs += 1
@@ -207,8 +140,8 @@ class TextIndex:
             "INSERT INTO lex_terms VALUES (?, ?) ON CONFLICT (term) DO UPDATE SET df = df + ?",
             ((term, n, n) for term, n in df.items()),
         )
-        for (term, part), entries in postings.items():
-            self._append(term, part, entries)
+        for (term, part), entries in added.items():
+            postings.append(self._db, term, part, entries, chunk_size=self._chunk)
         self._db.execute("UPDATE lex_stats SET docs = ?, length = ?, next_doc = ?",
                          (docs, length, next_doc))
 
@@ -232,7 +165,7 @@ class TextIndex:
                 by_posting[term, part].append(doc)
                 df[term] += 1
         for (term, part), gone in by_posting.items():
-            self._drop(term, part, gone)
+            postings.drop(self._db, term, part, gone)
         self._db.executemany("UPDATE lex_terms SET df = df - ? WHERE term = ?",
                              ((n, term) for term, n in df.items()))
         self._db.execute("DELETE FROM lex_terms WHERE df <= 0")
@@ -265,7 +198,8 @@ class TextIndex:
         flat = K1 * (1 - B)
         per_length = K1 * B / (total_length / n or 1.0)
         variants = [[(variant, idf(n, df) * weight * (K1 + 1))
-                     for variant, df, weight in self._variants(term, n)] for term in query_terms]
+                     for variant, df, weight in self._vocabulary.variants(term, n)]
+                    for term in query_terms]
         scores = (self._dense_top(variants, parts, flat, per_length, limit) if self._use_dense()
                   else self._pruned_top(variants, parts, flat, per_length, limit))
         if not scores:
@@ -279,72 +213,6 @@ class TextIndex:
         top = sorted(((keys[doc], value) for doc, value in best.items()),
                      key=lambda kv: (-kv[1], kv[0]))[:limit]
         return [(key, min(1.0, value / best_possible)) for key, value in top]
-
-    # -- postings ---------------------------------------------------------------------------
-
-    def _append(self, term: str, part: int, entries: list[tuple[int, int, int]]) -> None:
-        """Add entries (document numbers above every stored one) after the last chunk."""
-        row = self._db.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM lex_postings WHERE term = ? AND part = ?"
-            " ORDER BY first DESC LIMIT 1", (term, part)).fetchone()
-        chunks = [_Chunk.load(row)] if row is not None else []
-        for doc, tf, size in entries:
-            if not chunks or len(chunks[-1].docs) >= self._chunk:
-                chunks.append(_Chunk.new(doc))
-            chunks[-1].append(doc, tf, size)
-        self._db.executemany("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (chunk.row(term, part) for chunk in chunks))
-
-    def _drop(self, term: str, part: int, gone: list[int]) -> None:
-        """Remove these document numbers from the postings of (term, part)."""
-        changed: dict[int, _Chunk] = {}
-        for doc in sorted(gone):
-            chunk = next((c for c in changed.values() if c.first <= doc
-                          and c.docs and c.docs[-1] >= doc), None)
-            if chunk is None:
-                row = self._db.execute(
-                    f"SELECT {_CHUNK_COLUMNS} FROM lex_postings WHERE term = ? AND part = ?"
-                    " AND first <= ? ORDER BY first DESC LIMIT 1", (term, part, doc)).fetchone()
-                if row is None:
-                    continue
-                chunk = changed.setdefault(int(row[0]), _Chunk.load(row))
-            at = bisect.bisect_left(chunk.docs, doc)
-            if at < len(chunk.docs) and chunk.docs[at] == doc:
-                del chunk.docs[at], chunk.tfs[at], chunk.lens[at]
-        for chunk in changed.values():
-            if chunk.docs:
-                self._db.execute("INSERT OR REPLACE INTO lex_postings VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 chunk.row(term, part))
-            else:
-                self._db.execute(
-                    "DELETE FROM lex_postings WHERE term = ? AND part = ? AND first = ?",
-                    (term, part, chunk.first))
-
-    def _blocks(self, term: str, gain: float, parts: set[int] | None,
-                norms: tuple[float, float], impacts: dict[bytes, float]) -> list[topk.Block]:
-        """The chunks of ``term`` (in ``parts``) with their bounds, unread; ``impacts`` keeps
-        ``topk.impact`` of each front met during one search."""
-        # length() of a blob is read from the record header: the postings stay unread.
-        sql = "SELECT part, first, length(tfs) / 2, front FROM lex_postings WHERE term = ?"
-        blocks = []
-        for part, first, size, front in self._db.execute(*_in_parts(sql, term, parts)):
-            bound = impacts.get(front)
-            if bound is None:
-                bound = impacts[front] = topk.impact(front, *norms)
-            blocks.append(topk.Block(term, part, first, size, gain, gain * bound))
-        return blocks
-
-    def _postings(self, term: str, parts: set[int] | None) -> dict[tuple[int, int], topk.Arrays]:
-        sql = "SELECT part, first, docs, tfs, lens FROM lex_postings WHERE term = ?"
-        found = {}
-        for part, first, docs_blob, tfs_blob, lens_blob in self._db.execute(
-                *_in_parts(sql, term, parts)):
-            docs, tfs, lens = array("I"), array("H"), array("H")
-            docs.frombytes(docs_blob)
-            tfs.frombytes(tfs_blob)
-            lens.frombytes(lens_blob)
-            found[part, first] = (docs, tfs, lens)
-        return found
 
     def _forward(self, docs: Sequence[int]) -> list[tuple[int, int, str]]:
         found: list[tuple[int, int, str]] = []
@@ -385,10 +253,6 @@ class TextIndex:
                 f"SELECT doc, key FROM lex_docs WHERE doc IN ({marks})", part).fetchall())
         return found
 
-    def _df(self, term: str) -> int:
-        row = self._db.execute("SELECT df FROM lex_terms WHERE term = ?", (term,)).fetchone()
-        return 0 if row is None else int(row[0])
-
     # -- scoring ----------------------------------------------------------------------------
 
     def _use_dense(self) -> bool:
@@ -408,52 +272,18 @@ class TextIndex:
         sql = "SELECT docs, tfs, lens FROM lex_postings WHERE term = ?"
         (documents,) = self._db.execute("SELECT next_doc FROM lex_stats").fetchone()
         return dense.top([found for found in variants if found],
-                         lambda term: self._db.execute(*_in_parts(sql, term, parts)),
+                         lambda term: self._db.execute(*in_parts(sql, term, parts)),
                          documents=int(documents), flat=flat, per_length=per_length, limit=limit)
 
     def _pruned_top(self, variants: list[list[tuple[str, float]]], parts: set[int] | None,
                     flat: float, per_length: float, limit: int) -> dict[int, float]:
         impacts: dict[bytes, float] = {}
         plans = [self._plan(found, parts, (flat, per_length), impacts) for found in variants]
-        reader = topk.Reader(lambda term: self._postings(term, parts), self._forward)
+        reader = topk.Reader(lambda term: postings.read(self._db, term, parts), self._forward)
         return topk.top(plans, reader, flat=flat, per_length=per_length, limit=limit)
 
     def _plan(self, variants: list[tuple[str, float]], parts: set[int] | None,
               norms: tuple[float, float], impacts: dict[bytes, float]) -> topk.Plan:
         blocks = [block for variant, gain in variants
-                  for block in self._blocks(variant, gain, parts, norms, impacts)]
+                  for block in postings.blocks(self._db, variant, gain, parts, norms, impacts)]
         return topk.Plan(variants=variants, blocks=sorted(blocks, key=lambda block: -block.bound))
-
-    def _variants(self, term: str, n: int) -> list[tuple[str, int, float]]:
-        """The term itself and, for a term of four letters or more that is rare or unknown here,
-        vocabulary terms it prefixes and close misspellings (one edit, two from eight letters).
-        A common term needs no widening: it already matches plenty, and widening it would
-        multiply the postings a search walks."""
-        df = self._df(term)
-        found = [(term, df, 1.0)] if df else []
-        if len(term) < 4 or df > max(WIDEN_BELOW_DF, n // 100):
-            return found
-        prefixed = self._db.execute(
-            "SELECT term, df FROM lex_terms WHERE term > ? AND term < ? ORDER BY term LIMIT ?",
-            (term, term + _LAST, MAX_WIDENED))
-        found += [(candidate, count, PREFIX_WEIGHT) for candidate, count in prefixed]
-        if not df:
-            for candidate in self._typos(term):
-                found.append((candidate, self._df(candidate), TYPO_WEIGHT))
-        return found
-
-    def _typos(self, term: str) -> list[str]:
-        """``typo_candidates`` of ``term``; the same terms either way (tests/test_typos.py)."""
-        if self._vocabulary is None and self._typo_scans < TYPO_SCANS:
-            self._typo_scans += 1
-            return typos.typo_terms(self._db, term)
-        return typo_candidates(term, self._vocabulary_list())
-
-    def _vocabulary_list(self) -> list[str]:
-        """Every term, loaded once per change of the index (typo widening needs them all)."""
-        next_doc, docs = self._db.execute("SELECT next_doc, docs FROM lex_stats").fetchone()
-        version = (int(next_doc), int(docs))
-        if self._vocabulary is None or self._vocabulary[0] != version:
-            listed = [row[0] for row in self._db.execute("SELECT term FROM lex_terms")]
-            self._vocabulary = (version, listed)
-        return self._vocabulary[1]
