@@ -24,6 +24,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from backends.kinds import (
+    ADR,
+    CODEBASE_DISCOVERY,
+    FAILED_APPROACH,
+    GOTCHA,
+    PATTERN,
+    TASK_OUTCOME,
+    TURN_STATE,
+)
 from backends.model import Episode
 from backends.search.ranking import terms
 
@@ -35,7 +44,7 @@ LABELS = {
     "component": "Component", "components": "Component",
     "task": "Task", "task_id": "Task", "feature": "Feature", "feature_id": "Feature",
 }
-TYING_KINDS = frozenset({"gotcha", "pattern", "failed_approach"})
+TYING_KINDS = frozenset({GOTCHA, PATTERN, FAILED_APPROACH})
 MAX_NAME_CHARS = 200
 MAX_ENTITIES = 256  # per episode: a huge body must not turn one write into thousands of rows
 MAX_TEXT_ENTITIES = 32  # from free text, which is noisier
@@ -284,7 +293,7 @@ def _facts(
     body = data if isinstance(data, dict) else {}
     others = list(found.entities.values())
     kind = episode.kind
-    if kind == "task_outcome" and keyed.get("Task"):
+    if kind == TASK_OUTCOME and keyed.get("Task"):
         task = keyed["Task"][0]
         verdict = "succeeded" if body.get("success") else "failed"
         for feature in keyed.get("Feature", []):
@@ -293,10 +302,10 @@ def _facts(
             if other.label in ("File", "Module", "Component", "Command"):
                 link(task, "SUCCEEDED_ON" if verdict == "succeeded" else "FAILED_ON", other,
                      f"task {task.name} {verdict} on {other.name}: {episode.name}")
-    elif kind == "turn_state" and keyed.get("Feature") and keyed.get("Task"):
+    elif kind == TURN_STATE and keyed.get("Feature") and keyed.get("Task"):
         feature, task = keyed["Feature"][0], keyed["Task"][0]
         link(feature, "HAS_TASK", task, f"feature {feature.name} has task {task.name}")
-    elif kind == "adr" and isinstance(body.get("adr_id"), str) and (
+    elif kind == ADR and isinstance(body.get("adr_id"), str) and (
             decision := found.add("Decision", body["adr_id"], str(body.get("title", "")))):
         # (an id that names nothing, e.g. blank, makes no entity and so no facts)
         superseded = body.get("supersedes")
@@ -304,7 +313,7 @@ def _facts(
             link(decision, "SUPERSEDES", old, f"decision {decision.name} supersedes {old.name}")
         for other in others:
             link(decision, "GOVERNS", other, f"{episode.name}: {body.get('decision', '')}")
-    elif kind == "codebase_discovery" and keyed.get("File"):
+    elif kind == CODEBASE_DISCOVERY and keyed.get("File"):
         file = keyed["File"][0]
         purpose = str(body.get("description", "")) if body else ""
         if purpose:

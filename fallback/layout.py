@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from backends.errors import InvalidEpisode
+from backends.kinds import GOTCHA, PATTERN
 from backends.model import EPISODE_ID, GROUP_ID, check_group_id
 
-VIEW_FILES = {"pattern": "patterns.md", "gotcha": "gotchas.md"}
+VIEW_FILES = {PATTERN: "patterns.md", GOTCHA: "gotchas.md"}
 VIEW_KINDS = {name: kind for kind, name in VIEW_FILES.items()}
 EPISODE_SUFFIX = ".json"
 _PAGE_NAME = re.compile(

@@ -22,13 +22,14 @@ import re
 from collections.abc import Collection, Iterable
 from typing import NamedTuple
 
+from backends.kinds import GOTCHA, PATTERN
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id
 from fallback.layout import VIEW_FILES, page_time
 
 MANUAL = "manual"
 PAGE = 128
 """a generated bullet starts a page with odds 1 in PAGE: the mean page size in bullets"""
-_TITLES = {"pattern": "Patterns", "gotcha": "Gotchas"}
+_TITLES = {PATTERN: "Patterns", GOTCHA: "Gotchas"}
 _INTRO = (
     "<!-- dualmem: bullets ending in a dualmem comment are written from the stored memories and"
     " rewritten when they change. Add your own as plain '- text' bullets: each becomes a memory"

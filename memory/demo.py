@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from backends.errors import DualmemError
+from backends.kinds import CODEBASE_DISCOVERY
 from backends.model import stable_id
 from memory.output import Output
 
@@ -111,7 +112,7 @@ async def _search(demo: Demo) -> None:
 
 
 async def _get(demo: Demo) -> None:
-    result = await demo.cli("get", stable_id(demo.project_id, "codebase_discovery", _DISCOVERY_KEY))
+    result = await demo.cli("get", stable_id(demo.project_id, CODEBASE_DISCOVERY, _DISCOVERY_KEY))
     keys = sorted(orjson.loads(result["episode"]["body"]))
     demo.note(f"its body is structured JSON with keys {', '.join(keys)}")
 

@@ -35,12 +35,11 @@ from typing import Any
 import orjson
 
 from backends.errors import FileRefused, InvalidEpisode, MigrationError
+from backends.kinds import GOTCHA, PATTERN
 from backends.model import Episode
 from backends.safe_files import MiB, read_regular
 from migrate.auto_claude_markdown import markdown_items
 from migrate.insights import (
-    GOTCHA,
-    PATTERN,
     Scope,
     file_discovery,
     fold,

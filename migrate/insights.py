@@ -44,17 +44,16 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from backends.kinds import (
+    CODEBASE_DISCOVERY,
+    FAILED_APPROACH,
+    GOTCHA,
+    PATTERN,
+    RECOMMENDATION,
+    SESSION_INSIGHT,
+    TASK_OUTCOME,
+)
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id, utc
-
-# The same values as memory.agent.scopes; migrate sits below memory in the house.
-SESSION_INSIGHT = "session_insight"
-PATTERN = "pattern"
-GOTCHA = "gotcha"
-CODEBASE_DISCOVERY = "codebase_discovery"
-TASK_OUTCOME = "task_outcome"
-FAILED_APPROACH = "failed_approach"
-RECOMMENDATION = "recommendation"
-"""a kind of its own: advice for the next session (``recommendations*``)"""
 
 SESSION_FILE = re.compile(r"session_(\d+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")

@@ -7,35 +7,34 @@ system groups that are never prefixed with a project.
 
 from __future__ import annotations
 
-from backends.model import check_group_id
-
-# System knowledge kinds and groups live below this floor, in seeds; re-exported here.
-from seeds.groups import (
+# Kinds are spelled once, in the model; system groups in seeds. Re-exported here.
+from backends.kinds import (
+    ADR,
+    ARCHITECTURE,
+    CODEBASE_DISCOVERY,
+    DOMAIN_KNOWLEDGE,
+    FAILED_APPROACH,
+    FEATURE_OVERVIEW,
+    FEATURE_SPEC,
+    GOTCHA,
     IMPLEMENTATION_MODE,
-    IMPLEMENTATION_MODE_GROUP,
+    PATTERN,
     PROJECT_OVERVIEW,
+    QA_RESULT,
     QUALITY_GATE_CONFIG,
-    QUALITY_GATE_GROUP,
+    RECOMMENDATION,
     ROLE_CONSTRAINTS,
+    SESSION_INSIGHT,
+    TASK_OUTCOME,
+    TURN_STATE,
+)
+from backends.model import check_group_id
+from seeds.groups import (
+    IMPLEMENTATION_MODE_GROUP,
+    QUALITY_GATE_GROUP,
     ROLE_CONSTRAINTS_GROUP,
     SYSTEM_GROUPS,
 )
-
-# Kinds written by the agent-facing API.
-SESSION_INSIGHT = "session_insight"
-PATTERN = "pattern"
-GOTCHA = "gotcha"
-CODEBASE_DISCOVERY = "codebase_discovery"
-TASK_OUTCOME = "task_outcome"
-QA_RESULT = "qa_result"
-ADR = "adr"
-FAILED_APPROACH = "failed_approach"
-FEATURE_SPEC = "feature_spec"
-FEATURE_OVERVIEW = "feature_overview"  # GuardKit's FeatureOverviewEntity
-ARCHITECTURE = "architecture"
-DOMAIN_KNOWLEDGE = "domain_knowledge"
-TURN_STATE = "turn_state"
-RECOMMENDATION = "recommendation"  # advice for the next session, split from session insights
 
 
 def project_group(project_id: str, spec: str | None = None) -> str:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from backends.kinds import SESSION_INSIGHT
 from backends.protocol import MemoryBackend
 from memory.capture.kept import Kept
 from memory.capture.reading import Budget
@@ -54,7 +55,7 @@ async def capture_session(
     finally:
         if opened:
             await opened[0].aclose()
-    if final and config.llm is not None and kept.kinds.get("session_insight"):
+    if final and config.llm is not None and kept.kinds.get(SESSION_INSIGHT):
         summarise_later(config)
     said = kept.describe()
     return f"dualmem kept {said}" if said else ""

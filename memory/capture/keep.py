@@ -20,7 +20,7 @@ import orjson
 from backends.errors import InvalidEpisode
 from backends.model import Episode, natural_key, now
 from backends.protocol import MemoryBackend, upsert_all
-from memory.agent.scopes import CODEBASE_DISCOVERY
+from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 from memory.capture.derive import SOURCE, described
 from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
@@ -106,11 +106,11 @@ async def _keep_lessons(store: MemoryBackend, project_id: str, lessons: Lessons,
 
     memory = AgentMemory(store, project_id, source=AGENT_SOURCE)
     digests = lesson_digests(lessons)
-    for label, items in (("gotcha", lessons.gotchas), ("pattern", lessons.patterns)):
+    for label, items in ((GOTCHA, lessons.gotchas), (PATTERN, lessons.patterns)):
         for text in items:
             try:
                 before = await store.get(memory.scope.id(label, natural_key(text)))
-                saved = await (memory.add_gotcha if label == "gotcha" else memory.add_pattern)(
+                saved = await (memory.add_gotcha if label == GOTCHA else memory.add_pattern)(
                     text)
                 if before is None or before.body != saved.body:
                     kept.add(label)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from backends.kinds import CODEBASE_DISCOVERY, GOTCHA, PATTERN, SESSION_INSIGHT, TASK_OUTCOME
+
 _NAMES: dict[str, str | tuple[str, str]] = {
-    "codebase_discovery": ("file discovery", "file discoveries"), "session_insight":
-    "session insight", "task_outcome": "task outcome", "lesson": "lesson"}
-_ORDER = {"session_insight": 0, "task_outcome": 1, "codebase_discovery": 2, "gotcha": 3,
-          "pattern": 4}
+    CODEBASE_DISCOVERY: ("file discovery", "file discoveries"),
+    SESSION_INSIGHT: "session insight", TASK_OUTCOME: "task outcome", "lesson": "lesson"}
+_ORDER = {SESSION_INSIGHT: 0, TASK_OUTCOME: 1, CODEBASE_DISCOVERY: 2, GOTCHA: 3, PATTERN: 4}
 
 
 @dataclass

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from backends.errors import DualmemError, InvalidEpisode
+from backends.kinds import KINDS
 from backends.model import Episode, check_group_id
 from backends.protocol import MemoryBackend
 from backends.safe_files import MiB, read_regular
@@ -87,8 +88,7 @@ def group_options(parser: argparse.ArgumentParser, *, everywhere: bool = True) -
 
 def kind_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", metavar="K",
-                        help="only this kind (gotcha, pattern, codebase_discovery, "
-                        "task_outcome, session_insight, adr, ...)")
+                        help=f"only this kind ({', '.join(KINDS)}, ...)")
 
 
 def chosen_groups(args: argparse.Namespace, home: Path) -> list[str] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from backends.kinds import AGENT_KINDS
 from backends.model import Episode
 from backends.protocol import Restores
 from memory.cli.base import (
@@ -30,8 +31,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group", metavar="G",
                         help="the group to store it in (default: the project's group)")
     parser.add_argument("--kind", required=True, metavar="K",
-                        help="what it is: gotcha, pattern, codebase_discovery, task_outcome, "
-                        "session_insight, adr, ... (an open set)")
+                        help=f"what it is: {', '.join(AGENT_KINDS)}, ... (an open set)")
     parser.add_argument("--name", required=True, metavar="N", help="a one-line title")
     body = parser.add_mutually_exclusive_group(required=True)
     body.add_argument("--body", metavar="TEXT", help="the memory itself")

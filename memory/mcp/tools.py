@@ -31,7 +31,7 @@ from memory.agent.knowledge import (
 )
 from memory.agent.markdown import render_pages
 from memory.agent.memories import AgentMemory
-from memory.agent.scopes import ADR, project_group
+from memory.agent.scopes import ADR, GOTCHA, PATTERN, project_group
 from memory.agent.turns import TurnState, latest_turn
 from memory.context import (
     CachedStore,
@@ -48,6 +48,7 @@ from seeds import ImplementationMode, KnowledgeError, Overrides, QualityGateProf
 
 log = logging.getLogger(__name__)
 
+# The tool's own words: a schema must spell them; gotcha and pattern are the kinds themselves.
 MemoryKind = Literal["gotcha", "pattern", "discovery", "outcome", "decision"]
 VIEWS = ("patterns.md", "gotchas.md")
 TEXT_CHARS = 4000
@@ -202,9 +203,9 @@ class MemoryTools:
         """Remember something for later sessions of this project. Saving the same gotcha,
         pattern, file, task or decision again updates it instead of adding a duplicate."""
         memory = self._memory(spec)
-        if kind == "gotcha":
+        if kind == GOTCHA:
             return _saved(await memory.add_gotcha(text))
-        if kind == "pattern":
+        if kind == PATTERN:
             return _saved(await memory.add_pattern(text))
         if kind == "discovery":
             if not (file and file.strip()):
