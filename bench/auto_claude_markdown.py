@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from migrate.auto_claude_markdown import markdown_items
+from memory.importers.auto_claude_markdown import markdown_items
 
 DEFAULT_LINES = (10_000, 100_000, 300_000)
 

@@ -57,8 +57,8 @@ from bench.context_worker import PROJECT
 from fallback import FileBackend
 from memory import Config
 from memory.context.format import one_line
+from memory.importers.auto_claude_import import import_specs
 from memory.store.dual import open_dual
-from migrate.auto_claude_import import import_specs
 from migrate.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The entities each journal memory names and the facts it states (``backends.entities``), kept
+"""The entities each journal memory names and the facts it states (``search.entities``), kept
 in the journal's SQLite index beside its text index, so that every process (not only the one
 holding the graph) expands a query as the graph does: to the memories that name its files,
 modules and components, and one fact further.
@@ -14,8 +14,8 @@ import sqlite3
 from collections.abc import Collection, Iterable
 from datetime import datetime
 
-from backends.entities import extract
 from backends.model import Episode
+from backends.search.entities import extract
 from backends.search.expansion import holds, matchable
 
 SCHEMA = """

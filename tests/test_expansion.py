@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from backends.entities import extract
 from backends.graph.links import GraphLinks
 from backends.model import Episode
+from backends.search.entities import extract
 from backends.search.expansion import linked, naming
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)

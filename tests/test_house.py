@@ -1,6 +1,8 @@
-"""Imports point one way through the house: interfaces -> context, capture -> agent -> store -> the
-layers (backends, fallback, migrate, seeds) -> the shared model. Read from the source, lazy imports
-included, so a room cannot reach up even inside a function."""
+"""Imports point one way through the house: interfaces -> context, capture -> agent -> store ->
+the importers -> the layers (graph, file, migration, seeds) -> the search engine -> the shared
+model. Read from the source, lazy imports included, so a room cannot reach up even inside a
+function; and every edge the table permits is one some module uses, so the table stays the
+house as built."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ PACKAGES = ("backends", "fallback", "migrate", "seeds", "memory")
 # Most specific prefix first: a module belongs to the first room whose prefix it starts with.
 ROOMS = (
     ("backends.graph", "graph layer"),
+    ("backends.search", "search"),
     ("backends", "model"),
     ("fallback", "file layer"),
     ("migrate", "migration"),
     ("seeds", "seeds"),
+    ("memory.importers", "importers"),
     ("memory.store", "store"),
     ("memory.agent", "agent"),
     ("memory.context", "context"),
@@ -25,16 +29,17 @@ ROOMS = (
 )
 BELOW = {
     "model": set(),
-    "graph layer": {"model"},
-    "file layer": {"model"},
+    "search": {"model"},
+    "graph layer": {"model", "search"},
+    "file layer": {"model", "search"},
     "migration": {"model"},
     "seeds": {"model"},
-    "store": {"model", "graph layer", "file layer", "migration", "seeds"},
-    "agent": {"model", "file layer", "migration", "seeds", "store"},
-    "context": {"model", "seeds", "store", "agent"},
-    "capture": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent"},
-    "interfaces": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent",
-                   "context", "capture"},
+    "importers": {"model", "migration"},
+    "store": {"model", "graph layer", "file layer", "migration", "importers"},
+    "agent": {"model", "file layer", "seeds", "store"},
+    "context": {"model", "search", "seeds", "agent"},
+    "capture": {"model", "graph layer", "file layer", "store", "agent"},
+    "interfaces": {"model", "graph layer", "seeds", "store", "agent", "context", "capture"},
 }
 # A package's own ``__init__`` re-exports its public names (lazily), wherever they live.
 FACADES = {"memory", "backends"}
@@ -73,8 +78,9 @@ def imports(path: Path, name: str) -> set[str]:
     return found
 
 
-def upward_imports() -> list[str]:
-    wrong = []
+def edges() -> list[tuple[str, str, str, str]]:
+    """Every import from one room into another: (module, its room, target, the target's room)."""
+    found = []
     for package in PACKAGES:
         for path in sorted((REPO / package).rglob("*.py")):
             name = module_name(path)
@@ -84,10 +90,20 @@ def upward_imports() -> list[str]:
             assert own is not None, name
             for target in sorted(imports(path, name)):
                 theirs = room(target)
-                if theirs is None or theirs == own or theirs in BELOW[own]:
-                    continue
-                wrong.append(f"{name} ({own}) imports {target} ({theirs})")
-    return wrong
+                if theirs is not None and theirs != own:
+                    found.append((name, own, target, theirs))
+    return found
+
+
+def upward_imports() -> list[str]:
+    return [f"{name} ({own}) imports {target} ({theirs})"
+            for name, own, target, theirs in edges() if theirs not in BELOW[own]]
+
+
+def unused_edges(used: list[tuple[str, str, str, str]]) -> list[str]:
+    taken = {(own, theirs) for _, own, _, theirs in used}
+    return sorted(f"{own} -> {theirs}" for own, below in BELOW.items() for theirs in below
+                  if (own, theirs) not in taken)
 
 
 def test_every_module_has_a_room() -> None:
@@ -107,3 +123,19 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     targets = imports(source, "memory.store.probe")
     assert "memory.agent.scopes" in targets
     assert room("memory.agent.scopes") not in BELOW[room("memory.store.probe") or ""]
+
+
+def test_the_table_names_every_room_once() -> None:
+    names = [name for _, name in ROOMS]
+    assert len(set(names)) == len(names) and set(names) == set(BELOW)
+    assert all(below <= set(BELOW) - {own} for own, below in BELOW.items())
+
+
+def test_every_permitted_edge_is_used() -> None:
+    # An edge nothing uses is a door left open: the table would permit more than the house is.
+    assert unused_edges(edges()) == []
+
+
+def test_the_check_sees_an_unused_edge() -> None:
+    used = [edge for edge in edges() if (edge[1], edge[3]) != ("store", "importers")]
+    assert unused_edges(used) == ["store -> importers"]

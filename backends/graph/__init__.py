@@ -10,7 +10,7 @@ On disk, ``<home>/graph/``:
   source; plus our columns ``kind``, ``invalid_at``, ``valid_at_set`` (``valid_at`` holds
   created_at when we have none, since graphiti requires one) and ``embedding_f16`` (base64 of
   the little-endian float16 vector). Rows without ``kind`` are not ours and are left alone.
-- Entities an episode names (``backends.entities``: files, modules, components, commands,
+- Entities an episode names (``backends.search.entities``: files, modules, components, commands,
   patterns, tasks, features, decisions) are ``Entity`` rows, labels ``["Entity", "File"|...]``,
   uuid5 of group + label + folded name, with graphiti's ``name_embedding``, linked from their
   episodes by ``MENTIONS``; facts between them are graphiti's ``RELATES_TO`` (``rows.py``).

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from backends.entities import Extraction
+from backends.search.entities import Extraction
 from backends.search.ranking import terms
 
 Vectors = npt.NDArray[np.float32]

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic.warnings import PydanticDeprecatedSince20
 
-from backends.entities import Entity, entity_uuid, text_entities
 from backends.errors import DualmemError, ProviderFailed
 from backends.graph import engines, rows
 from backends.graph.database import Session
@@ -41,6 +40,7 @@ from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode
 from backends.protocol import Enriched
+from backends.search.entities import Entity, entity_uuid, text_entities
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)

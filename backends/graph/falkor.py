@@ -1,6 +1,6 @@
 """``FalkorBackend``: the graph layer on a FalkorDB server, through graphiti's ``FalkorDriver``.
 What is specific to FalkorDB is here: its queries and the change feed. What an episode's
-entities and facts are (``backends.entities``), the vectors, the in-memory links and the search
+entities and facts are (``search.entities``), the vectors, the in-memory links and the search
 (``shared.py``) are the graph layer's own, the same as on Kùzu.
 
 The data model is graphiti's FalkorDB model, so graphiti's own APIs read it: an episode is an
@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from backends.entities import PLAIN_LABEL, Entity, Extraction
 from backends.errors import (
     BackendUnavailable,
     DualmemError,
@@ -66,6 +65,7 @@ from backends.model import (
     now,
 )
 from backends.protocol import Enriched, Position
+from backends.search.entities import PLAIN_LABEL, Entity, Extraction
 
 if TYPE_CHECKING:
     from backends.graph.enrich import Enricher

@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from backends.entities import PLAIN_LABEL, Entity
 from backends.errors import MigrationError
 from backends.model import Episode
+from backends.search.entities import PLAIN_LABEL, Entity
 
 
 @dataclass(frozen=True, slots=True)

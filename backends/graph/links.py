@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from backends.entities import Entity, Extraction
 from backends.model import Episode
+from backends.search.entities import Entity, Extraction
 from backends.search.expansion import holds, matchable
 
 

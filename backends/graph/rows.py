@@ -4,7 +4,7 @@ The Kùzu-specific part of the data model lives here: graphiti's Kùzu schema re
 (``EntityEdge``) as ``(a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)``,
 so a fact is a node with ``fact``, ``valid_at``, ``invalid_at``, ``expired_at``, ``episodes``
 and ``fact_embedding``; an episode lists its facts in ``entity_edges``. What the facts and
-entities are is decided once for every layer (``backends.entities``).
+entities are is decided once for every layer (``backends.search.entities``).
 
 Kùzu drops a timestamp's zone, so times are written as naive UTC and read back as UTC. Episodic
 rows are written with prepared ``CREATE`` in one transaction (a replaced episode is deleted and
@@ -26,11 +26,11 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from backends.entities import Entity, Extraction
 from backends.graph.database import COPY_FILE_PREFIX, Session
 from backends.graph.embedder import Vectors
 from backends.graph.history import Enrichment, KeptFact
 from backends.model import Episode, now
+from backends.search.entities import Entity, Extraction
 
 _COLUMNS = (
     "e.uuid, e.group_id, e.kind, e.name, e.content, e.source_description, "

@@ -11,13 +11,13 @@ from datetime import datetime
 
 import numpy as np
 
-from backends.entities import Entity, Extraction, extract
 from backends.errors import ProviderFailed, WriteFailed
 from backends.graph.embedder import AnyEmbedder, Vectors, embed, structure_vectors
 from backends.graph.history import Enrichment, KeptFact, digest
 from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode, Hit, now
+from backends.search.entities import Entity, Extraction, extract
 from backends.search.expansion import current_first, fuse, linked
 from backends.search.expansion import valid_at as holds_at
 from backends.search.ranking import search_text

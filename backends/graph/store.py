@@ -20,7 +20,6 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from backends.entities import extract
 from backends.errors import (
     OUT_OF_RESOURCES,
     BackendUnavailable,
@@ -63,6 +62,7 @@ from backends.model import (
     now,
 )
 from backends.protocol import Enriched, Position
+from backends.search.entities import extract
 from backends.search.ranking import search_text
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ writing.
 
 Version 1 stored entities from JSON keys only, under other ids (names not folded), and no
 facts. Its entities and facts go (nothing else wrote them: graphiti's own extraction never ran
-on a version-1 graph), then every episode is linked again from what ``backends.entities``
+on a version-1 graph), then every episode is linked again from what ``backends.search.entities``
 extracts now. The work is bounded: batches of ``BATCH`` episodes, one transaction each, each
 recording how far it got, so a killed upgrade resumes at the next open and redoes one batch at
 most. Episodes written meanwhile by this version are linked already and skipped.
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol, TypeVar
 
-from backends.entities import extract
 from backends.graph import rows
 from backends.graph.database import SCHEMA_VERSION, Session
 from backends.graph.embedder import AnyEmbedder, structure_vectors
+from backends.search.entities import extract
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from backends.entities import Entity, entity_uuid, name_terms, text_entities
 from backends.model import Episode
+from backends.search.entities import Entity, entity_uuid, name_terms, text_entities
 from backends.search.ranking import terms
 
 LINK_WEIGHT = 0.6

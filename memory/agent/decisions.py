@@ -156,7 +156,7 @@ class FailedApproach(BaseModel):
     def _design_body(cls, data: Any) -> Any:
         return without_entity_type(data, FAILED_APPROACH)
     spec: str | None = None
-    """the Auto-Claude spec it was imported from (``migrate.insights``)"""
+    """the Auto-Claude spec it was imported from (``backends.insights``)"""
     session: int | None = None
     """the session it failed in, for one imported from a session's ``what_failed``"""
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from backends.insights import item_text
 from backends.model import Episode
 from backends.protocol import MemoryBackend
 from memory.agent.scopes import (
@@ -25,7 +26,6 @@ from memory.agent.scopes import (
     PATTERN,
     SESSION_INSIGHT,
 )
-from migrate.insights import item_text
 
 
 def _one_line(text: str) -> str:

@@ -1,7 +1,7 @@
 """The memory an agent calls between sessions: insights, patterns, gotchas, files, outcomes.
 
 One rich session insight (Auto-Claude's shape) is split into focused memories by the splitter
-the Auto-Claude importer uses (``migrate.insights``, which lists what becomes what), so that a
+the Auto-Claude importer uses (``backends.insights``, which lists what becomes what), so that a
 search finds the one gotcha that matters rather than a whole session, and saving a session file
 is the same memories, under the same ids, as importing the folder that holds it. A memory
 written again is updated, never duplicated: the later mention's fields win, the first time stays.
@@ -22,6 +22,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from backends.errors import InvalidEpisode
+from backends.insights import (
+    Scope,
+    file_discovery,
+    file_items,
+    insight,
+    item_text,
+    merge,
+    parse_time,
+    session_key,
+    session_number,
+    split_session,
+)
 from backends.model import Episode, now, problems
 from backends.protocol import MemoryBackend
 from memory.agent.markdown import bounded_markdown, describe
@@ -37,18 +49,6 @@ from memory.agent.scopes import (
     SESSION_INSIGHT,
     TASK_OUTCOME,
     project_group,
-)
-from migrate.insights import (
-    Scope,
-    file_discovery,
-    file_items,
-    insight,
-    item_text,
-    merge,
-    parse_time,
-    session_key,
-    session_number,
-    split_session,
 )
 from seeds import put_if_changed
 
@@ -90,7 +90,7 @@ class AgentMemory:
 
     async def _save(self, episodes: Iterable[Episode]) -> list[Episode]:
         """Write each memory unless the store holds it as it is; a stored one is merged with it
-        first (``migrate.insights.merge``). Returns the memories as stored."""
+        first (``backends.insights.merge``). Returns the memories as stored."""
         saved = []
         for episode in episodes:
             stored = await self.store.get(episode.id)
@@ -166,7 +166,7 @@ class AgentMemory:
         self, session_num: int, insights: Mapping[str, Any]
     ) -> list[Episode]:
         """Save one session's insights (any of Auto-Claude's shapes) as focused memories
-        (``migrate.insights``); returns them, the session insight first. Saving the same
+        (``backends.insights``); returns them, the session insight first. Saving the same
         session again adds nothing."""
         if session_num < 0:
             raise InvalidEpisode(f"session number must be 0 or more, not {session_num}")

@@ -9,8 +9,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from backends.insights import parse_time
 from memory.capture.redact import redact
-from migrate.insights import parse_time
 
 MAX_COMMITS = 20
 TIMEOUT = 3.0

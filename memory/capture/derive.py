@@ -14,7 +14,7 @@
 A subagent's transcript gives its discoveries and gotchas; its parent's session gives the
 insight and the outcome. Bodies carry ``file``, ``files``, ``files_modified``, ``task_id`` and
 ``command`` fields, from which every layer derives the file, task and command entities linking
-the session to what it touched (``backends.entities``)."""
+the session to what it touched (``backends.search.entities``)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from backends.insights import Scope, parse_time
 from backends.model import Episode, natural_key, now
 from memory.agent.records import outcome_id, title
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, SESSION_INSIGHT, TASK_OUTCOME
 from memory.capture.session import Session
-from migrate.insights import Scope, parse_time
 
 SOURCE = "capture"
 """who wrote a derived memory: anything else (the agent, a person) wins over it"""

@@ -12,7 +12,7 @@ A category is searched with up to three queries, fused by ``memory.context.selec
 
 An ``Expander`` is the seam for other knowledge: ``project_files`` reads the codebase
 discoveries; ``named_entities`` the files, modules and components that the task and the
-memories that match it best name (``backends.entities``, the same in every process). Entity
+memories that match it best name (``backends.search.entities``, the same in every process). Entity
 names stay whole in the "known" query, so its search links them outright: a memory that
 mentions ``app/clients/stripe_client.py`` is reached through the file, not its words.
 """
@@ -24,9 +24,9 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from backends.entities import extract, text_entities
 from backends.model import Episode
 from backends.protocol import MemoryBackend
+from backends.search.entities import extract, text_entities
 from memory.agent.scopes import (
     CODEBASE_DISCOVERY,
     FAILED_APPROACH,

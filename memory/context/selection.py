@@ -42,8 +42,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
-from backends.entities import extract
 from backends.model import Episode, Hit, natural_key
+from backends.search.entities import extract
 from backends.search.ranking import search_text, terms
 from memory.agent.scopes import GOTCHA, PATTERN
 from memory.context.budget import Category
@@ -175,7 +175,7 @@ def file_of(episode: Episode) -> str | None:
 
 
 def spec_of(episode: Episode) -> str | None:
-    """The Auto-Claude spec a memory was recorded in (``migrate.insights``), if any."""
+    """The Auto-Claude spec a memory was recorded in (``backends.insights``), if any."""
     data = episode.data
     spec = data.get("spec") if isinstance(data, dict) else None
     return spec if isinstance(spec, str) else None

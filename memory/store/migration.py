@@ -15,20 +15,12 @@ from typing import Any
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph.history import HistoryReport, KeptFact, compare
 from fallback import FileBackend
+from memory.importers import ImportReport, import_specs
 from memory.store.config import Config
 from memory.store.graphs import Graph, open_graph, stream
 from memory.store.project import planned_project_id, project_id
 from memory.store.selection import open_backend
-from migrate import (
-    ImportReport,
-    Ledger,
-    MigrationReport,
-    Migrator,
-    Progress,
-    dry_run,
-    import_specs,
-    prune,
-)
+from migrate import Ledger, MigrationReport, Migrator, Progress, dry_run, prune
 
 PRUNE_REFUSED = (
     "not pruning: in auto the files are the journal the graph is kept equal to, so pruning "
@@ -145,7 +137,7 @@ async def import_auto_claude(
     """Import the Auto-Claude memory of every spec at or below ``path`` (or of ``specs`` only)
     into the home's memory (the graph when this process can hold it, else the file layer,
     pending), in ``group_id`` (default: the project's), each memory tagged with its spec (see
-    ``migrate.insights``). Damaged files are skipped and reported (``strict``: the first one
+    ``backends.insights``). Damaged files are skipped and reported (``strict``: the first one
     raises). Raises ``MigrationError`` when nothing is found or a verification fails."""
     # A dry run writes nothing: neither the project's id nor the ledger.
     group = group_id or (planned_project_id(config.home) if preview

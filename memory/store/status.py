@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.protocol import MemoryBackend, ReportsProblems, Restores, SetAside
+from memory.importers import AUTO_CLAUDE
 from memory.store.selection import Selection
-from migrate import AUTO_CLAUDE, Ledger
+from migrate import Ledger
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from backends.entities import extract
+from backends.search.entities import extract
 from memory.agent.memories import AgentMemory
 from memory.capture.cursor import cursor_file
 from memory.capture.lessons import MAX_LESSONS

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.entities import Entity
 from backends.graph.history import Enrichment, KeptFact
 from backends.model import Episode
+from backends.search.entities import Entity
 from memory.store import kept_log
 from memory.store.config import Config
 from memory.store.dual import DualBackend

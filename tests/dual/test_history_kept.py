@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.entities import Entity
 from backends.errors import WriteFailed
 from backends.graph.history import KeptFact
 from backends.model import Episode
+from backends.search.entities import Entity
 from memory.store import kept_log
 from memory.store.config import Config
 from memory.store.dual import DualBackend

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from falkor_server import FalkorServer, address_for
 
-from backends.entities import entity_uuid
 from backends.errors import ProviderFailed, WriteFailed
 from backends.graph import GraphBackend, engines, remote
 from backends.graph.address import ServerAddress
 from backends.graph.falkor import FalkorBackend
+from backends.search.entities import entity_uuid
 from memory.cli import main
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory

@@ -113,8 +113,9 @@ async def test_a_closed_backend_refuses_work_and_closes_again_quietly(files: Fil
 
 
 def test_the_file_layer_imports_only_the_ground_floor() -> None:
-    allowed = {"backends.errors", "backends.model", "backends.protocol", "backends.search.ranking",
-               "backends.search.textindex", "backends.entities", "backends.search.expansion",
+    allowed = {"backends.errors", "backends.kinds", "backends.model", "backends.protocol",
+               "backends.search.ranking",
+               "backends.search.textindex", "backends.search.entities", "backends.search.expansion",
                "backends.threads", "backends.processes", "backends.flock", "backends.lazy",
                "backends.safe_files"}
     ours = {"backends", "memory", "migrate", "seeds", "fallback"}

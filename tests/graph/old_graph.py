@@ -13,12 +13,12 @@ from typing import Any
 
 import kuzu
 
-from backends.entities import LABELS, MAX_DEPTH, MAX_ENTITIES, MAX_NAME_CHARS
 from backends.graph import engines
 from backends.graph.database import GraphDatabase
 from backends.graph.embedder import HashingEmbedder
 from backends.graph.rows import CREATE_EPISODE, CREATE_MENTION, PUT_META, encode
 from backends.model import Episode
+from backends.search.entities import LABELS, MAX_DEPTH, MAX_ENTITIES, MAX_NAME_CHARS
 from backends.search.ranking import search_text
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from backends.entities import entity_uuid
 from backends.errors import ProviderFailed
 from backends.graph import GraphBackend, engines, remote
 from backends.model import Episode
+from backends.search.entities import entity_uuid
 from memory import open_memory
 from memory.cli import main
 from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from backends.entities import Entity, entity_uuid, extract
 from backends.graph import GraphBackend, engines
 from backends.model import Episode
+from backends.search.entities import Entity, entity_uuid, extract
 from tests.graph.old_graph import reading
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)

@@ -14,9 +14,10 @@ import orjson
 import pytest
 from auto_claude_folder import build
 
+from backends.insights import Scope
 from memory.cli import main
+from memory.importers import AutoClaudeFolder
 from memory.output import PARTIAL_EXIT
-from migrate import AutoClaudeFolder, Scope
 
 GROUP = "proj"
 SPEC = "project"

@@ -25,11 +25,13 @@ from auto_claude_folder import (
 
 from backends.errors import MigrationError
 from backends.graph import GraphBackend
+from backends.insights import Scope
 from backends.protocol import MemoryBackend
 from memory.agent.memories import AgentMemory
 from memory.cli import main
-from migrate import Ledger, Scope, find_specs, import_specs
-from migrate.auto_claude import AutoClaudeFolder
+from memory.importers import find_specs, import_specs
+from memory.importers.auto_claude import AutoClaudeFolder
+from migrate import Ledger
 
 GROUP = "shop"
 

@@ -12,10 +12,12 @@ import pytest
 from auto_claude_folder import EXPECTED_KINDS, SESSION_1, build
 
 from backends.graph import GraphBackend
+from backends.insights import Scope
 from backends.model import Episode
 from memory.agent.memories import AgentMemory, TaskOutcome
 from memory.agent.records import parse
-from migrate import AutoClaudeFolder, Ledger, Migrator, Scope
+from memory.importers import AutoClaudeFolder
+from migrate import Ledger, Migrator
 
 SPEC = "project"  # build() writes <root>/project/memory: the spec is named after its folder
 

@@ -1,14 +1,14 @@
 """One Auto-Claude spec's ``memory/`` folder, read as it is: a read-only source for the migrator.
 
-    session_insights/session_NNN.json  each split by ``migrate.insights.split_session``
+    session_insights/session_NNN.json  each split by ``backends.insights.split_session``
     codebase_map.json                  one ``codebase_discovery`` per file, from both of its
                                        shapes at once: flat ``{path: purpose}`` entries (beside
                                        ``_metadata``) and ``discovered_files`` ``{path:
                                        {description, category, discovered_at}}``
     patterns.md, gotchas.md            one ``pattern`` / ``gotcha`` per item
-                                       (``migrate.auto_claude_markdown``)
+                                       (``memory.importers.auto_claude_markdown``)
 
-Every memory is scoped to the spec (``migrate.insights.Scope``), so importing twice adds nothing
+Every memory is scoped to the spec (``backends.insights.Scope``), so importing twice adds nothing
 and the same session number in two specs is two memories. Mentions of one memory are merged
 (a file in the map and in two sessions is one memory, its later descriptions updating earlier
 ones). Times come from the data (a session's ``timestamp``, a file's ``discovered_at``, the
@@ -35,11 +35,7 @@ from typing import Any
 import orjson
 
 from backends.errors import FileRefused, InvalidEpisode, MigrationError
-from backends.kinds import GOTCHA, PATTERN
-from backends.model import Episode
-from backends.safe_files import MiB, read_regular
-from migrate.auto_claude_markdown import markdown_items
-from migrate.insights import (
+from backends.insights import (
     Scope,
     file_discovery,
     fold,
@@ -48,6 +44,10 @@ from migrate.insights import (
     session_number,
     split_session,
 )
+from backends.kinds import GOTCHA, PATTERN
+from backends.model import Episode
+from backends.safe_files import MiB, read_regular
+from memory.importers.auto_claude_markdown import markdown_items
 
 # Files a memory folder may hold; one of them marks a folder as an Auto-Claude memory folder.
 SESSIONS = "session_insights"

@@ -1,11 +1,11 @@
 """Importing Auto-Claude memory: every spec found at or below a folder
-(``migrate.auto_claude_specs``), each replayed into the target by the migrator under a ledger
+(``auto_claude_specs``), each replayed into the target by the migrator under a ledger
 stream of its own (so a re-import writes nothing, however the folder was named), reported per
 spec and kind. A finished import is recorded in the ledger under ``AUTO_CLAUDE``, where
 ``dualmem status`` finds it.
 
 An import is ``clean`` when every file was read and every memory stored, and ``partial`` when
-some files were skipped (each named with its reason, see ``migrate.auto_claude``) or read with
+some files were skipped (each named with its reason, see ``auto_claude``) or read with
 bytes that are not UTF-8 replaced (``mended``), or some memories refused by the store (as in any
 migration); everything else is imported either way.
 Every folder is read before anything is written, so ``strict`` stops at the first damaged file
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from backends.errors import MigrationError
+from backends.insights import Scope
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from migrate.auto_claude import AutoClaudeFolder, MendedFile, SkippedFile, shown
-from migrate.auto_claude_specs import SpecFolder, find_specs
-from migrate.insights import Scope
+from memory.importers.auto_claude import AutoClaudeFolder, MendedFile, SkippedFile, shown
+from memory.importers.auto_claude_specs import SpecFolder, find_specs
 from migrate.ledger import Ledger
 from migrate.migrator import MigrationReport, Migrator, Progress, Skipped, dry_run, make_plan
 

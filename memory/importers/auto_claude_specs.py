@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.errors import MigrationError
-from migrate.auto_claude import is_memory_folder, shown
+from memory.importers.auto_claude import is_memory_folder, shown
 
 MEMORY = "memory"
 # Where specs are looked for below the given folder, nearest first: the project root, then
