@@ -29,7 +29,7 @@ REPLY = 0.95
 """the share the turn after a question (a turn ending in "?") takes instead: the reply"""
 REACH = 2
 """how many turns away from a hit, each way. Chosen on half of LoCoMo dev's conversations
-(bench/locomo_reach.py); R@10 there: 0.655 lexical, 0.704 one turn away at 0.7, 0.735 two turns
+(docs/CONTEXT.md); R@10 there: 0.655 lexical, 0.704 one turn away at 0.7, 0.735 two turns
 at 0.75, 0.751 with replies at 0.95. On the other half: 0.617, 0.663, 0.671, 0.695."""
 _CONVERSATIONAL = re.compile(r"(?:.*[_.-])?(?:turn|message|utterance)")
 _TURN = re.compile(r"(.*):([0-9]{1,18})")

@@ -31,6 +31,9 @@ from bench.bm25 import BM25
 ENV = "DUALMEM_LOCOMO"
 TOP = 10
 BASELINE = "plain BM25"
+TUNE = frozenset({"conv-26", "conv-30", "conv-41"})
+"""the half of the dev conversations choices were tuned on (``backends.threads.REACH``); the
+rest is held out"""
 
 
 def dataset_folder(environ: Mapping[str, str] | None = None) -> Path:

@@ -1,7 +1,7 @@
 """LoCoMo dev on every layer in one run, beside plain BM25: the file layer, the graph layer, and
 ``auto`` as the process holding the graph and as another process answering from the journal
 (a real subprocess, asked while this process holds the graph). Overall and multi-hop, R@10 and
-MRR, with the tuning half (``bench.locomo_reach.TUNE``) and the held-out half apart.
+MRR, with the tuning half (``locomo.TUNE``) and the held-out half apart.
 
     python -m bench.locomo_layers
 """
@@ -12,7 +12,7 @@ import time
 
 from backends.protocol import MemoryBackend, upsert_all
 from bench import locomo, other_process
-from bench.locomo_reach import TUNE
+from bench.locomo import TUNE
 
 
 async def ask(store: MemoryBackend, data: locomo.LoCoMo

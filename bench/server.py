@@ -145,14 +145,11 @@ def _percentiles(seconds: Sequence[float]) -> dict[str, float]:
 
 def main(arguments: Sequence[str] = ()) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from falkor_server import FalkorServer, missing
+    from falkor_server import FalkorServer
 
     stored = int(arguments[0]) if arguments else 10_000
     each = int(arguments[1]) if len(arguments) > 1 else 200
     counts = [int(a) for a in arguments[2:]] or [1, 4]
-    if missing() is not None:
-        print(f"bench.server: {missing()}")
-        return
     server = FalkorServer()
     print(f"team scale: {stored} stored memories, then writers through auto, {each} upserts "
           "each (one at a time, a search every 5th)")

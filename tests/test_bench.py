@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +13,9 @@ import pytest
 from bench import cli_latency, file_layer, history_writes, locomo
 from bench.bm25 import BM25
 from memory import SyncMemory
+
+REPO = Path(__file__).resolve().parents[1]
+OURS = {"backends", "bench", "fallback", "memory", "migrate", "seeds", "falkor_server"}
 
 
 def test_metrics_by_hand() -> None:
@@ -61,3 +68,24 @@ def test_the_history_bench_times_rewrites_on_a_history_it_made() -> None:
     retired, spent = history_writes.measure(history_writes.ROOT, 5)
     assert retired == 2 * 5  # each gotcha's rewrite retired the two facts it no longer states
     assert len(spent) == history_writes.ROUNDS and min(spent) > 0
+
+
+def test_every_name_a_bench_imports_exists() -> None:
+    # Read from the source, imports inside functions included: a bench runs rarely, so a name
+    # gone from what it imports (bench.server's ``missing``) would otherwise wait for its run.
+    sys.path.insert(0, str(REPO / "tests"))
+    try:
+        absent = [f"{path.name}:{node.lineno} {node.module}.{alias.name}"
+                  for path in sorted((REPO / "bench").glob("*.py"))
+                  for node in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                  and node.module.split(".")[0] in OURS
+                  for alias in node.names if not _importable(node.module, alias.name)]
+    finally:
+        sys.path.remove(str(REPO / "tests"))
+    assert absent == []
+
+
+def _importable(module: str, name: str) -> bool:
+    found = importlib.import_module(module)
+    return hasattr(found, name) or importlib.util.find_spec(f"{module}.{name}") is not None
