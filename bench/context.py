@@ -8,7 +8,7 @@ behind the relevance thresholds.
   beside the wall time, the CPU time this process spent per assembly, which other work on a
   shared machine does not inflate (run an earlier tree's code with this script first on
   ``PYTHONPATH`` and ``python -P`` to compare in the same conditions);
-- calibration: for each labelled task of ``bench.context_corpus``, the scores of the memories a
+- calibration: for each labelled task of ``tests.context_corpus``, the scores of the memories a
   person would want in its context and of those they would not, per category query.
 """
 
@@ -24,10 +24,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from backends.protocol import MemoryBackend, upsert_all
-from bench.context_corpus import MEMORIES, PROJECT, filler, score_populations
 from fallback import FileBackend
 from memory.agent.turns import TurnState, record_turn
 from memory.context import CachedStore, Phase, Task, Thresholds, build_context
+from tests.context_corpus import MEMORIES, PROJECT, filler, score_populations
 
 BAR_MS = 50.0
 RUNS = 120

@@ -22,9 +22,9 @@ from typing import Any
 from backends.graph import GraphBackend
 from backends.model import Hit
 from bench.context import TASKS, _latencies
-from bench.context_corpus import PROJECT
 from memory.agent.scopes import project_group
 from memory.context import build_context
+from tests.context_corpus import PROJECT
 
 
 class Timed:

@@ -15,7 +15,7 @@ from bench.bm25 import BM25
 from memory import SyncMemory
 
 REPO = Path(__file__).resolve().parents[1]
-OURS = {"backends", "bench", "fallback", "memory", "migrate", "seeds", "falkor_server"}
+OURS = {"backends", "bench", "fallback", "memory", "migrate", "seeds", "tests", "falkor_server"}
 
 
 def test_metrics_by_hand() -> None:

@@ -9,13 +9,13 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+from context_corpus import MEMORIES, PROJECT
 from every_layer import examples, open_layer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends.model import Episode, Hit, now
 from backends.protocol import MemoryBackend
-from bench.context_corpus import MEMORIES, PROJECT
 from memory.agent.decisions import Adr, record_adr, supersede_adr
 from memory.agent.memories import AgentMemory
 from memory.agent.scopes import GOTCHA, PATTERN, TASK_OUTCOME

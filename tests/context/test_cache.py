@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from context_corpus import MEMORIES, PROJECT
+
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import MemoryBackend
-from bench.context_corpus import MEMORIES, PROJECT
 from memory.agent.scopes import GOTCHA
 from memory.context import CachedStore, Task, build_context
 from memory.context.cache import DEFAULT_TTL_SECONDS

@@ -4,9 +4,9 @@ unrelated work, on every layer, in a small store and a larger one (docs/CONTEXT.
 from __future__ import annotations
 
 import pytest
+from context_corpus import MEMORIES, filler, score_populations
 
 from backends.protocol import MemoryBackend
-from bench.context_corpus import MEMORIES, filler, score_populations
 from memory.context import Thresholds
 
 from .conftest import fill

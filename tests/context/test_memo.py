@@ -3,9 +3,10 @@ is exact, and otherwise reaches the store; writes through it forget what it hold
 
 from __future__ import annotations
 
+from context_corpus import PROJECT
+
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from bench.context_corpus import PROJECT
 from memory.agent.scopes import GOTCHA, PATTERN
 from memory.context.memo import SearchMemo
 

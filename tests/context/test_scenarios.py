@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from context_corpus import MEMORIES, PROJECT, filler
+
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from bench.context_corpus import MEMORIES, PROJECT, filler
 from memory.agent.turns import TurnState, record_turn
 from memory.context import Category, ContextResult, Phase, Task, build_context, estimate_tokens
 from memory.context.format import TITLES
