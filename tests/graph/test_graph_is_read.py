@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import kuzu
+from coding_corpus import GROUP, Question, project
 
 from backends.graph import GraphBackend, engines
-from bench.coding import GROUP, Question, project
 from memory.context import Task, build_context
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)

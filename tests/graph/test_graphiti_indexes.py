@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coding_corpus import project
 
 from backends.graph import GraphBackend, engines
 from backends.graph.database import FRESH, GRAPHITI_INDEXES, STALE
 from backends.model import Episode
-from bench.coding import project
 from bench.file_layer import synthetic
 from memory import open_memory
 from memory.store.layers import Layered

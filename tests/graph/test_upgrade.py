@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from coding_corpus import GROUP, project
 
 from backends.graph import GraphBackend, upgrade
 from backends.graph.database import SCHEMA_VERSION
 from backends.model import Episode
-from bench.coding import GROUP, project
 from memory import open_memory
 from memory.store.config import Config
 from tests.graph.old_graph import snapshot, write_version_1
