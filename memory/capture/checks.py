@@ -66,6 +66,9 @@ _VERDICT_CHARS = 4000
 """of a run's output, where its verdict is read: the end"""
 _LONGEST_LINE = 1000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TASK_FAILED = re.compile(r"^\[([\w:.-]+)\] ERROR task failed", re.MULTILINE)
+_RUNNERS_OWN = re.compile(r"ERROR task failed$|Finished in \S+$|\$ ")
+"""a task runner's lines: its verdict, its timing, the command it runs"""
 _TASK_PREFIX = re.compile(r"^\[[\w:.-]+\] ?", re.MULTILINE)
 """the name a task runner sets before each line of its task's output (``[lint:go] ...``)"""
 
@@ -116,18 +119,34 @@ def failed(kind: str, is_error: bool, output: str) -> bool:
         _PASSED.search(end) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", end))
 
 
-def key_line(output: str) -> str:
-    """The line of a failed run's output that says why, or its first non-empty line."""
-    output = _readable(output)
+def key_line(output: str, *, first: bool = True) -> str:
+    """The line of a failed run's output that says why, or (``first``) its first non-empty
+    line; of a task runner's output, a line of the task that failed (``[lint:gomod] ERROR task
+    failed``: what ``lint:gomod`` said), never the runner's own words."""
+    output = _readable(_failed_task(output))
     for shape in _KEY_LINES:
         for found in shape.finditer(output):
             line = found.group(1).strip()
-            if line and not _EXIT_LINE.match(line):
+            if line and not _EXIT_LINE.match(line) and not _RUNNERS_OWN.match(line):
                 return line[:MAX_KEY_LINE]
-    for line in output.splitlines():
-        if line.strip() and not _EXIT_LINE.match(line.strip()):
+    for line in output.splitlines() if first else ():
+        if line.strip() and not _EXIT_LINE.match(line.strip()) and not _RUNNERS_OWN.match(
+                line.strip()):
             return line.strip()[:MAX_KEY_LINE]
     return ""
+
+
+def _failed_task(output: str) -> str:
+    """The lines of the task a runner says failed (without their prefix) when they say more
+    than the runner's own words (a task run alone writes its lines unprefixed); else all."""
+    failed = _TASK_FAILED.findall(output)
+    if not failed:
+        return output
+    prefix = f"[{failed[-1]}]"
+    said = [line[len(prefix):].strip() for line in output.splitlines()
+            if line.startswith(prefix)]
+    return "\n".join(said) if any(
+        line and not _RUNNERS_OWN.match(line) for line in said) else output
 
 
 def says_error(output: str) -> bool:

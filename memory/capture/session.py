@@ -254,7 +254,7 @@ class Session:
         run = checks.pasted(text)
         if run.kind in ("command", "commit") or not checks.failed(run.kind, False, text):
             return
-        error = redact(checks.key_line(text))
+        error = redact(checks.key_line(text, first=False))  # the prompt's words are no error
         if error:
             self.failing.setdefault(run.tool, {
                 "kind": run.kind, "command": "(a failure pasted in a prompt)", "error": error,

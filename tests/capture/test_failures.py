@@ -118,3 +118,22 @@ async def test_a_tool_calls_fix_is_kept_as_a_gotcha_saying_what_worked_instead(
     [insight] = await project.by_kind("session_insight")
     assert insight.data["what_worked"] == ["`Read .golangci.yaml` instead of `Read .golangci.yml`"]
     assert insight.data["recommendations_for_next_session"] == []
+
+
+def test_a_task_runners_failed_task_says_why_not_the_runner() -> None:
+    output = ("Exit code 1\n[lint:go] $ mise-tasks/lint/go\n[lint:gomod] $ mise-tasks/lint/gomod\n"
+              "[lint:gomod] go module files modified, please commit result of 'go mod tidy'!\n"
+              "[lint:gomod]  M go.mod\n[lint:go] 0 issues.\n[lint:go] Finished in 2.17s\n"
+              "Finished in 2.17s\n[lint:gomod] ERROR task failed")
+    assert key_line(output) == "go module files modified, please commit result of 'go mod tidy'!"
+    gofmt = ("Exit code 1\n[lint:gofmt] $ mise-tasks/lint/gofmt\n"
+             "[lint:gofmt] These .go files need to be formatted:\n[lint:gofmt] \n"
+             "[lint:gofmt] cmd/main.go\n[lint:gofmt] ERROR task failed")
+    assert key_line(gofmt) == "These .go files need to be formatted:"
+
+
+def test_a_pasted_failure_without_a_line_saying_why_is_not_kept() -> None:
+    t = Transcript(CWD)
+    t.prompt("can you help me understand:\n\n❯ mise run lint:licenses\n[lint:licenses] $ check\n"
+             "Found 1 dependency with a licence not allowed\n[lint:licenses] ERROR task failed")
+    assert fold(t).failing == {}
