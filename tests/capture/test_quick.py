@@ -15,7 +15,9 @@ from tests.capture.conftest import Project
 from tests.capture.shapes import working_session
 
 REPO = Path(__file__).resolve().parents[2]
-WHOLE_WAY = ("asyncio", "argparse", "memory.cli", "fallback.store", "memory.capture.session")
+WHOLE_WAY = ("asyncio", "argparse", "memory.cli", "fallback.store", "memory.capture.session",
+             "orjson", "fallback.disk")
+"""what the whole way imports; orjson and the file writes cost more than the quick answer"""
 
 
 def stop_input(project: Project, transcript: Path, **extra: str) -> bytes:
