@@ -1,3 +1,3 @@
-from memory.cli import main
+from memory.entry import main
 
 raise SystemExit(main())

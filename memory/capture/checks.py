@@ -2,7 +2,10 @@
 else), whether it passed, and the one line of its output that says why it failed.
 
 A command's exit status is not enough: sessions pipe test runs through ``tail``, which exits 0,
-so a check's verdict is also read from its output (``3 failed``, ``Found 2 errors``)."""
+so a check's verdict is also read from its output (``3 failed``, ``Found 2 errors``). A task
+runner's task (``mise run lint``, ``make test``, ``npm run build``) is the check its name says.
+Two runs are the same check when they are of the same kind (a failed ``go test ./...`` is fixed
+by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-lint run``)."""
 
 from __future__ import annotations
 
@@ -23,10 +26,22 @@ _KINDS = (
         r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build|cargo build|go build|make|cmake|gradle"
         r"|mvn|docker build|dotnet build|tsc -b|vite build|webpack|python -m build)\b")),
 )
+# A task runner and its task: ``mise run lint:go``, ``just test``, ``npm run build``.
+_TASK = re.compile(
+    r"(?:^|[;&|(\n])\s*(?:[$>%#\u276f]\s+)?(?:\w+=\S*\s+)*"
+    r"((?:mise|npm|pnpm|yarn|bun|hatch|pdm|poetry|uv|cargo) run|mise r|cargo make|just|make"
+    r"|task|rake|invoke|nox -s|tox -e)\s+(?:-\S+\s+)*([A-Za-z][\w:.-]*)",
+    re.MULTILINE)
+_TASK_KINDS = (("test", re.compile(r"test|spec|e2e|check$", re.IGNORECASE)),
+               ("typecheck", re.compile(r"type|mypy|pyright|tsc", re.IGNORECASE)),
+               ("lint", re.compile(r"lint|vet|clippy|shellcheck|fmt-?check|format-?check|style",
+                                   re.IGNORECASE)),
+               ("build", re.compile(r"build|compile|bundle", re.IGNORECASE)))
 _FAILED = re.compile(
     r"\b\d+ (?:failed|errors?)\b|^FAILED\b|^ERROR\b|\bFound \d+ errors?\b|error TS\d+"
     r"|^error(?:\[\w+\])?:|\bBuild failed\b|\bFAIL\b|Traceback \(most recent call last\)"
-    r"|\bnpm ERR!|\bcommand not found\b|\bexit (?:code|status) [1-9]", re.MULTILINE)
+    r"|\bnpm ERR!|\bcommand not found\b|\bexit (?:code|status) [1-9]|\b[1-9]\d* issues?\b",
+    re.MULTILINE)
 _PASSED = re.compile(r"\b\d+ passed\b|\bSuccess: no issues found|\bAll checks passed"
                      r"|\bTests? passed\b|^ok\b|\bPASS\b|\b0 errors\b", re.MULTILINE)
 # The lines that say why, best first: an assertion or exception, a compiler's error, a failed
@@ -34,6 +49,9 @@ _PASSED = re.compile(r"\b\d+ passed\b|\bSuccess: no issues found|\bAll checks pa
 _KEY_LINES = (
     re.compile(r"^E\s{2,}(\S.*)$", re.MULTILINE),
     re.compile(r"^\s*((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure)\b:?.*)$", re.MULTILINE),
+    # a compiler's or linter's finding: ``redact/redact.go:17:6: exported: ... stutters``
+    re.compile(r"^\s*((?:[\w.-]+/)*[\w.-]+\.\w+:\d+(?::\d+)?:\s*\S.*)$",
+               re.MULTILINE),
     re.compile(r"^(.*\berror(?:\[\w+\])?(?: TS\d+)?:.*)$", re.MULTILINE | re.IGNORECASE),
     re.compile(r"^((?:FAILED|FAIL|ERROR)\b.*)$", re.MULTILINE),
     re.compile(r"^(.*\b(?:not found|No such file|cannot|could not|failed)\b.*)$",
@@ -48,24 +66,46 @@ _VERDICT_CHARS = 4000
 """of a run's output, where its verdict is read: the end"""
 _LONGEST_LINE = 1000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TASK_FAILED = re.compile(r"^\[([\w:.-]+)\] ERROR task failed", re.MULTILINE)
+_RUNNERS_OWN = re.compile(r"ERROR task failed$|Finished in \S+$|\$ ")
+"""a task runner's lines: its verdict, its timing, the command it runs"""
+_TASK_PREFIX = re.compile(r"^\[[\w:.-]+\] ?", re.MULTILINE)
+"""the name a task runner sets before each line of its task's output (``[lint:go] ...``)"""
 
 
 class Run(NamedTuple):
     kind: str
     """test, typecheck, lint, build, commit or command"""
     tool: str
-    """what makes two runs the same check: ``test:pytest``, ``command:git push``"""
+    """what makes two runs the same check: its kind (``test``), or for a command its first
+    words (``command:git push``)"""
 
 
 def classify(command: str) -> Run:
-    """The check ``command`` runs (the first it names: ``ruff check && pytest`` is a lint)."""
+    """The check ``command`` runs (the first kind of ``_KINDS`` it names: ``ruff check &&
+    pytest`` is a test run)."""
     if re.search(r"\bgit commit\b", command):
         return Run("commit", "commit:git")
+    task = _TASK.search(command)
+    named = next((kind for kind, name in _TASK_KINDS if name.search(task.group(2))), "") \
+        if task is not None else ""
     for kind, shape in _KINDS:
-        found = shape.search(command)
-        if found:
-            return Run(kind, f"{kind}:{found.group(0).split()[0]}")
+        if kind == named or shape.search(command):
+            return Run(kind, kind)
+    if task is not None:
+        return Run("command", f"command:{task.group(1)} {task.group(2)}")
     return Run("command", "command:" + " ".join(_words(command)[:2]))
+
+
+def pasted(text: str) -> Run:
+    """The check whose output ``text`` holds: the command it names, or the task its lines are
+    prefixed with (``[lint:go] ...``)."""
+    run = classify(text)
+    prefix = _TASK_PREFIX.search(text)
+    if run.kind == "command" and prefix is not None:
+        kind = next((kind for kind, name in _TASK_KINDS if name.search(prefix.group(0))), "")
+        return Run(kind, kind) if kind else run
+    return run
 
 
 def failed(kind: str, is_error: bool, output: str) -> bool:
@@ -79,18 +119,34 @@ def failed(kind: str, is_error: bool, output: str) -> bool:
         _PASSED.search(end) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", end))
 
 
-def key_line(output: str) -> str:
-    """The line of a failed run's output that says why, or its first non-empty line."""
-    output = _readable(output)
+def key_line(output: str, *, first: bool = True) -> str:
+    """The line of a failed run's output that says why, or (``first``) its first non-empty
+    line; of a task runner's output, a line of the task that failed (``[lint:gomod] ERROR task
+    failed``: what ``lint:gomod`` said), never the runner's own words."""
+    output = _readable(_failed_task(output))
     for shape in _KEY_LINES:
         for found in shape.finditer(output):
             line = found.group(1).strip()
-            if line and not _EXIT_LINE.match(line):
+            if line and not _EXIT_LINE.match(line) and not _RUNNERS_OWN.match(line):
                 return line[:MAX_KEY_LINE]
-    for line in output.splitlines():
-        if line.strip() and not _EXIT_LINE.match(line.strip()):
+    for line in output.splitlines() if first else ():
+        if line.strip() and not _EXIT_LINE.match(line.strip()) and not _RUNNERS_OWN.match(
+                line.strip()):
             return line.strip()[:MAX_KEY_LINE]
     return ""
+
+
+def _failed_task(output: str) -> str:
+    """The lines of the task a runner says failed (without their prefix) when they say more
+    than the runner's own words (a task run alone writes its lines unprefixed); else all."""
+    failed = _TASK_FAILED.findall(output)
+    if not failed:
+        return output
+    prefix = f"[{failed[-1]}]"
+    said = [line[len(prefix):].strip() for line in output.splitlines()
+            if line.startswith(prefix)]
+    return "\n".join(said) if any(
+        line and not _RUNNERS_OWN.match(line) for line in said) else output
 
 
 def says_error(output: str) -> bool:
@@ -120,8 +176,8 @@ def _readable(output: str) -> str:
     """The lines a person would read, without terminal colours: a line of thousands of
     characters (a progress bar, a minified bundle) says nothing, and costs every pattern a
     scan."""
-    return _ANSI.sub("", "\n".join(line for line in output.splitlines()
-                                   if len(line) <= _LONGEST_LINE))
+    return _TASK_PREFIX.sub("", _ANSI.sub("", "\n".join(
+        line for line in output.splitlines() if len(line) <= _LONGEST_LINE)))
 
 
 def _words(command: str) -> list[str]:

@@ -10,16 +10,14 @@ start."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from backends.errors import FileRefused
 from backends.safe_files import MiB, read_regular
-from fallback.disk import write_atomic
 
 FOLDER = "capture"
 _LIMIT = 16 * MiB
@@ -53,10 +51,10 @@ def load(home: Path, transcript: Path) -> Cursor:
     """The cursor of ``transcript``; a new one when there is none, or it is unreadable (the
     transcript is then read again from the start, which rewrites nothing that is stored)."""
     where = cursor_file(home, transcript)
-    try:
-        data = orjson.loads(read_regular(where, limit=_LIMIT, follow=False))
+    try:  # json, not orjson: a Stop with nothing new (``quick``) imports no more than this
+        data = json.loads(read_regular(where, limit=_LIMIT, follow=False))
         cursor = Cursor(**data)
-    except (FileNotFoundError, FileRefused, orjson.JSONDecodeError, TypeError):
+    except (FileNotFoundError, FileRefused, ValueError, TypeError):
         return Cursor(os.path.abspath(transcript))
     numbers = (cursor.offset, cursor.inode, cursor.last_start, cursor.last_end, cursor.first_end)
     if not all(isinstance(n, int) and n >= 0 for n in numbers) or not isinstance(
@@ -66,6 +64,10 @@ def load(home: Path, transcript: Path) -> Cursor:
 
 
 def save(home: Path, cursor: Cursor) -> None:
+    import orjson
+
+    from fallback.disk import write_atomic
+
     write_atomic(cursor_file(home, Path(cursor.path)), orjson.dumps(asdict(cursor)))
 
 

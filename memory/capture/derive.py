@@ -31,7 +31,7 @@ from memory.capture.session import Session
 SOURCE = "capture"
 """who wrote a derived memory: anything else (the agent, a person) wins over it"""
 _KIND_NAMES = {"test": "Tests", "typecheck": "The type check", "lint": "The linter",
-               "build": "The build", "command": "A command"}
+               "build": "The build", "command": "A command", "tool": "A tool call"}
 
 
 def session_key(session_id: str) -> str:
@@ -79,9 +79,11 @@ def _gotcha(scope: Scope, session: Session, fixed: dict[str, Any], when: datetim
     what = _KIND_NAMES.get(fixed["kind"], "A check")
     changed = ", ".join(fixed["changed"][:6])
     how = f"changed {changed}" if changed else "ran " + "; ".join(f"`{c}`" for c in fixed["ran"])
+    fix = (f"`{fixed['fixed_by']}` instead" if fixed["kind"] == "tool"
+           else f"{how}; then `{fixed['fixed_by']}` passed")
     text = f"{what} failed: {fixed['error']}"
     body = {"gotcha": text, "error": fixed["error"], "command": fixed["command"],
-            "fix": f"{how}; then `{fixed['fixed_by']}` passed", "files": fixed["changed"],
+            "fix": fix, "files": fixed["changed"],
             "sessions": [session.session_id]}
     key = natural_key(f"{fixed['kind']} {fixed['error']}")
     return scope.episode(GOTCHA, key, text, body, parse_time(fixed["at"]) or when)
@@ -93,7 +95,8 @@ def _insight(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
     understood = {path: described(known["notes"]) for path, known in session.files.items()
                   if known["notes"]}
     subjects = [c["subject"] for c in commits] or session.commits
-    worked = [f"`{f['fixed_by']}` passed after {_fix(f)}" for f in session.fixed]
+    worked = [f"`{f['fixed_by']}` instead of `{f['command']}`" if f["kind"] == "tool"
+              else f"`{f['fixed_by']}` passed after {_fix(f)}" for f in session.fixed]
     worked += [f"`{run['command']}`: {run['summary'] or 'passed'}"
                for run in session.checks.values() if run["passed"]]
     worked += [f"commit: {subject}" for subject in subjects]
@@ -115,7 +118,8 @@ def _insight(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
         "what_worked": worked,
         "what_failed": failed,
         "recommendations_for_next_session": [
-            f"`{f['command']}` still fails: {f['error']}" for f in session.failing.values()],
+            f"`{f['command']}` still fails: {f['error']}" for f in session.failing.values()
+            if f["kind"] != "tool"],
         "compactions": session.compactions,
     }
     name = f"Session {session.session_id[:8]}: {title(session.first_prompt or 'no prompt', 100)}"
@@ -151,5 +155,7 @@ def _outcome(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
 
 
 def _fix(fixed: dict[str, Any]) -> str:
+    if fixed["kind"] == "tool":
+        return f"`{fixed['fixed_by']}` instead"
     changed = ", ".join(fixed["changed"][:6])
     return f"changing {changed}" if changed else "running " + "; ".join(fixed["ran"])

@@ -12,8 +12,8 @@ from pathlib import Path
 from backends.kinds import SESSION_INSIGHT
 from backends.protocol import MemoryBackend
 from memory.capture.kept import Kept
-from memory.capture.reading import Budget
-from memory.capture.run import Report, capture_transcript, subagent_transcripts
+from memory.capture.reading import Budget, subagent_transcripts
+from memory.capture.run import Report, capture_transcript
 from memory.store.config import Config
 from memory.store.project import project_id
 

@@ -119,3 +119,13 @@ def _read_lines(fd: int, chunk: Chunk, start: int, stop: int, budget: Budget,
     if final and pending.strip() and position >= stop:
         chunk.lines.append((line_start, pending))
         chunk.end = position
+
+
+def subagent_transcripts(transcript: Path) -> list[Path]:
+    """The transcripts of a session's subagents: ``<session>/subagents/*.jsonl`` beside
+    ``<session>.jsonl``."""
+    folder = transcript.with_suffix("") / "subagents"
+    try:
+        return sorted(path for path in folder.iterdir() if path.suffix == ".jsonl")
+    except OSError:
+        return []

@@ -140,13 +140,3 @@ def _session(cursor: cursors.Cursor, root: Path) -> Session:
     cursor.offset = cursor.last_start = cursor.last_end = cursor.first_end = 0
     cursor.skipping = False
     return Session(root=str(root))
-
-
-def subagent_transcripts(transcript: Path) -> list[Path]:
-    """The transcripts of a session's subagents: ``<session>/subagents/*.jsonl`` beside
-    ``<session>.jsonl``."""
-    folder = transcript.with_suffix("") / "subagents"
-    try:
-        return sorted(path for path in folder.iterdir() if path.suffix == ".jsonl")
-    except OSError:
-        return []

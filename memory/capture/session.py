@@ -25,6 +25,9 @@ MAX_NOTE = 300
 MAX_FILES = 500
 MAX_FIXED = 50
 MAX_PENDING = 200
+MAX_RETRY_CALLS = 3
+"""calls after a tool's failed call within which its next working call is the fix: later, it
+is another matter"""
 MAX_PROMPT = 2000
 MAX_REPLY = 1500
 MAX_SCANNED = 20_000
@@ -34,7 +37,18 @@ _LEAD_IN = re.compile(
     r"(?:let me|let's|i'll|i will|i need to|i'm going to|i am going to|we need to)\s+",
     re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_REJECTED = ("The user doesn't want to proceed", "was blocked", "[Request interrupted")
+_REJECTED = ("The user doesn't want to proceed", "was blocked", "[Request interrupted",
+             "<tool_use_error>Cancelled: parallel tool call", "<tool_use_error>Sibling tool call")
+"""a result saying the call never ran: no failure of what it would have run"""
+# A failed call of another tool says something of the project when it met a path or a name
+# that is not there; errors of the tool's own rules (read before editing, too large to read,
+# the string to replace not found) say nothing worth keeping.
+_PROJECT_ERROR = re.compile(r"does not exist|not found|no such|unknown|is a directory|EISDIR"
+                            r"|not a directory|permission denied", re.IGNORECASE)
+_TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum|String to replace|Found \d+ "
+                        r"matches|modified since|InputValidationError|Invalid tool parameters",
+                        re.IGNORECASE)
+_TOOL_TAGS = re.compile(r"</?tool_use_error>")
 # The sections of a compaction's summary that list files ("Files and Code Sections:")
 _FILES_SECTION = re.compile(r"^\s*(?:#+\s*)?\d+\.\s+\**Files and Code Sections\**:?\s*$",
                             re.MULTILINE | re.IGNORECASE)
@@ -120,6 +134,7 @@ class Session:
 
     def _prompt(self, text: str) -> None:
         self.prompts += 1
+        self._reported(text)
         if not self.first_prompt:
             self.first_prompt = redact(text.strip())[:MAX_PROMPT]
         self.said = ""
@@ -144,10 +159,13 @@ class Session:
             self.pending.pop(next(iter(self.pending)))
         if use.name == "Bash" and isinstance(given.get("command"), str):
             self.pending[use.id] = {"tool": "Bash", "command": redact(given["command"])[:500]}
-        elif use.name in EDITS | READS:
-            path = self._relative(given.get("file_path") or given.get("notebook_path"))
-            if path is not None:
-                self.pending[use.id] = {"tool": use.name, "file": path, "said": self.said}
+        elif use.name in EDITS | READS and (path := self._relative(
+                given.get("file_path") or given.get("notebook_path"))) is not None:
+            self.pending[use.id] = {"tool": use.name, "file": path, "said": self.said}
+        else:
+            self.pending[use.id] = {"tool": use.name, "target": _target(given)}
+        for tried in self.failing.values():
+            tried["calls"] = tried.get("calls", 0) + 1
         self.said = ""
 
     def _tool_result(self, result: ToolResult) -> None:
@@ -156,7 +174,15 @@ class Session:
             return
         if use["tool"] == "Bash":
             self._ran(use["command"], result)
-        elif not result.is_error:
+            return
+        call = f"{use['tool']} {use.get('file') or use.get('target') or ''}".strip()
+        if result.is_error:
+            self._tool_failed(use["tool"], call, result.text)
+            return
+        tried = self.failing.pop(f"tool:{use['tool']}", None)
+        if tried is not None and tried["calls"] <= MAX_RETRY_CALLS and len(self.fixed) < MAX_FIXED:
+            self.fixed.append({**tried, "fixed_by": call, "fixed_at": self.ended})
+        if "file" in use:
             self._touched(use["file"], changed=use["tool"] in EDITS, said=use.get("said", ""))
 
     # -- what they mean
@@ -211,6 +237,28 @@ class Session:
         for other in self.failing.values():
             if len(other["ran"]) < 3 and command not in other["ran"]:
                 other["ran"].append(command)
+
+    def _tool_failed(self, tool: str, call: str, output: str) -> None:
+        """A call of a tool (no shell command) that met a missing path or name: a failed
+        approach, fixed by the next call of the same tool that works, soon after."""
+        error = " ".join(_TOOL_TAGS.sub("", output).split())
+        if _TOOL_RULE.search(error) or not _PROJECT_ERROR.search(error):
+            return
+        self.failing[f"tool:{tool}"] = {
+            "kind": "tool", "command": call, "error": redact(f"{call}: {error}")[:300],
+            "at": self.ended, "changed": [], "ran": [], "calls": 0}
+
+    def _reported(self, text: str) -> None:
+        """A prompt holding a check's failed output (a person pasting what failed for them) is
+        that check's failure, fixed as if the session had run it."""
+        run = checks.pasted(text)
+        if run.kind in ("command", "commit") or not checks.failed(run.kind, False, text):
+            return
+        error = redact(checks.key_line(text, first=False))  # the prompt's words are no error
+        if error:
+            self.failing.setdefault(run.tool, {
+                "kind": run.kind, "command": "(a failure pasted in a prompt)", "error": error,
+                "at": self.ended, "changed": [], "ran": []})
 
     def _compaction(self, text: str) -> None:
         """A compaction's summary lists the files it worked on, with why each matters."""
@@ -306,6 +354,14 @@ def _intent(said: str) -> str:
         return ""
     last = _LEAD_IN.sub("", sentences[-1]).rstrip(":.")
     return last[:1].upper() + last[1:] if len(last) >= 15 else ""
+
+
+def _target(given: dict[str, Any]) -> str:
+    """What a tool call was aimed at, in a few words: its first short text argument."""
+    for value in given.values():
+        if isinstance(value, str) and value.strip() and "\n" not in value and len(value) <= 200:
+            return redact(value.strip())
+    return ""
 
 
 def _output_of(result: Any) -> str:
