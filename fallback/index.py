@@ -39,8 +39,8 @@ from backends.protocol import Changes, Position
 from backends.ranking import search_text
 from backends.textindex import VERSION as TEXT_VERSION
 from backends.textindex import Document, TextIndex
-from fallback import entities
-from fallback.layout import file_name
+from fallback import entities, views
+from fallback.layout import VIEW_FILES, file_name
 
 FILE = "index.sqlite3"
 SCHEMA_VERSION = f"7.{TEXT_VERSION}"  # a change of either layout rebuilds the index
@@ -77,6 +77,14 @@ def signature(stat: os.stat_result) -> Signature:
     return f"{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
 
 
+def signature_of(path: Path) -> Signature | None:
+    """The signature of the file at ``path``; None when there is none."""
+    try:
+        return signature(path.stat())
+    except FileNotFoundError:
+        return None
+
+
 def time_key(value: datetime) -> str:
     """A UTC time as text that sorts as the time does (fixed width, microseconds always)."""
     return f"{value:%Y-%m-%dT%H:%M:%S.%f}"
@@ -105,6 +113,15 @@ class Row:
     hand: bool
     starts: bool
     """its generated bullet starts a later page of its view (``views.starts_page``)"""
+
+    @classmethod
+    def of(cls, episode: Episode, sig: Signature) -> Row:
+        """The row of ``episode`` stored in a file of signature ``sig``."""
+        shown = episode.kind in VIEW_FILES
+        hand = shown and views.is_hand_shaped(episode)
+        return cls(episode, sig, episode.content_hash(),
+                   views.bullet(episode) if shown else None,
+                   hand, shown and not hand and views.starts_page(episode.id))
 
 
 def _connection(path: Path) -> sqlite3.Connection:
