@@ -22,10 +22,8 @@ from fallback.lock import FolderLock
 class WriteGuard:
     def __init__(self, layout: Layout, index: FileIndex, lock: FolderLock,
                  tombstones: Path) -> None:
-        self._layout = layout
-        self._index = index
-        self.lock = lock
-        self._tombstones = tombstones
+        self._layout, self._index, self.lock, self._tombstones = layout, index, lock, tombstones
+        self._files = index.files
         self.read_only: str | None = None
         """why this home cannot be written, or None"""
         self._swept = False
@@ -70,13 +68,13 @@ class WriteGuard:
                 try:
                     disk.remove(path)
                 except WriteFailed as exc:  # the write stands; the leftover copy is reported
-                    self._index.report(path, f"an older copy that could not be removed: {exc}")
+                    self._files.report(path, f"an older copy that could not be removed: {exc}")
 
     def record_folders(self, folders: Iterable[Path]) -> None:
         """Record the folders' mtimes as the index now agrees with them."""
         now = time.time_ns()
         for folder in folders:
-            self._index.record_folder(folder, mtime(folder), now)
+            self._files.record_folder(folder, mtime(folder), now)
 
 
 def mtime(folder: Path) -> int | None:

@@ -17,10 +17,12 @@ from backends.model import GROUP_ID
 from backends.safe_files import read_regular_status
 from fallback import codec, disk
 from fallback.blocking import blocking
-from fallback.guard import WriteGuard, mtime
-from fallback.index import FileIndex, Row, signature, signature_of
+from fallback.file_record import signature, signature_of
+from fallback.guard import mtime
+from fallback.index import Row
 from fallback.keeper import ViewKeeper
-from fallback.layout import FILE_LIMIT, Layout, file_name, is_episode_name
+from fallback.layout import FILE_LIMIT, file_name, is_episode_name
+from fallback.parts import Parts
 
 if TYPE_CHECKING:
     import logging
@@ -35,11 +37,9 @@ def _log() -> logging.Logger:
 
 
 class Intake:
-    def __init__(self, layout: Layout, index: FileIndex, guard: WriteGuard, keeper: ViewKeeper,
-                 defer_limit: float) -> None:
-        self._layout = layout
-        self._index = index
-        self._guard = guard
+    def __init__(self, parts: Parts, keeper: ViewKeeper, defer_limit: float) -> None:
+        self._layout, self._index, self._guard, _, _ = parts
+        self._files = self._index.files
         self._keeper = keeper
         self._defer_limit = defer_limit
         """seconds a change seen by the watcher waits for the lock to be free before it waits
@@ -87,8 +87,8 @@ class Intake:
         stale = self._stale_groups(everything)
         on_disk = self._layout.view_paths()
         edited = [view for view in on_disk
-                  if everything or self._index.view_signature(view) != signature_of(view)]
-        lost = {group_kind for path in set(self._index.views()) - set(on_disk)
+                  if everything or self._files.view_signature(view) != signature_of(view)]
+        lost = {group_kind for path in set(self._files.views()) - set(on_disk)
                 if (group_kind := self._layout.view_of(path)) is not None}
         if not stale and not edited and not lost:
             return
@@ -106,16 +106,16 @@ class Intake:
                     try:
                         self._keeper.reconcile(*group_kind, view.name)
                     except StoreCorrupt as exc:  # one view we cannot read holds up no other
-                        self._index.report(view, exc.detail)
+                        self._files.report(view, exc.detail)
             self._keeper.render(lost)
 
     def _stale_groups(self, everything: bool) -> list[str]:
         on_disk = set(self._layout.groups())
-        recorded = {folder.name for folder in self._index.folders()}
+        recorded = {folder.name for folder in self._files.folders()}
         stale = {group for group in recorded - on_disk if GROUP_ID.fullmatch(group)}
         for group in on_disk:
             folder = self._layout.group_folder(group)
-            if everything or self._index.folder_mtime(folder) != mtime(folder):
+            if everything or self._files.folder_mtime(folder) != mtime(folder):
                 stale.add(group)
         return sorted(stale)
 
@@ -140,7 +140,7 @@ class Intake:
                 # Only a finished edit: a view read half-written would look like a person
                 # deleting bullets, and every view dualmem writes is reconciled already.
                 reconcile = partial(self._keeper.reconcile, *view, path.name)
-                if (edited and self._index.view_signature(path) != signature_of(path)
+                if (edited and self._files.view_signature(path) != signature_of(path)
                         and not self._guarded([path], reconcile, now)):
                     later[path] = True
                     continue
@@ -181,7 +181,7 @@ class Intake:
         except (DualmemError, OSError, sqlite3.Error) as exc:
             if not self._stopped:
                 for path in paths:
-                    self._index.report(path, str(exc))
+                    self._files.report(path, str(exc))
         for path in paths:
             self._deferred.pop(path, None)
         return True
@@ -189,7 +189,7 @@ class Intake:
     def _index_disagrees(self, path: Path) -> bool:
         """The episode file at ``path`` is not what the index says it is (new, changed, gone,
         or written by a process that has yet to record it: the lock then waits for it)."""
-        return self._index.signature_at(path) != signature_of(path)
+        return self._files.signature_at(path) != signature_of(path)
 
     def _sync_group(self, group: str, *, unless_agree: Sequence[Path] = ()) -> None:
         """Make the index hold exactly the readable episode files of ``group`` (under the lock):
@@ -200,18 +200,18 @@ class Intake:
             return
         folder = self._layout.group_folder(group)
         if folder.is_symlink():  # it could lead out of the home: nothing in it is read
-            self._index.report(folder, "is a symbolic link; not read")
+            self._files.report(folder, "is a symbolic link; not read")
             return
         before = mtime(folder)
         on_disk: dict[str, os.DirEntry[str]] = {}
         if before is not None:
             with os.scandir(folder) as entries:
                 on_disk = {e.name: e for e in entries if is_episode_name(e.name)}
-        known = {file_name(i): (i, s) for i, s in self._index.in_group(group).items()}
-        problems = self._index.problems_in(folder)
+        known = {file_name(i): (i, s) for i, s in self._files.in_group(group).items()}
+        problems = self._files.problems_in(folder)
         gone = [known[name][0] for name in known.keys() - on_disk.keys()]
         for name in problems - on_disk.keys():
-            self._index.clear_problem(folder / name)
+            self._files.clear_problem(folder / name)
         rows: list[Row] = []
         for name, entry in sorted(on_disk.items()):
             stored = known.get(name)
@@ -227,7 +227,7 @@ class Intake:
         with self._index.transaction():
             self._index.drop(gone)
             self._index.put(rows)
-            self._index.record_folder(folder, before, time.time_ns())
+            self._files.record_folder(folder, before, time.time_ns())
         self._keeper.render(touched, drop=set(gone))
 
     def _read(self, path: Path) -> Row | None:
@@ -238,27 +238,27 @@ class Intake:
         except FileNotFoundError:
             return None
         except FileRefused as exc:
-            self._index.report(path, f"{exc.reason}; not read")
+            self._files.report(path, f"{exc.reason}; not read")
             return None
         except OSError as exc:
-            self._index.report(path, f"cannot be read: {exc.strerror or exc}")
+            self._files.report(path, f"cannot be read: {exc.strerror or exc}")
             return None
         sig = signature(status)
         try:
             episode = codec.decode(data)
         except codec.UnreadableEpisode as exc:
-            self._index.report(path, str(exc))
+            self._files.report(path, str(exc))
             return None
         if (path.parent.name, path.name) != (episode.group_id, file_name(episode.id)):
             expected = self._layout.episode_path(episode.group_id, episode.id)
-            self._index.report(path, f"holds episode {episode.id}, which belongs at {expected}")
+            self._files.report(path, f"holds episode {episode.id}, which belongs at {expected}")
             return None
         where = self._index.located(episode.id)
         if where is not None and where[0] != episode.group_id and self._layout.episode_path(
                 where[0], episode.id).exists():
-            self._index.report(path, f"episode {episode.id} is stored in group {where[0]} too")
+            self._files.report(path, f"episode {episode.id} is stored in group {where[0]} too")
             return None
-        self._index.clear_problem(path)
+        self._files.clear_problem(path)
         return Row.of(episode, sig)
 
     def _kinds_of(self, episode_ids: Iterable[str]) -> set[tuple[str, str]]:

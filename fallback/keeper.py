@@ -14,11 +14,11 @@ from typing import TypeGuard
 from backends.errors import FileRefused, StoreCorrupt
 from backends.safe_files import read_regular_status
 from fallback import disk, views
-from fallback.guard import WriteGuard
-from fallback.held import HeldFolder
-from fallback.index import FileIndex, Signature, ViewEntry, signature, signature_of
-from fallback.layout import FILE_LIMIT, VIEW_FILES, Layout, page_name
+from fallback.file_record import Signature, signature, signature_of
+from fallback.layout import FILE_LIMIT, VIEW_FILES, page_name
 from fallback.page_edits import PageEdits
+from fallback.parts import Parts
+from fallback.view_order import ViewEntry
 
 _ViewRead = tuple[str | None, Signature | None]  # a view's text and signature; None when missing
 _Key = tuple[str, str]
@@ -32,12 +32,9 @@ _MAX_ROUNDS = 16
 
 
 class ViewKeeper:
-    def __init__(self, layout: Layout, index: FileIndex, guard: WriteGuard, held: HeldFolder,
-                 edits: PageEdits) -> None:
-        self._layout = layout
-        self._index = index
-        self._guard = guard
-        self._held = held
+    def __init__(self, parts: Parts, edits: PageEdits) -> None:
+        self._layout, index, self._guard, self._held, _ = parts
+        self._files, self._pages = index.files, index.pages
         self._edits = edits
 
     def take_in_first_pages(self, views_of: Iterable[tuple[str, str]]) -> None:
@@ -48,7 +45,7 @@ class ViewKeeper:
             if kind in VIEW_FILES:
                 path = self._layout.view_path(group, kind)
                 sig = signature_of(path)
-                if sig is not None and sig != self._index.view_signature(path):
+                if sig is not None and sig != self._files.view_signature(path):
                     self.reconcile(group, kind, VIEW_FILES[kind])
 
     def reconcile(self, group: str, kind: str, page: str) -> None:
@@ -56,15 +53,15 @@ class ViewKeeper:
         the lock). A page deleted meanwhile deletes nothing: it is rendered again later."""
         path = self._layout.view_path(group, kind, page)
         if not path.exists():
-            self._index.record_view(path, None)
+            self._files.record_view(path, None)
             return
         self._write_view(group, kind, page, forgets=True,
-                         bounds=_Pages(kind, self._index.page_starts(group, kind)).find(page))
+                         bounds=_Pages(kind, self._pages.page_starts(group, kind)).find(page))
 
     def write_first_page(self, group: str, kind: str) -> None:
         """Render the first page of the view, where hand bullets live."""
         self._write_view(group, kind, VIEW_FILES[kind],
-                         bounds=_Pages(kind, self._index.page_starts(group, kind)).bounds(0))
+                         bounds=_Pages(kind, self._pages.page_starts(group, kind)).bounds(0))
 
     def render(
         self,
@@ -82,9 +79,9 @@ class ViewKeeper:
             return
         if changed is not None and len(changed) > _MAX_SPLICED:
             changed = None
-        now = {} if changed is None else {i: self._index.view_entry(i) for i in changed}
+        now = {} if changed is None else {i: self._pages.view_entry(i) for i in changed}
         for group, kind in touched:
-            pages = _Pages(kind, self._index.page_starts(group, kind))
+            pages = _Pages(kind, self._pages.page_starts(group, kind))
             if changed is None:
                 self._write_pages(group, kind, pages, drop)
                 continue
@@ -137,7 +134,7 @@ class ViewKeeper:
         drop, moved = set(drop), set[str]()
         try:
             existing, sig = on_disk, _ = self._read_view(path)
-            unseen = existing is not None and sig != self._index.view_signature(path)
+            unseen = existing is not None and sig != self._files.view_signature(path)
             met = False  # a save met while rendering: what it lacks is held, not forgotten
             for _ in range(_MAX_ROUNDS):
                 if unseen and existing is not None:
@@ -175,9 +172,9 @@ class ViewKeeper:
                 unseen, changed, met = existing is not None, None, True
             else:
                 raise StoreCorrupt(path, "changed each time it was rendered; left as it is")
-            self._index.record_view(path, sig)
+            self._files.record_view(path, sig)
         except StoreCorrupt as exc:
-            self._index.report(path, exc.detail)  # a person's file we cannot read: leave it be
+            self._files.report(path, exc.detail)  # a person's file we cannot read: leave it be
         if moved:
             self.write_first_page(group, kind)
 
@@ -191,7 +188,7 @@ class ViewKeeper:
 
     def _shown(self, group: str, kind: str, bounds: _Bounds) -> list[tuple[str, str]]:
         """(id, bullet) of the page of ``bounds``, less the hand bullets held back."""
-        shown = self._index.page_bullets(group, kind, *bounds)
+        shown = self._pages.page_bullets(group, kind, *bounds)
         if bounds[0] is not None:
             return shown
         held = self._held.ids(group, kind)
@@ -201,17 +198,17 @@ class ViewKeeper:
                  bounds: _Bounds) -> str | None:
         """``text`` with the bullets of ``changed`` on the page of ``bounds`` as the index has
         them now, or None."""
-        if bounds[0] is None and self._index.has_hand(group, kind):
+        if bounds[0] is None and self._pages.has_hand(group, kind):
             return None  # hand bullets move between a view's parts as it is rendered: render
         spliced: str | None = text
         for episode_id in changed:
-            entry = self._index.view_entry(episode_id)
+            entry = self._pages.view_entry(episode_id)
             line = before = after = None
             if (entry is not None and (entry.group_id, entry.kind) == (group, kind)
                     and (_within(bounds, (entry.created_at, episode_id)) if not entry.hand
                          else bounds[0] is None)):
                 line = entry.bullet
-                after, before = self._index.neighbours(group, kind, entry.created_at,
+                after, before = self._pages.neighbours(group, kind, entry.created_at,
                                                        episode_id)
             spliced = views.splice(text, episode_id, line, before=before, after=after)
             if spliced is None:

@@ -9,24 +9,19 @@ from pathlib import Path
 from backends.errors import InvalidEpisode
 from backends.model import ensure_body_fits
 from fallback import codec, disk, views
-from fallback.guard import WriteGuard
-from fallback.held import HeldFolder
-from fallback.index import FileIndex, Row, signature
-from fallback.layout import VIEW_FILES, Layout
-from fallback.tombstones import TombstoneFolder
+from fallback.file_record import signature
+from fallback.index import Row
+from fallback.layout import VIEW_FILES
+from fallback.parts import Parts
 
 MASS_CHANGE = 2
 """hand bullets taken out of a view in one save from which none is forgotten, but held"""
 
 
 class PageEdits:
-    def __init__(self, layout: Layout, index: FileIndex, guard: WriteGuard, held: HeldFolder,
-                 tombstones: TombstoneFolder, max_body_bytes: int) -> None:
-        self._layout = layout
-        self._index = index
-        self._guard = guard
-        self._held = held
-        self._tombstones = tombstones
+    def __init__(self, parts: Parts, max_body_bytes: int) -> None:
+        self._layout, self._index, self._guard, self._held, self._tombstones = parts
+        self._files, self._pages = self._index.files, self._index.pages
         self._max_body_bytes = max_body_bytes
 
     def take_in(self, group: str, kind: str, page: str, path: Path, text: str, *,
@@ -43,7 +38,7 @@ class PageEdits:
         first = page == VIEW_FILES[kind]
         lines = views.parse(text)
         copied = {line.generated_id for line in lines if line.generated_id is not None
-                  and (entry := self._index.view_entry(line.generated_id)) is not None
+                  and (entry := self._pages.view_entry(line.generated_id)) is not None
                   and (entry.group_id, entry.kind) != (group, kind)
                   and entry.bullet == line.raw.rstrip()}  # as shown there now, not a stale line
         if copied:
@@ -63,7 +58,7 @@ class PageEdits:
                                            codec.encode(episode))
                 added.append(Row.of(episode, signature(status)))
         held = self._held.ids(group, kind)
-        missing = [episode_id for episode_id, _, hand in self._index.bullets(group, kind)
+        missing = [episode_id for episode_id, _, hand in self._pages.bullets(group, kind)
                    if hand and episode_id not in bullets and episode_id not in held]
         removed: list[str] = []
         if first and missing and text.strip():
@@ -81,8 +76,8 @@ class PageEdits:
         self._index.drop(removed)
         self._guard.record_folders({self._layout.group_folder(group)})
         if rejected:
-            self._index.report(path, "; ".join(rejected))
+            self._files.report(path, "; ".join(rejected))
         else:
-            self._index.clear_problem(path)
+            self._files.clear_problem(path)
         moved = set() if first else {i for i in bullets if self._index.located(i) is not None}
         return text, moved

@@ -50,6 +50,7 @@ from fallback.keeper import ViewKeeper
 from fallback.layout import Layout
 from fallback.lock import FolderLock
 from fallback.page_edits import PageEdits
+from fallback.parts import Parts
 from fallback.tombstones import TombstoneFolder
 from fallback.writer import EpisodeWriter
 
@@ -74,12 +75,10 @@ class FileBackend:
         self._tombstones = TombstoneFolder(layout.root)
         self._held = HeldFolder(layout.root)
         self._guard = WriteGuard(layout, index, self._lock, self._tombstones.folder)
-        edits = PageEdits(layout, index, self._guard, self._held, self._tombstones,
-                          max_body_bytes)
-        self._keeper = ViewKeeper(layout, index, self._guard, self._held, edits)
-        self._writer = EpisodeWriter(layout, index, self._guard, self._keeper, self._held,
-                                     self._tombstones)
-        self._intake = Intake(layout, index, self._guard, self._keeper, DEFER_LIMIT)
+        parts = Parts(layout, index, self._guard, self._held, self._tombstones)
+        self._keeper = ViewKeeper(parts, PageEdits(parts, max_body_bytes))
+        self._writer = EpisodeWriter(parts, self._keeper)
+        self._intake = Intake(parts, self._keeper, DEFER_LIMIT)
         self._closed = False
 
     @classmethod
@@ -143,7 +142,6 @@ class FileBackend:
         process or another, may have reached the index: what it reads is current then."""
         self._intake.listeners.append(listener)
 
-
     def location(self, episode: Episode) -> str:
         """The file of ``episode`` (``backends.protocol.Locates``)."""
         return str(self._layout.episode_path(episode.group_id, episode.id))
@@ -163,7 +161,7 @@ class FileBackend:
     @property
     def problems(self) -> list[tuple[Path, str]]:
         """Files that could not be read or used, with the reason, for ``status`` to show."""
-        return self._index.problems()
+        return self._index.files.problems()
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -284,7 +282,6 @@ class FileBackend:
             return None
         return await blocking(self._writer.restore, episode_id)
 
-
     # -- opening and watching ---------------------------------------------------------------
 
     async def watch(self) -> None:
@@ -298,7 +295,7 @@ class FileBackend:
             except OSError as exc:
                 raise _unavailable(self._layout.root, exc) from exc
 
-
+    # A test renders every view under the lock, as a write would (tests/file/test_view_pages).
     @contextmanager
     def _writing(self) -> Iterator[None]:
         with self._guard.writing():
@@ -312,14 +309,12 @@ class FileBackend:
             raise BackendUnavailable(self.layer, "closed")
 
 
-
 def _validated(episode: Episode, max_body_bytes: int) -> Episode:
     """Check the episode again: one built with ``model_construct`` skipped the model's rules,
     and file paths are made from its fields."""
     checked = Episode.parse(**{name: getattr(episode, name, None) for name in Episode.model_fields})
     ensure_body_fits(checked, max_body_bytes)
     return checked
-
 
 
 def search_index(index: FileIndex, query: str, *, group_ids: Sequence[str] | None,

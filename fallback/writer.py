@@ -8,23 +8,17 @@ from pathlib import Path
 
 from backends.model import Episode
 from fallback import codec, disk
-from fallback.guard import WriteGuard
-from fallback.held import HeldFolder
-from fallback.index import FileIndex, Row, signature
+from fallback.file_record import signature
+from fallback.index import Row
 from fallback.keeper import ViewKeeper
-from fallback.layout import Layout
-from fallback.tombstones import TombstoneFolder
+from fallback.parts import Parts
 
 
 class EpisodeWriter:
-    def __init__(self, layout: Layout, index: FileIndex, guard: WriteGuard, keeper: ViewKeeper,
-                 held: HeldFolder, tombstones: TombstoneFolder) -> None:
-        self._layout = layout
-        self._index = index
-        self._guard = guard
+    def __init__(self, parts: Parts, keeper: ViewKeeper) -> None:
+        self._layout, self._index, self._guard, self._held, self._tombstones = parts
+        self._files, self._pages = self._index.files, self._index.pages
         self._keeper = keeper
-        self._held = held
-        self._tombstones = tombstones
 
     def store(self, batch: list[Episode]) -> None:
         # Written and synced before the lock (the slow part, and nobody else's business);
@@ -41,7 +35,7 @@ class EpisodeWriter:
                 self._keeper.take_in_first_pages({(e.group_id, e.kind) for e in batch})
                 moved = [(e, where) for e in batch
                          if (where := self._index.located(e.id)) is not None]
-                before = {e.id: self._index.view_entry(e.id) for e, _ in moved}
+                before = {e.id: self._pages.view_entry(e.id) for e, _ in moved}
                 was_hand = any(entry is not None and entry.hand for entry in before.values())
                 touched = {(e.group_id, e.kind) for e in batch}
                 touched |= {(where[0], where[1]) for _, where in moved}
@@ -85,7 +79,7 @@ class EpisodeWriter:
             if where is None:  # the person had removed its bullet: forgotten just now
                 return True
             path = self._layout.episode_path(where[0], episode_id)
-            entry = self._index.view_entry(episode_id)
+            entry = self._pages.view_entry(episode_id)
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
             # one left by a delete that fails later names a live id, which is never replayed.
             # A hand bullet's keeps its text, which a person typed.
@@ -98,7 +92,7 @@ class EpisodeWriter:
                      if (copy := self._layout.episode_path(group, episode_id)).exists()]
             for copy in stale:
                 disk.remove(copy)
-                self._index.clear_problem(copy)
+                self._files.clear_problem(copy)
             undo.append(self._restorer(path, episode_id))
             disk.remove(path)
             self._index.drop([episode_id])
