@@ -5,6 +5,9 @@
 The files are the truth; this is derived from them and can be deleted at any time (the next
 open builds it again). It holds, per episode, its document, where its file is and that file's
 signature, its content hash, its view bullet, and the search index (``backends.search.textindex``).
+Two parts read and keep the rest over the same connection: ``pages``, the views' order
+(``fallback.view_order``), and ``files``, what the files looked like when the index last agreed
+with them, and the files found unusable (``fallback.file_record``).
 
 It is also the journal's position: every change (an episode written, replaced or deleted, by
 dualmem or found on disk) takes the next ``seq``, and deletes are kept as ``gone`` rows, so a
@@ -17,7 +20,6 @@ readers never take that lock (SQLite's WAL gives them a consistent snapshot).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import uuid
@@ -26,7 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
 
 import orjson
 
@@ -39,14 +40,15 @@ from backends.search.expansion import linked
 from backends.search.ranking import search_text
 from backends.search.textindex import VERSION as TEXT_VERSION
 from backends.search.textindex import Document, TextIndex
-from fallback import entities
-from fallback.layout import file_name
+from fallback import entities, views
+from fallback.file_record import FileRecord, Signature
+from fallback.file_record import signature as signature  # where the tests and others read it
+from fallback.layout import VIEW_FILES, file_name
+from fallback.view_order import ViewEntry as ViewEntry  # likewise
+from fallback.view_order import ViewOrder
 
 FILE = "index.sqlite3"
 SCHEMA_VERSION = f"7.{TEXT_VERSION}"  # a change of either layout rebuilds the index
-
-Signature = str
-"""inode, modification time and size of a file: equal signatures let a check skip the read"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -68,30 +70,11 @@ CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime INTEGER NOT NUL
 CREATE TABLE IF NOT EXISTS views (path TEXT PRIMARY KEY, sig TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS problems (path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
 """
-# A folder modified within this long of being recorded may change again within the file
-# system's timestamp granularity without its mtime moving: such a record is checked next time.
-_RACY_NS = 50_000_000
-
-
-def signature(stat: os.stat_result) -> Signature:
-    return f"{stat.st_ino}:{stat.st_mtime_ns}:{stat.st_size}"
 
 
 def time_key(value: datetime) -> str:
     """A UTC time as text that sorts as the time does (fixed width, microseconds always)."""
     return f"{value:%Y-%m-%dT%H:%M:%S.%f}"
-
-
-class ViewEntry(NamedTuple):
-    """Where an episode shows in its view."""
-
-    group_id: str
-    kind: str
-    created_at: str
-    """``time_key`` of its creation: with the id, its place in the view's order"""
-    bullet: str | None
-    hand: bool
-    starts: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +88,15 @@ class Row:
     hand: bool
     starts: bool
     """its generated bullet starts a later page of its view (``views.starts_page``)"""
+
+    @classmethod
+    def of(cls, episode: Episode, sig: Signature) -> Row:
+        """The row of ``episode`` stored in a file of signature ``sig``."""
+        shown = episode.kind in VIEW_FILES
+        hand = shown and views.is_hand_shaped(episode)
+        return cls(episode, sig, episode.content_hash(),
+                   views.bullet(episode) if shown else None,
+                   hand, shown and not hand and views.starts_page(episode.id))
 
 
 def _connection(path: Path) -> sqlite3.Connection:
@@ -123,6 +115,8 @@ class FileIndex:
         self._db = db
         self._lock = threading.RLock()
         self.text = TextIndex(db)
+        self.pages = ViewOrder(db, self._lock)
+        self.files = FileRecord(db, self._lock, self.transaction)
 
     @classmethod
     def open(cls, root: Path, *, writable: bool = True) -> tuple[FileIndex, bool]:
@@ -298,28 +292,10 @@ class FileIndex:
         with self._lock:
             return {row[0] for row in self._db.execute("SELECT id FROM gone")}
 
-    def signature_at(self, path: Path) -> Signature | None:
-        """The signature recorded for the episode file at ``path`` (``<group>/<file name>``)."""
-        with self._lock:
-            row = self._db.execute("SELECT sig FROM episodes WHERE group_id = ? AND file = ?",
-                                   (path.parent.name, path.name)).fetchone()
-        return None if row is None else str(row[0])
-
     def hashes(self) -> dict[str, str]:
         """id -> content hash of every episode."""
         with self._lock:
             return dict(self._db.execute("SELECT id, hash FROM episodes").fetchall())
-
-    def in_group(self, group_id: str) -> dict[str, str]:
-        """id -> signature of every episode of ``group_id``."""
-        with self._lock:
-            return dict(self._db.execute("SELECT id, sig FROM episodes WHERE group_id = ?",
-                                         (group_id,)).fetchall())
-
-    def folders(self) -> list[Path]:
-        """The folders whose mtime is recorded."""
-        with self._lock:
-            return [Path(row[0]) for row in self._db.execute("SELECT path FROM folders")]
 
     def select(
         self,
@@ -353,68 +329,6 @@ class FileIndex:
             return int(self._db.execute(f"SELECT count(*) FROM episodes WHERE {where}",
                                         params).fetchone()[0])
 
-    def bullets(self, group_id: str, kind: str) -> list[tuple[str, str, bool]]:
-        """(id, view bullet, hand-shaped) of the group's episodes of ``kind``, oldest first."""
-        with self._lock:
-            return [(row[0], row[1], bool(row[2])) for row in self._db.execute(
-                "SELECT id, bullet, hand FROM episodes WHERE group_id = ? AND kind = ?"
-                " ORDER BY created_at, id", (group_id, kind))]
-
-    def view_entry(self, episode_id: str) -> ViewEntry | None:
-        """Where the stored episode shows in its view."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT group_id, kind, created_at, bullet, hand, starts FROM episodes"
-                " WHERE id = ?", (episode_id,)).fetchone()
-        return None if row is None else ViewEntry(row[0], row[1], row[2], row[3], bool(row[4]),
-                                                  bool(row[5]))
-
-    def page_starts(self, group_id: str, kind: str) -> list[tuple[str, str]]:
-        """(created_at key, id) of each bullet that starts a later page of the view, in order."""
-        with self._lock:
-            return [(row[0], row[1]) for row in self._db.execute(
-                "SELECT created_at, id FROM episodes WHERE group_id = ? AND kind = ?"
-                " AND starts = 1 ORDER BY created_at, id", (group_id, kind))]
-
-    def page_bullets(self, group_id: str, kind: str, start: tuple[str, str] | None,
-                     end: tuple[str, str] | None) -> list[tuple[str, str]]:
-        """(id, view bullet) of the page from ``start`` (None: the first page, which shows
-        every hand-shaped episode too) to ``end`` (None: the last), oldest first."""
-        where = ["group_id = ?", "kind = ?", "bullet IS NOT NULL"]
-        params: list[str] = [group_id, kind]
-        if start is not None:
-            where.append("hand = 0 AND (created_at, id) >= (?, ?)")
-            params += start
-        if end is not None:
-            where.append("(hand = 1 OR (created_at, id) < (?, ?))")
-            params += end
-        with self._lock:
-            return [(row[0], row[1]) for row in self._db.execute(
-                f"SELECT id, bullet FROM episodes WHERE {' AND '.join(where)}"
-                " ORDER BY created_at, id", params)]
-
-    def has_hand(self, group_id: str, kind: str) -> bool:
-        """Whether any episode of the group and kind shows as a hand bullet."""
-        with self._lock:
-            return self._db.execute(
-                "SELECT 1 FROM episodes WHERE group_id = ? AND kind = ? AND hand = 1 LIMIT 1",
-                (group_id, kind)).fetchone() is not None
-
-    def neighbours(self, group_id: str, kind: str, created_at: str,
-                   episode_id: str) -> tuple[str | None, str | None]:
-        """The ids of the episodes of the group and kind just before and just after
-        (``created_at``, ``episode_id``) in view order; None where there is none."""
-        found: list[str | None] = []
-        with self._lock:
-            for sign, direction in (("<", "DESC"), (">", "")):
-                row = self._db.execute(
-                    "SELECT id FROM episodes WHERE group_id = ? AND kind = ?"
-                    f" AND (created_at, id) {sign} (?, ?)"
-                    f" ORDER BY created_at {direction}, id {direction} LIMIT 1",
-                    (group_id, kind, created_at, episode_id)).fetchone()
-                found.append(None if row is None else row[0])
-        return found[0], found[1]
-
     def search(self, query: str, group_ids: Collection[str] | None,
                kinds: Collection[str] | None, limit: int) -> list[tuple[Episode, float]]:
         with self._lock:
@@ -438,64 +352,6 @@ class FileIndex:
             return Episode.model_validate_json(doc)
         except ValueError as exc:
             raise StoreCorrupt(self.path, f"an indexed episode does not parse: {exc}") from exc
-
-    # -- what the files looked like ---------------------------------------------------------
-
-    def folder_mtime(self, folder: Path) -> int | None:
-        with self._lock:
-            row = self._db.execute("SELECT mtime FROM folders WHERE path = ?",
-                                   (str(folder),)).fetchone()
-        return None if row is None else int(row[0])
-
-    def record_folder(self, folder: Path, mtime_ns: int | None, now_ns: int) -> None:
-        """Remember a folder's mtime once the index agrees with it (None: the folder is gone).
-        A racy one is recorded as -1, which never matches, so the next check reads it."""
-        with self.transaction():
-            if mtime_ns is None:
-                self._db.execute("DELETE FROM folders WHERE path = ?", (str(folder),))
-                return
-            value = -1 if now_ns - mtime_ns < _RACY_NS else mtime_ns
-            self._db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (str(folder), value))
-
-    def view_signature(self, path: Path) -> Signature | None:
-        with self._lock:
-            row = self._db.execute("SELECT sig FROM views WHERE path = ?",
-                                   (str(path),)).fetchone()
-        return None if row is None else str(row[0])
-
-    def views(self) -> list[Path]:
-        """The view files as last written or reconciled."""
-        with self._lock:
-            return [Path(row[0]) for row in self._db.execute("SELECT path FROM views")]
-
-    def record_view(self, path: Path, sig: Signature | None) -> None:
-        with self.transaction():
-            if sig is None:
-                self._db.execute("DELETE FROM views WHERE path = ?", (str(path),))
-            else:
-                self._db.execute("INSERT OR REPLACE INTO views VALUES (?, ?)", (str(path), sig))
-
-    def report(self, path: Path, reason: str) -> None:
-        with self.transaction():
-            self._db.execute("INSERT OR REPLACE INTO problems VALUES (?, ?)", (str(path), reason))
-
-    def clear_problem(self, path: Path) -> None:
-        with self.transaction():
-            self._db.execute("DELETE FROM problems WHERE path = ?", (str(path),))
-
-    def problems(self) -> list[tuple[Path, str]]:
-        with self._lock:
-            return [(Path(path), reason) for path, reason in
-                    self._db.execute("SELECT path, reason FROM problems ORDER BY path")]
-
-    def problems_in(self, folder: Path) -> set[str]:
-        """Names of the files in ``folder`` reported as problems."""
-        prefix = str(folder) + os.sep
-        with self._lock:
-            rows = self._db.execute("SELECT path FROM problems WHERE path > ? AND path < ?",
-                                    (prefix, prefix + "\U0010ffff")).fetchall()
-        return {Path(row[0]).name for row in rows if Path(row[0]).parent == folder}
-
 
 def _filters(
     group_ids: Collection[str] | None, kinds: Collection[str] | None

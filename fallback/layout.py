@@ -25,6 +25,9 @@ from backends.model import EPISODE_ID, GROUP_ID, check_group_id
 VIEW_FILES = {PATTERN: "patterns.md", GOTCHA: "gotchas.md"}
 VIEW_KINDS = {name: kind for kind, name in VIEW_FILES.items()}
 EPISODE_SUFFIX = ".json"
+FILE_LIMIT = 1 << 30
+"""the most of one episode file or view that is read: far over any memory a write takes or
+view a person keeps"""
 _PAGE_NAME = re.compile(
     r"(?P<stem>patterns|gotchas)-(?P<day>\d{4}-\d\d-\d\d)T(?P<h>\d\d)(?P<m>\d\d)(?P<s>\d\d)"
     r"-[0-9a-f]{6}\.md")
