@@ -155,6 +155,8 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
     # A move to the other embedded engine runs in a process of its own (memory.store.move):
     # the source graph's retired facts reach it in this file.
     parser.add_argument("--history", type=Path, help=argparse.SUPPRESS)
+    # ... and its graph is written as a move's (the Migrator), not as the home's own.
+    parser.add_argument("--moving", action="store_true", help=argparse.SUPPRESS)
 
 
 async def migrate(args: argparse.Namespace, config: Config) -> Output:
@@ -164,9 +166,9 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
         raise UsageError("--spec and --strict go with --from-auto-claude")
     if args.to is not None and (args.prune or args.from_auto_claude):
         raise UsageError("--to goes with --dry-run only")
-    if args.history is not None and (args.to is not None or args.from_auto_claude
-                                     or args.prune):
-        raise UsageError("--history goes with a plain migrate only")
+    for given, name in ((args.history is not None, "--history"), (args.moving, "--moving")):
+        if given and (args.to is not None or args.from_auto_claude or args.prune):
+            raise UsageError(f"{name} goes with a plain migrate only")
     if not args.from_auto_claude:
         require_home(config.home)
     if args.to is not None:
@@ -182,7 +184,8 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
             return Output(report.to_json(), report.summary(),
                           PARTIAL_EXIT if report.partial else 0)
         result = await migrate_home(config, preview=args.dry_run, prune_files=args.prune,
-                                    progress=bar.update, history=_history(args.history))
+                                    progress=bar.update, history=_history(args.history),
+                                    moving=args.moving)
     finally:
         bar.close()
     return Output(result.to_json(), result.summary())

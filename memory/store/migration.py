@@ -70,17 +70,43 @@ async def migrate_home(
     prune_files: bool = False,
     progress: Progress | None = None,
     history: Sequence[KeptFact] | None = None,
+    moving: bool = False,
 ) -> MigrateResult:
-    """``dualmem migrate`` on the home's own graph. In ``auto`` the journal is the truth: the
-    replay is the one every holder of the graph runs (``replay_home``). With ``--backend graph``
-    the graph is the memory and the files a source imported into it (``import_files``), which
-    ``prune_files`` then deletes; it is refused in ``auto`` (``PRUNE_REFUSED``)."""
+    """``dualmem migrate``: the home's file memory into the graph ``config`` names, verified,
+    then ``history`` (another graph's retired facts, on a move) beside it, verified too.
+    On the home's own graph in ``auto`` the journal is the truth, and the replay is the one
+    every holder of the graph runs (``replay_home``). Otherwise the ``Migrator`` imports the
+    files with the ledger: into a graph the home is ``moving`` to (``--to``), or into a home
+    used with ``--backend graph``, where ``prune_files`` then deletes them (refused in
+    ``auto``: ``PRUNE_REFUSED``). Raises ``MigrationError`` when the graph is held elsewhere or
+    a verification fails."""
     if prune_files and config.backend != "graph":
         raise MigrationError(PRUNE_REFUSED)
-    if config.backend == "auto":
+    if config.backend == "auto" and not moving:
         return await replay_home(config, preview=preview, history=history)
-    return await import_files(config, preview=preview, prune_files=prune_files,
-                              progress=progress, history=history)
+    files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
+    ledger = (Ledger.open_for_reading if preview else Ledger.open)(config.ledger_file)
+    try:
+        if preview:  # a dry run reads the files and the ledger only: no graph needed
+            return MigrateResult(await dry_run(files, ledger, stream(config)))
+        graph = await _open_graph(config)
+        try:
+            report = await Migrator(files, graph, ledger, stream=stream(config)).run(
+                progress=progress)
+            if not report.ok:
+                refusal = "not pruning: " if prune_files else ""
+                raise MigrationError(f"{refusal}{report.summary()}")
+            carried = None if history is None else await carry_history(graph, history)
+            if carried is not None and not carried.ok:
+                raise MigrationError(f"{report.summary()}; {carried.summary()}")
+            # prune compares every group by content before it deletes anything.
+            pruned = await prune(files, graph, ledger) if prune_files else None
+        finally:
+            await graph.aclose()
+        return MigrateResult(report, pruned, carried)
+    finally:
+        ledger.close()
+        await files.aclose()
 
 
 async def replay_home(config: Config, *, preview: bool = False,
@@ -152,44 +178,6 @@ async def _note_replayed(store: Source, ledger: Ledger, name: str) -> None:
     plan = await make_plan(store, ledger, name)
     ledger.record(name, ((e.id, e.group_id, plan.index[e.id][1]) for e in plan.writes))
     ledger.forget(name, ledger.replayed(name).keys() - plan.index.keys())
-
-
-async def import_files(
-    config: Config,
-    *,
-    preview: bool = False,
-    prune_files: bool = False,
-    progress: Progress | None = None,
-    history: Sequence[KeptFact] | None = None,
-) -> MigrateResult:
-    """Import ``config.home``'s file memory into the graph ``config`` names with the
-    ``Migrator`` (a home used with ``--backend graph``, or a move to another graph) and
-    verify, then write ``history`` beside the episodes and verify it too; ``prune_files``
-    then deletes the files. Raises ``MigrationError`` when the graph is held elsewhere or a
-    verification fails."""
-    files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
-    ledger = (Ledger.open_for_reading if preview else Ledger.open)(config.ledger_file)
-    try:
-        if preview:  # a dry run reads the files and the ledger only: no graph needed
-            return MigrateResult(await dry_run(files, ledger, stream(config)))
-        graph = await _open_graph(config)
-        try:
-            report = await Migrator(files, graph, ledger, stream=stream(config)).run(
-                progress=progress)
-            if not report.ok:
-                refusal = "not pruning: " if prune_files else ""
-                raise MigrationError(f"{refusal}{report.summary()}")
-            carried = None if history is None else await carry_history(graph, history)
-            if carried is not None and not carried.ok:
-                raise MigrationError(f"{report.summary()}; {carried.summary()}")
-            # prune compares every group by content before it deletes anything.
-            pruned = await prune(files, graph, ledger) if prune_files else None
-        finally:
-            await graph.aclose()
-        return MigrateResult(report, pruned, carried)
-    finally:
-        ledger.close()
-        await files.aclose()
 
 
 async def carry_history(graph: Graph, facts: Sequence[KeptFact]) -> HistoryReport:

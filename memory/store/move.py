@@ -22,7 +22,7 @@ from backends.graph import engines
 from backends.graph.history import KeptFact, dump_history
 from memory.store import graphs
 from memory.store.config import Config
-from memory.store.migration import import_files
+from memory.store.migration import migrate_home
 from migrate import Progress
 
 
@@ -94,8 +94,8 @@ async def move_home(config: Config, destination: Config, *, preview: bool = Fals
             summary += (f"; history: {data['history']['retired']} retired facts, "
                         f"{data['history']['written']} written")
     else:
-        result = await import_files(destination, preview=preview, progress=progress,
-                                    history=history)
+        result = await migrate_home(destination, preview=preview, progress=progress,
+                                    history=history, moving=True)
         data, summary = result.to_json(), result.summary()
     return Move(data, summary, graphs.describe(destination), departure.note,
                 _setting(destination))
@@ -117,7 +117,8 @@ def _move_in_own_process(config: Config, engine: str, *, preview: bool,
             (file := Path(folder) / "history.json").write_bytes(dump_history(history))
             carried = ["--history", str(file)]
         command = [sys.executable, "-m", "memory", "--home", str(config.home), "--graph-engine",
-                   engine, "--json", "migrate", *(["--dry-run"] if preview else []), *carried]
+                   engine, "--json", "migrate", "--moving", *(["--dry-run"] if preview else []),
+                   *carried]
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     try:
         data: dict[str, Any] = orjson.loads(done.stdout)

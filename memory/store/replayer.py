@@ -18,14 +18,15 @@ from typing import NamedTuple
 
 import orjson
 
-from backends.errors import FileRefused, InvalidEpisode, MigrationError
+from backends.errors import FileRefused, MigrationError
 from backends.model import Episode
-from backends.protocol import Position, upsert_all
+from backends.protocol import Position
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.kept_facts import KeptFacts
 from memory.store.layers import Verdict
+from migrate.migrator import upsert_each
 
 log = logging.getLogger(__name__)
 
@@ -149,21 +150,14 @@ class Replayer:
         """Write these into the graph; how many it took. One the graph refuses (a body over its
         limit, written by hand into the journal) is skipped and kept for status, never in the
         way of the rest."""
-        try:
-            await upsert_all(self.graph, episodes)
-        except InvalidEpisode:
-            for episode in episodes:
-                try:
-                    await self.graph.upsert(episode)
-                except InvalidEpisode as exc:
-                    self.skipped[episode.id] = Refused(episode.group_id, str(exc),
-                                                       self.files.location(episode))
-                    continue
-                self.skipped.pop(episode.id, None)
-            return len(episodes) - sum(episode.id in self.skipped for episode in episodes)
+        refused = {episode.id: exc for episode, exc in await upsert_each(self.graph, episodes)}
         for episode in episodes:
-            self.skipped.pop(episode.id, None)
-        return len(episodes)
+            if episode.id in refused:
+                self.skipped[episode.id] = Refused(episode.group_id, str(refused[episode.id]),
+                                                   self.files.location(episode))
+            else:
+                self.skipped.pop(episode.id, None)
+        return len(episodes) - len(refused)
 
     async def make_equal(self) -> Verdict:
         """Make the graph hold exactly the journal: write what it lacks or holds otherwise,
