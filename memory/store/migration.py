@@ -1,8 +1,9 @@
 """``dualmem migrate``: replay a home's file memory into its graph, or import Auto-Claude memory.
 
-The replay opens the two layers itself rather than through the dual store, so that the report
-says what this run did (a dual store in this process would replay in the background too). Only
-the process that can open the graph read-write can replay into it; a dry run needs no graph.
+On the home's own graph in ``auto`` the replay is the dual store's own (``replayer``): the
+command holds the graph as any holder does, and reports what its replay did. Only the process
+that can hold the graph can replay into it; a dry run needs no graph. A home used with
+``--backend graph`` imports its files with the ``Migrator``, as a move does (``move``).
 """
 
 from __future__ import annotations
