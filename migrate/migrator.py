@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -222,23 +222,33 @@ class Migrator:
         return skipped
 
     async def _write(self, batch: list[Episode], skipped: list[Skipped]) -> list[Episode]:
-        """Write ``batch``; when the target refuses one of its episodes, write the others one
-        by one and add each refused one to ``skipped``. Returns what was written."""
+        """Write ``batch``, adding each episode the target refuses to ``skipped``. Returns what
+        was written."""
+        refused = await upsert_each(self.target, batch)
+        for episode, exc in refused:
+            where = self.source.location(episode) if isinstance(self.source, Locates) else None
+            skipped.append(Skipped(episode.id, episode.group_id, where, str(exc)))
+        gone = {episode.id for episode, _ in refused}
+        return [episode for episode in batch if episode.id not in gone]
+
+
+async def upsert_each(target: MemoryBackend, episodes: Sequence[Episode],
+                      ) -> list[tuple[Episode, InvalidEpisode]]:
+    """Write ``episodes`` into ``target``; when it refuses one (``InvalidEpisode``: a property
+    of that episode, not of the target), write the others one by one. Returns the refused ones,
+    with why (the replays of ``Migrator`` and of the dual store's holder both write so)."""
+    try:
+        await upsert_all(target, episodes)
+        return []
+    except InvalidEpisode:
+        pass  # find it, keep the rest
+    refused = []
+    for episode in episodes:
         try:
-            await upsert_all(self.target, batch)
-            return batch
-        except InvalidEpisode:
-            pass  # a property of one episode, not of the target: find it, keep the rest
-        written = []
-        for episode in batch:
-            try:
-                await self.target.upsert(episode)
-            except InvalidEpisode as exc:
-                where = self.source.location(episode) if isinstance(self.source, Locates) else None
-                skipped.append(Skipped(episode.id, episode.group_id, where, str(exc)))
-                continue
-            written.append(episode)
-        return written
+            await target.upsert(episode)
+        except InvalidEpisode as exc:
+            refused.append((episode, exc))
+    return refused
 
 
 async def dry_run(source: Source, ledger: Ledger, stream: str = FILES_TO_GRAPH) -> MigrationReport:

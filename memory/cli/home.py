@@ -4,19 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-import orjson
-
-from backends.errors import BackendUnavailable, MigrationError
-from backends.graph import GraphBackend, engines
-from backends.graph.history import KeptFact, dump_history, load_history
+from backends.errors import BackendUnavailable
+from backends.graph import GraphBackend
+from backends.graph.history import KeptFact, load_history
 from backends.model import check_group_id
 from backends.protocol import Enriches
 from memory.agent.seeding import seed_home
@@ -37,7 +29,8 @@ from memory.store import graphs
 from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.layers import Layered
-from memory.store.migration import Departure, import_auto_claude, migrate_home, take_in_graph
+from memory.store.migration import import_auto_claude, migrate_home
+from memory.store.move import move_home
 from memory.store.project import (
     Place,
     ensure_project_id,
@@ -159,9 +152,11 @@ def _migrate_arguments(parser: argparse.ArgumentParser) -> None:
                         "(the home's folder for that engine) or a FalkorDB server URL "
                         "(falkor://host:port/graph, redis+unix:///path.sock?graph=NAME); "
                         "resumable, verified, idempotent; then point the home at it")
-    # A move to the other embedded engine runs in a process of its own (_migrate_in_own_process):
+    # A move to the other embedded engine runs in a process of its own (memory.store.move):
     # the source graph's retired facts reach it in this file.
     parser.add_argument("--history", type=Path, help=argparse.SUPPRESS)
+    # ... and its graph is written as a move's (the Migrator), not as the home's own.
+    parser.add_argument("--moving", action="store_true", help=argparse.SUPPRESS)
 
 
 async def migrate(args: argparse.Namespace, config: Config) -> Output:
@@ -171,9 +166,9 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
         raise UsageError("--spec and --strict go with --from-auto-claude")
     if args.to is not None and (args.prune or args.from_auto_claude):
         raise UsageError("--to goes with --dry-run only")
-    if args.history is not None and (args.to is not None or args.from_auto_claude
-                                     or args.prune):
-        raise UsageError("--history goes with a plain migrate only")
+    for given, name in ((args.history is not None, "--history"), (args.moving, "--moving")):
+        if given and (args.to is not None or args.from_auto_claude or args.prune):
+            raise UsageError(f"{name} goes with a plain migrate only")
     if not args.from_auto_claude:
         require_home(config.home)
     if args.to is not None:
@@ -189,78 +184,29 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
             return Output(report.to_json(), report.summary(),
                           PARTIAL_EXIT if report.partial else 0)
         result = await migrate_home(config, preview=args.dry_run, prune_files=args.prune,
-                                    progress=bar.update, history=_history(args.history))
+                                    progress=bar.update, history=_history(args.history),
+                                    moving=args.moving)
     finally:
         bar.close()
     return Output(result.to_json(), result.summary())
 
 
 async def _migrate_to(config: Config, target: str, *, preview: bool) -> Output:
-    """Replay the home's memory (the journal, having taken in what only the graph held) into
-    the graph ``target`` names, with the ledger: resumable, verified, idempotent."""
     destination = graphs.retarget(config, target)
     if graphs.describe(destination) == graphs.describe(config):
         raise UsageError(f"the home's graph is {graphs.describe(config)} already")
-    departure = (Departure("nothing changed (a dry run)", None) if preview
-                 else await take_in_graph(config))
-    note, history = departure.note, departure.history
-    where = graphs.describe(destination)
-    if destination.graph_url is None and engines.loaded() not in (None,
-                                                                 destination.graph_engine):
-        # This process loaded the other embedded engine: the two cannot share a process.
-        data = _migrate_in_own_process(config, destination.graph_engine, preview=preview,
-                                       history=history)
-        summary = (f"{'would write' if preview else 'wrote'} {data['written']} of "
-                   f"{data['scanned']} episodes ({data['unchanged']} unchanged), in a process "
-                   f"of its own ({destination.graph_engine})")
-        if data.get("history"):
-            summary += (f"; history: {data['history']['retired']} retired facts, "
-                        f"{data['history']['written']} written")
-    else:
-        bar = _LazyProgress("migrate")
-        try:
-            result = await migrate_home(destination, preview=preview, progress=bar.update,
-                                        history=history)
-        finally:
-            bar.close()
-        data, summary = result.to_json(), result.summary()
-    return Output(data | {"to": where, "journal": note},
-                  f"{note}\nto {where}: {summary}\nnext: point the home at it "
-                  f"({_setting(destination)})")
-
-
-def _setting(config: Config) -> str:
-    if config.graph_url is not None:
-        return f"DUALMEM_GRAPH_URL={config.graph_url} or --graph-url"
-    return f"DUALMEM_GRAPH_ENGINE={config.graph_engine} or --graph-engine"
+    bar = _LazyProgress("migrate")
+    try:
+        moved = await move_home(config, destination, preview=preview, progress=bar.update)
+    finally:
+        bar.close()
+    return Output(moved.to_json(), moved.describe())
 
 
 def _history(path: Path | None) -> list[KeptFact] | None:
     if path is None:
         return None
     return load_history(read_file(path, limit=IMPORT_FILE_LIMIT))
-
-
-def _migrate_in_own_process(config: Config, engine: str, *, preview: bool,
-                            history: Sequence[KeptFact] | None) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DUALMEM_GRAPH_URL", "DUALMEM_GRAPH_ENGINE")}
-    with tempfile.TemporaryDirectory(prefix="dualmem-move-") as folder:
-        carried = []
-        if history is not None:
-            (file := Path(folder) / "history.json").write_bytes(dump_history(history))
-            carried = ["--history", str(file)]
-        command = [sys.executable, "-m", "memory", "--home", str(config.home), "--graph-engine",
-                   engine, "--json", "migrate", *(["--dry-run"] if preview else []), *carried]
-        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    try:
-        data: dict[str, Any] = orjson.loads(done.stdout)
-    except orjson.JSONDecodeError:
-        raise MigrationError(f"the migration to {engine} failed: "
-                             f"{done.stderr.strip() or done.returncode}") from None
-    if "error" in data:
-        raise MigrationError(f"the migration to {engine} failed: {data['error']['message']}")
-    return data
 
 
 class _LazyProgress:

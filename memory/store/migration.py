@@ -1,14 +1,17 @@
 """``dualmem migrate``: replay a home's file memory into its graph, or import Auto-Claude memory.
 
-The replay opens the two layers itself rather than through the dual store, so that the report
-says what this run did (a dual store in this process would replay in the background too). Only
-the process that can open the graph read-write can replay into it; a dry run needs no graph.
+On the home's own graph in ``auto`` the replay is the dual store's own (``replayer``): the
+command holds the graph as any holder does, and reports what its replay did. Only the process
+that can hold the graph can replay into it; a dry run needs no graph. A home used with
+``--backend graph`` imports its files with the ``Migrator``, as a move does (``move``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +19,16 @@ from backends.errors import BackendUnavailable, MigrationError
 from backends.graph.history import HistoryReport, KeptFact, compare
 from fallback import FileBackend
 from memory.importers import ImportReport, import_specs
+from memory.store import graphs
 from memory.store.config import Config
 from memory.store.graphs import Graph, open_graph, stream
+from memory.store.layers import Verdict
 from memory.store.project import planned_project_id, project_id
+from memory.store.replayer import preview_replay
 from memory.store.selection import open_backend
 from migrate import Ledger, MigrationReport, Migrator, Progress, dry_run, prune
+from migrate.migrator import Skipped, make_plan
+from migrate.verify import Source
 
 PRUNE_REFUSED = (
     "not pruning: in auto the files are the journal the graph is kept equal to, so pruning "
@@ -55,13 +63,20 @@ async def migrate_home(
     prune_files: bool = False,
     progress: Progress | None = None,
     history: Sequence[KeptFact] | None = None,
+    moving: bool = False,
 ) -> MigrateResult:
-    """Replay ``config.home``'s file memory into its graph and verify, then write ``history``
-    (another graph's retired facts, on a move) beside the episodes and verify it too. Raises
-    ``MigrationError`` when the graph is held elsewhere or a verification fails, and, for
-    ``prune_files``, unless the home uses the graph alone (``--backend graph``)."""
+    """``dualmem migrate``: the home's file memory into the graph ``config`` names, verified,
+    then ``history`` (another graph's retired facts, on a move) beside it, verified too.
+    On the home's own graph in ``auto`` the journal is the truth, and the replay is the one
+    every holder of the graph runs (``replay_home``). Otherwise the ``Migrator`` imports the
+    files with the ledger: into a graph the home is ``moving`` to (``--to``), or into a home
+    used with ``--backend graph``, where ``prune_files`` then deletes them (refused in
+    ``auto``: ``PRUNE_REFUSED``). Raises ``MigrationError`` when the graph is held elsewhere or
+    a verification fails."""
     if prune_files and config.backend != "graph":
         raise MigrationError(PRUNE_REFUSED)
+    if config.backend == "auto" and not moving:
+        return await replay_home(config, preview=preview, history=history)
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
     ledger = (Ledger.open_for_reading if preview else Ledger.open)(config.ledger_file)
     try:
@@ -87,6 +102,77 @@ async def migrate_home(
         await files.aclose()
 
 
+async def replay_home(config: Config, *, preview: bool = False,
+                      history: Sequence[KeptFact] | None = None) -> MigrateResult:
+    """Hold the home's graph, bring it up to the journal and verify it with ``differences``
+    (``DualBackend.replay``), then write ``history`` (another graph's retired facts, on a
+    move) and verify it too. The run is recorded in the ledger (``status`` shows it), and so is
+    what the graph now holds, which an import into the same graph plans from. A ``preview``
+    says what a holder would write from the position its last holder noted; it needs no graph.
+    ``MigrationError`` when the graph is held elsewhere or a verification fails."""
+    from memory.store.dual import open_dual
+
+    clock, started = time.perf_counter(), datetime.now(UTC)
+    name = stream(config)
+    if preview:
+        files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
+                                       watch=False)
+        try:
+            verdict = await preview_replay(files, graphs.index_folder(config) or config.graph_dir)
+            journal = await files.count()
+        finally:
+            await files.aclose()
+        report = _replay_report(name, started, journal, verdict, [], dry_run=True)
+        report.seconds = time.perf_counter() - clock
+        return MigrateResult(report)
+    store = await open_dual(config)
+    try:
+        if not store.holds_graph:
+            raise MigrationError(f"cannot migrate: {store.reason}; the process holding the "
+                                 "graph replays file memory itself")
+        replay = await store.replay()
+        refused = [Skipped(key, item.group, item.location, item.why)
+                   for key, item in sorted(replay.refused.items())]
+        report = _replay_report(name, started, replay.journal, replay.replayed, refused,
+                                dry_run=False)
+        report.seconds = time.perf_counter() - clock
+        ledger = Ledger.open(config.ledger_file)
+        try:
+            if not replay.left.changed:
+                await _note_replayed(store, ledger, name)
+            ledger.record_run(name, report.to_json() | {"differences": replay.left.to_json()})
+        finally:
+            ledger.close()
+        if not report.ok or replay.left.changed:
+            left = "" if not replay.left.changed else (
+                f"; verification FAILED: the graph differs from the journal: {replay.left}")
+            raise MigrationError(f"{report.summary()}{left}")
+        carried = None
+        if history is not None:
+            async with store.graph_held() as graph:
+                carried = await carry_history(graph, history)
+            if not carried.ok:
+                raise MigrationError(f"{report.summary()}; {carried.summary()}")
+        return MigrateResult(report, None, carried)
+    finally:
+        await store.aclose()
+
+
+def _replay_report(name: str, started: datetime, journal: int, done: Verdict,
+                   refused: list[Skipped], *, dry_run: bool) -> MigrationReport:
+    return MigrationReport(name, dry_run, started, scanned=journal, written=done.written,
+                           unchanged=max(0, journal - done.written - len(refused)),
+                           deleted=done.deleted, skipped=refused)
+
+
+async def _note_replayed(store: Source, ledger: Ledger, name: str) -> None:
+    """The graph holds the journal as it is now: the ledger says so, for an import into the
+    same graph (``--backend graph``) to plan from."""
+    plan = await make_plan(store, ledger, name)
+    ledger.record(name, ((e.id, e.group_id, plan.index[e.id][1]) for e in plan.writes))
+    ledger.forget(name, ledger.replayed(name).keys() - plan.index.keys())
+
+
 async def carry_history(graph: Graph, facts: Sequence[KeptFact]) -> HistoryReport:
     """Write ``facts`` (retired, of the graph a home moves from) on ``graph``, where the
     journal's replay has written their episodes, and compare what it then holds with them.
@@ -95,33 +181,6 @@ async def carry_history(graph: Graph, facts: Sequence[KeptFact]) -> HistoryRepor
     episodes = {fact.episode for fact in facts}
     held = [key for key in episodes if await graph.get(key) is not None]
     return compare(facts, held, await graph.retired_facts(), written)
-
-
-@dataclass(frozen=True)
-class Departure:
-    note: str
-    """what was done with the journal"""
-    history: list[KeptFact] | None
-    """the graph's retired facts, None when it is held elsewhere (they stay there)"""
-
-
-async def take_in_graph(config: Config) -> Departure:
-    """Before the home's memory moves to another graph: bring memories only its graph holds
-    (written with ``--backend graph``) into the journal, which the move replays, and read the
-    history the journal lacks (retired facts). A graph another process holds is left to it
-    (its holder keeps the journal whole), its history with it."""
-    from memory.store.dual import open_dual
-
-    store = await open_dual(config)
-    try:
-        if not store.holds_graph:
-            return Departure(f"the journal moves as it is, the graph's history stays "
-                             f"({store.reason})", None)
-        await store.catch_up()
-        return Departure("the journal took in the graph's memories first",
-                         await store.retired_facts())
-    finally:
-        await store.aclose()
 
 
 async def import_auto_claude(

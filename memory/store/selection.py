@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # the graph's modules import numpy: not for a file-layer proc
     from backends.graph.embedder import AnyEmbedder
 
 
+ONE_SHOT = "not holding the graph (a one-shot command: the journal answers)"
+
+
 @dataclass(frozen=True)
 class Selection:
     """The layer in use and the reason it was chosen (shown by ``dualmem status``)."""
@@ -39,12 +42,15 @@ async def open_backend(
     the built-in one) makes the graph's vectors."""
     # Each layer is imported only when chosen: a file-layer process never loads the graph's
     # dependencies (numpy, kuzu, graphiti), which is most of a short command's start-up.
-    if config.backend == "file":
+    if config.backend == "file" or (config.backend == "auto" and one_shot
+                                    and config.graph_url is None):
         from fallback import FileBackend
 
         files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
                                        watch=not one_shot)
-        return files, Selection("file", "asked for")
+        # In auto the journal holds every memory: a one-shot process reads and writes it
+        # alone, and whoever holds the graph indexes its writes.
+        return files, Selection("file", "asked for" if config.backend == "file" else ONE_SHOT)
     if config.backend == "auto" and one_shot and config.graph_url is not None:
         from fallback import FileBackend
         from memory.store.graphs import index_folder
@@ -59,7 +65,7 @@ async def open_backend(
     if config.backend == "auto":
         from memory.store.dual import open_dual
 
-        dual = await open_dual(config, one_shot=one_shot, embedder=embedder)
+        dual = await open_dual(config, embedder=embedder)
         return dual, Selection(dual.layer_in_use, dual.reason)
     from backends.graph import NO_ROOM, READ_ONLY, GraphBackend
     from memory.store.graphs import open_graph

@@ -64,3 +64,24 @@ def test_auto_claude_import_twice_adds_nothing(
     again = dualmem(capsys, home, "migrate", "--from-auto-claude", str(folder), "--group", "proj")
     assert (again["written"], again["unchanged"]) == (0, total)
     assert len(dualmem(capsys, home, "list", "--group", "proj")["episodes"]) == total
+
+
+def test_migrate_in_auto_is_the_holders_replay_and_redoes_nothing_a_holder_did(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``migrate`` on the home's own graph runs the replay every holder runs: what a holder
+    (here ``status``) brought into the graph is neither previewed nor written again, and a
+    memory the holder has not seen yet is."""
+    for key in ("a", "b", "c"):
+        add_to_files(capsys, tmp_path, key, f"pattern {key}")
+    dualmem(capsys, tmp_path, "status")  # holds the graph: catches it up with the journal
+    assert dualmem(capsys, tmp_path, "migrate", "--dry-run")["written"] == 0
+    done = dualmem(capsys, tmp_path, "migrate")
+    assert (done["written"], done["scanned"], done["ok"]) == (0, 3, True)
+
+    add_to_files(capsys, tmp_path, "d", "pattern d")
+    assert dualmem(capsys, tmp_path, "migrate", "--dry-run")["written"] == 1
+    assert dualmem(capsys, tmp_path, "migrate")["written"] == 1
+    assert len(listed(capsys, tmp_path, "graph")) == 4
+    status = dualmem(capsys, tmp_path, "status")["dual"]
+    assert (status["pending"], status["last_migration"]["written"]) == (0, 1)
