@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Generator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,7 +27,7 @@ engines.load(engines.default)
 
 # No deadline and no too-slow check anywhere: embedded databases and fsync make single examples
 # slow at random on a loaded machine, which says nothing about the property under test.
-_TIMING = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+_TIMING: dict[str, Any] = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("default", max_examples=40, **_TIMING)
 settings.register_profile("fast", max_examples=10, **_TIMING)
 settings.register_profile("ci", max_examples=100, print_blob=True, **_TIMING)

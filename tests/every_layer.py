@@ -68,7 +68,7 @@ def examples(layer: str) -> int:
     """Hypothesis examples for a property that opens a fresh store of ``layer`` at every
     example: the profile's on the files, a fifth on the layers over a database, where an open
     costs ten times as much (the share the stateful contract runs)."""
-    return max(2, settings.default.max_examples // (1 if layer == "file" else 5))
+    return max(2, settings().max_examples // (1 if layer == "file" else 5))
 
 
 def command_line(layer: str, home: Path) -> list[str]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from backends.errors import FileRefused
 from backends.safe_files import (
-    FileRefused,
     open_for_write,
     overwrite,
     read_regular,

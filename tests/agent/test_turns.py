@@ -24,10 +24,11 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def state(feature: str, task: str, turn: int, minute: int, **fields: object) -> TurnState:
-    return TurnState(
-        feature_id=feature, task_id=task, turn=turn,
-        recorded_at=T0 + timedelta(minutes=minute), **fields,  # type: ignore[arg-type]
-    )
+    # By the aliases (``turn``, ``recorded_at``), which only validation knows.
+    return TurnState.model_validate({
+        "feature_id": feature, "task_id": task, "turn": turn,
+        "recorded_at": T0 + timedelta(minutes=minute), **fields,
+    })
 
 
 def test_turn_id_is_deterministic() -> None:

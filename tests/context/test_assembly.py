@@ -8,6 +8,7 @@ import asyncio
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from context_corpus import MEMORIES, PROJECT
 from every_layer import examples, open_layer
@@ -89,10 +90,11 @@ async def scenario(
         async with open_layer(layer, Path(folder)) as store:
             await fill(store, stored)
             for n in range(1, turns + 1):
-                await record_turn(store, PROJECT, TurnState(
-                    feature_id="FEAT-1", task_id="TASK-1", turn=n, coach_decision="revise",
-                    coach_feedback=" ".join(WORDS * n), progress_summary="x" * 500,
-                ))
+                await record_turn(store, PROJECT, TurnState.model_validate({
+                    "feature_id": "FEAT-1", "task_id": "TASK-1", "turn": n,
+                    "coach_decision": "revise", "coach_feedback": " ".join(WORDS * n),
+                    "progress_summary": "x" * 500,
+                }))
             result = await build_context(
                 store, task, phase=phase, project_id=PROJECT, tokens=tokens
             )
@@ -107,10 +109,10 @@ async def scenario(
         assert len(shown) == result.categories[category].kept
     named = [episode.id for shown in result.memories.values() for episode in shown]
     assert len(named) == len(set(named)) and set(named) <= {e.id for e in stored}
-    stats = result.categories.values()
-    assert sum(s.allocated for s in stats) <= result.budget
+    every = result.categories.values()
+    assert sum(s.allocated for s in every) <= result.budget
     # What a category borrows, others left unused: the sum stays within the allocations.
-    assert sum(s.used for s in stats) <= sum(s.allocated for s in stats)
+    assert sum(s.used for s in every) <= sum(s.allocated for s in every)
 
 
 async def test_tiny_budgets_give_an_empty_context(store: MemoryBackend) -> None:
@@ -216,9 +218,9 @@ class Counting:
         self.layer = inner.layer
         self.searches: list[tuple[str, frozenset[str]]] = []
 
-    async def search(self, query: str, **filters: object) -> list[Hit]:
-        self.searches.append((query, frozenset(filters.get("kinds") or ())))  # type: ignore[arg-type]
-        return await self.inner.search(query, **filters)  # type: ignore[arg-type]
+    async def search(self, query: str, **filters: Any) -> list[Hit]:  # passed on as they came
+        self.searches.append((query, frozenset(filters.get("kinds") or ())))
+        return await self.inner.search(query, **filters)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
@@ -238,11 +240,11 @@ async def test_every_category_shares_one_search_per_text(store: MemoryBackend) -
 
 
 async def test_coach_prompt(store: MemoryBackend) -> None:
-    await record_turn(store, PROJECT, TurnState(
-        feature_id="FEAT-1", task_id="TASK-4", turn=1, coach_decision="revise",
-        coach_feedback="Missing tests for error paths", progress_summary="login works",
-        acceptance_criteria={"login": "met", "logout": "unmet"},
-    ))
+    await record_turn(store, PROJECT, TurnState.model_validate({
+        "feature_id": "FEAT-1", "task_id": "TASK-4", "turn": 1, "coach_decision": "revise",
+        "coach_feedback": "Missing tests for error paths", "progress_summary": "login works",
+        "acceptance_criteria": {"login": "met", "logout": "unmet"},
+    }))
     overrides = Overrides.model_validate({
         "roles": {"coach": {"must_do_additions": ["Verify regulatory alignment"]}},
         "quality_gates": {"feature": {"4-6": {"coverage_threshold": 0.85}}},

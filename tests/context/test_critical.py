@@ -5,6 +5,7 @@ feature's overview, as data and as Markdown; and the command line over it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -92,11 +93,12 @@ async def test_critical_context_is_always_whole(store: MemoryBackend) -> None:
         is None
 
 
-def run(home: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+def run(home: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     code = main(["--home", str(home), "--backend", "file", *argv, "--json"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    return orjson.loads(captured.out)  # type: ignore[no-any-return]
+    document: dict[str, Any] = orjson.loads(captured.out)  # the command's JSON document
+    return document
 
 
 def test_critical_and_context_on_the_command_line(
@@ -112,9 +114,9 @@ def test_critical_and_context_on_the_command_line(
     run(home, capsys, "add", "--kind", "gotcha", "--name", "Notes need fsync",
         "--body", "Notes written without fsync vanish on power loss")
     doc = run(home, capsys, "critical", "--task", "save notes with fsync", "--type", "feature")
-    assert doc["quality_gates"]["coverage_threshold"] == 0.85  # type: ignore[index]
+    assert doc["quality_gates"]["coverage_threshold"] == 0.85
     assert "at least 85%" in str(doc["markdown"])
-    assert [p["name"] for p in doc["failure_patterns"]] == ["Notes need fsync"]  # type: ignore[union-attr]
+    assert [p["name"] for p in doc["failure_patterns"]] == ["Notes need fsync"]
     code = main(["--home", str(home), "--backend", "file", "critical", "--role", "coach"])
     assert code == 0 and "### Your role: coach" in capsys.readouterr().out
 
@@ -122,8 +124,8 @@ def test_critical_and_context_on_the_command_line(
     quality = context["quality"]
     assert isinstance(quality, dict)
     assert quality["budget_utilization"] == round(
-        int(context["tokens_used"]) / int(context["budget"]), 4)  # type: ignore[call-overload]
+        int(context["tokens_used"]) / int(context["budget"]), 4)
     # the store holds one memory, which the context shows: one kept, none dropped
     assert (quality["items_kept"], quality["items_dropped"]) == (1, 0)
-    assert [m["name"] for m in context["memories"]["warnings"]] == ["Notes need fsync"]  # type: ignore[index]
-    assert set(quality["category_coverage"]) == set(context["categories"])  # type: ignore[arg-type]
+    assert [m["name"] for m in context["memories"]["warnings"]] == ["Notes need fsync"]
+    assert set(quality["category_coverage"]) == set(context["categories"])

@@ -37,9 +37,10 @@ def test_gate_and_turn_blocks() -> None:
         "**feature, complexity 4-6** (QG-feature-4-6):\n- Architecture review: required, "
         "score at least 60\n- Coverage: required, at least 80%\n- Tests: required, must pass\n"
     )
-    turn = TurnState(feature_id="F", task_id="T-1", turn=2, coach_decision="revise",
-                     coach_feedback="Add error-path tests.", progress_summary="login works",
-                     blockers=("flaky CI",), acceptance_criteria={"login": "met"})
+    turn = TurnState.model_validate({  # by the aliases, which only validation knows
+        "feature_id": "F", "task_id": "T-1", "turn": 2, "coach_decision": "revise",
+        "coach_feedback": "Add error-path tests.", "progress_summary": "login works",
+        "blockers": ("flaky CI",), "acceptance_criteria": {"login": "met"}})
     assert turn_block(turn, 0).text == (
         "- **Turn 2 (T-1)**: Coach revise. Feedback: Add error-path tests. Progress: login "
         "works. Blockers: flaky CI. Criteria: login: met.\n"

@@ -112,10 +112,11 @@ async def record_rejected_turns(store: MemoryBackend) -> None:
         (2, "Coverage must be at least 80%. Missing tests for error paths.",
          "Tests failing, coverage at 65%"),
     ):
-        await record_turn(store, PROJECT, TurnState(
-            feature_id="FEAT-AUTH-002", task_id="TASK-004", turn=turn, coach_decision="revise",
-            coach_feedback=feedback, progress_summary=progress, player_decision="implement",
-        ))
+        await record_turn(store, PROJECT, TurnState.model_validate({
+            "feature_id": "FEAT-AUTH-002", "task_id": "TASK-004", "turn": turn,
+            "coach_decision": "revise", "coach_feedback": feedback,
+            "progress_summary": progress, "player_decision": "implement",
+        }))
 
 
 async def test_player_turn_3_after_rejection(store: MemoryBackend) -> None:

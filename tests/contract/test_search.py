@@ -70,8 +70,9 @@ async def test_search_filters_by_group_and_kind(store: MemoryBackend) -> None:
         [("project_a", "pattern"), ("project_b", "pattern"), ("project_a", "gotcha")]
     ):
         await store.upsert(make(number, group_id=group, kind=kind, body="retry flaky uploads"))
-    async def ids(**filters: list[str]) -> set[str]:
-        return {hit.episode.id for hit in await store.search("flaky uploads", **filters)}
+    async def ids(group_ids: list[str] | None = None, kinds: list[str] | None = None) -> set[str]:
+        found = await store.search("flaky uploads", group_ids=group_ids, kinds=kinds)
+        return {hit.episode.id for hit in found}
 
     assert await ids() == {"ep-0000", "ep-0001", "ep-0002"}
     assert await ids(group_ids=["project_a"]) == {"ep-0000", "ep-0002"}

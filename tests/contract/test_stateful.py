@@ -9,15 +9,15 @@ import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from every_layer import FACTORIES, Factory
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from contract.conftest import FACTORIES, Factory
 
 STEP_LIMIT = 300.0  # seconds: far beyond any step on a loaded machine; a hang, not slowness
 IDS = st.sampled_from(["a1", "a2", "B:3", "b4", "c5"])
@@ -96,14 +96,15 @@ class AgreesWithADict(RuleBasedStateMachine):
 
 def _test_case(name: str, factory: Factory) -> type:
     fields = {"factory": staticmethod(factory)}
-    machine = type(f"AgreesWithADict_{name}", (AgreesWithADict,), fields)
+    machine = cast("type[AgreesWithADict]",
+                   type(f"AgreesWithADict_{name}", (AgreesWithADict,), fields))
     case: type = machine.TestCase
     # Modest on purpose: a layer over an embedded database (Kùzu opened again at every
     # reopen) takes ten times as long per step as the files: a fifth of the profile's
     # examples there (8 by default, 20 with the ci profile), half for the files.
     share = 2 if name == "file" else 5
     case.settings = settings(  # type: ignore[attr-defined]
-        max_examples=max(2, settings.default.max_examples // share), stateful_step_count=15
+        max_examples=max(2, settings().max_examples // share), stateful_step_count=15
     )
     return case
 

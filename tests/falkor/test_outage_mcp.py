@@ -1,14 +1,13 @@
-"""A running ``dualmem mcp`` (``auto``, its graph on a FalkorDB server) through outages of the
-server: stopped gracefully, killed with kill -9, restarted empty. Every tool call is answered
-meanwhile (from the journal), every acknowledged write lands in the journal first, and once the
-server answers again the same process, never restarted, replays them all into it and reads
-them from it."""
+"""A running ``dualmem mcp`` (``auto``, its graph on a FalkorDB server) through an outage of the
+server: stopped, restarted empty. Every tool call is answered meanwhile (from the journal),
+every acknowledged write lands in the journal first, and once the server answers again the same
+process, never restarted, replays them all into it and reads them from it. (The server killed
+with kill -9 under running MCP servers, and restarted empty again: ``test_two_clones.py``.)"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 import time
 from contextlib import AsyncExitStack
@@ -50,7 +49,7 @@ async def eventually_on_server(address: ServerAddress, names: set[str]) -> set[s
         await asyncio.sleep(0.2)
 
 
-async def test_mcp_keeps_every_write_through_stop_kill_and_empty_restart(tmp_path: Path) -> None:
+async def test_mcp_keeps_every_write_through_a_stop_and_an_empty_restart(tmp_path: Path) -> None:
     socket = tmp_path / "falkor.sock"
     address = ServerAddress("team", socket=str(socket))
     home = tmp_path / "project" / ".dualmem"
@@ -81,18 +80,8 @@ async def test_mcp_keeps_every_write_through_stop_kill_and_empty_restart(tmp_pat
             server = await asyncio.to_thread(FalkorServer, socket=socket)  # back, empty
             await write(client, "after the restart")
             assert not await eventually_on_server(address, set(acknowledged))
-
-            server.process.send_signal(signal.SIGKILL)
-            server.process.wait()
-            for n in range(3):
-                await write(client, f"while killed {n}")
-
-            server.stop()
-            server = await asyncio.to_thread(FalkorServer, socket=socket)  # empty again
-            await write(client, "after the second restart")
-            assert not await eventually_on_server(address, set(acknowledged))
             found = await call(client, "search_memories", query="gotcha written", limit=50)
             assert {hit["name"] for hit in found} == set(acknowledged)
     finally:
         server.stop()
-    assert len(acknowledged) == 9
+    assert len(acknowledged) == 5

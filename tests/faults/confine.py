@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 # What the kernel says in each case; dualmem's error must pass it on.
 REASONS = {"mount": "Read-only file system", "permissions": "Permission denied"}
@@ -65,11 +66,11 @@ def read_only(mode: str, home: Path) -> Iterator[list[str]]:
 
 
 def run_read_only(
-    mode: str, home: Path, argv: Sequence[str], **options: object
+    mode: str, home: Path, argv: Sequence[str], **options: Any
 ) -> subprocess.CompletedProcess[str]:
     with read_only(mode, home) as prefix:
         return subprocess.run([*prefix, *argv], capture_output=True, text=True, check=False,
-                              **options)  # type: ignore[call-overload, no-any-return]
+                              **options)
 
 
 def _chmod(home: Path, *, writable: bool) -> None:

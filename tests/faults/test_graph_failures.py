@@ -12,6 +12,7 @@ import pytest
 
 from backends.errors import WriteFailed
 from backends.graph import GraphBackend, rows
+from backends.graph.embedder import embed
 from backends.model import Episode
 from backends.search.ranking import search_text
 
@@ -29,7 +30,7 @@ async def test_a_batch_that_failed_half_written_can_be_written_again(tmp_path: P
         episodes = memories(rows.COPY_MIN + 8)
         core = graph._open_core()
         early = episodes[:10]
-        vectors = core.embedder.embed([search_text(e) for e in early])
+        vectors = await embed(core.embedder, [search_text(e) for e in early])
         # Rows the graph does not know it holds, as a COPY that failed half-way leaves them:
         left = [rows.EpisodeWrite(e, rows.encode(v))
                 for e, v in zip(early, vectors, strict=True)]

@@ -192,12 +192,13 @@ async def test_a_request_holding_a_lone_surrogate_is_answered_and_the_server_ser
 ) -> None:
     tally = Tally()
     async with Client(escaping_stdio(home), mode="legacy", read_timeout_seconds=60) as client:
-        for tool, arguments in [
+        requests: list[tuple[str, dict[str, Any]]] = [
             ("search_memories", {"query": "retry", "kinds": ["\udc80"]}),
             ("search_memories", {"query": "a\ud800b"}),
             ("add_memory", {"kind": "gotcha", "text": "\ud83d"}),
             ("get_role_constraints", {"role": "\udcff"}),
-        ]:
+        ]
+        for tool, arguments in requests:
             tally.rounds += 1
             # Before: no answer at all, and the client waited until its read timeout.
             with pytest.raises(MCPError, match="not valid UTF-8 text"):

@@ -1,4 +1,4 @@
-"""Sequences of everyday commands, each a real ``dualmem`` process on one home: writes through
+"""Sequences of everyday commands on one home, each a ``dualmem`` command line: writes through
 either layer, ``migrate`` (with ``--prune``), a holder killed, ``repair``, deletes through the
 CLI and by hand, the journal's index deleted. After every step the journal holds exactly what
 was written and not deleted, and once a command has held the graph, so does the graph: no
@@ -6,13 +6,18 @@ command may lose a memory or bring a deleted one back.
 
 A fixed sequence from the red team's report opens the family (``migrate --prune`` in ``auto``
 deleted every migrated memory from both layers); random sequences follow, ``ITERATIONS`` of
-them."""
+them.
+
+The command lines run in this process, as one-shot processes would (each opens the store and
+closes it): a process each added only its start-up, a few seconds on a loaded machine. The
+holder that is killed is a process of its own."""
 
 from __future__ import annotations
 
+import io
 import random
 import subprocess
-import sys
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,19 +29,22 @@ from fallback.layout import Layout
 from faults.children import child_env, script
 from faults.harness import ITERATIONS, record
 from faults.workload import Tally
+from memory.cli import main
 from memory.store.config import Config
 
 GROUP = "seq"
 STEPS = 10
-"""commands per random sequence (each a process of about a second, and one or two to check)"""
+"""commands per random sequence (each followed by one or two to check)"""
 
 
 def dualmem(home: Path, *argv: str, code: int | None = 0) -> Any:
-    """``dualmem --home HOME ARGV --json`` as a process of its own; its JSON document."""
-    done = subprocess.run([sys.executable, "-m", "memory", "--home", str(home), *argv, "--json"],
-                          capture_output=True, env=child_env(), timeout=300, check=False)
-    assert code is None or done.returncode == code, (argv, done.returncode, done.stderr[-2000:])
-    return orjson.loads(done.stdout) if done.stdout.strip() else {"exit": done.returncode}
+    """``dualmem --home HOME ARGV --json`` run here; its JSON document."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        returned = main(["--home", str(home), *argv, "--json"])
+    assert code is None or returned == code, (argv, returned, err.getvalue()[-2000:])
+    printed = out.getvalue()
+    return orjson.loads(printed) if printed.strip() else {"exit": returned}
 
 
 def listed(home: Path, layer: str) -> dict[str, str]:

@@ -3,17 +3,21 @@ the files a home holds that its commands read: each command answers within its p
 its usual answer or dualmem's one-line error (exit status 1; 3 for an import that skipped what
 it could not read), never a hang, a traceback or memory running out. Hooks answer and exit 0.
 
-Every command runs as a real process (a hang must fail the test, not hang the suite); those of
-the file layer bounded in address space, so that reading ``/dev/zero`` whole fails at once."""
+A command that meets a FIFO or ``/dev/zero`` (or hostile YAML) runs as a real process (a hang must
+fail the test, not hang the suite), bounded in address space on the file layer so that reading
+``/dev/zero`` whole fails at once; one that meets a folder or a dangling link, which nothing can
+wait on or read without end, runs in this process (a process adds only its start-up)."""
 
 from __future__ import annotations
 
+import io
 import os
 import resource
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +27,7 @@ import pytest
 from faults.children import REPO, child_env
 from faults.harness import record
 from faults.workload import Tally
+from memory.cli import main
 from memory.output import PARTIAL_EXIT
 from memory.store.project import ensure_project_id
 
@@ -51,6 +56,8 @@ def dangling_link(path: Path) -> None:
 SPECIALS: dict[str, Callable[[Path], None]] = {
     "fifo": fifo, "/dev/zero": dev_zero, "folder": folder, "dangling link": dangling_link,
 }
+HAZARDS = {"fifo", "/dev/zero"}
+"""the specials a command could wait on for ever or read without end: met in a process"""
 
 
 @dataclass
@@ -65,7 +72,11 @@ def _bounded() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
-def dualmem(home: Path, *argv: str, stdin: bytes = b"", backend: str = "file") -> Answer:
+def dualmem(home: Path, *argv: str, stdin: bytes = b"", backend: str = "file",
+            alone: bool = True) -> Answer:
+    """The command line's answer: in a process of its own (``alone``), or in this one."""
+    if not alone:
+        return _here(home, *argv, stdin=stdin, backend=backend)
     try:
         done = subprocess.run(
             [sys.executable, "-m", "memory", "--home", str(home), "--backend", backend, *argv],
@@ -76,6 +87,17 @@ def dualmem(home: Path, *argv: str, stdin: bytes = b"", backend: str = "file") -
         return Answer(None, "", (exc.stderr or b"").decode(errors="replace"))
     return Answer(done.returncode, done.stdout.decode(errors="replace"),
                   done.stderr.decode(errors="replace"))
+
+
+def _here(home: Path, *argv: str, stdin: bytes, backend: str) -> Answer:
+    out, err, given = io.StringIO(), io.StringIO(), sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["--home", str(home), "--backend", backend, *argv])
+    finally:
+        sys.stdin = given
+    return Answer(code, out.getvalue(), err.getvalue())
 
 
 def refused(answer: Answer, tally: Tally, *fragments: str, codes: tuple[int, ...] = (1,)) -> None:
@@ -121,7 +143,8 @@ def test_a_special_file_argument_is_refused_by_name(
     named = tmp_path / "named"
     SPECIALS[special](named)
     tally = Tally()
-    refused(dualmem(home, *ARGUMENTS[argument](named)), tally, str(named))
+    refused(dualmem(home, *ARGUMENTS[argument](named), alone=special in HAZARDS), tally,
+            str(named))
     record("special", "args", tally)
 
 
@@ -130,7 +153,7 @@ def test_dev_zero_itself_and_a_home_that_is_a_device(home: Path, tmp_path: Path)
     for argv in ARGUMENTS.values():
         refused(dualmem(home, *argv(Path("/dev/zero"))), tally, "/dev/zero", "not a regular file")
     for command in (["init"], ["add", "--kind", "note", "--name", "n", "--body", "b"]):
-        refused(dualmem(Path("/dev/null"), *command), tally, "/dev/null")
+        refused(dualmem(Path("/dev/null"), *command, alone=False), tally, "/dev/null")
     record("special", "args", tally)
 
 
@@ -148,11 +171,12 @@ def test_a_special_project_file_is_refused_by_every_command_and_hook(
     project_file.unlink()
     SPECIALS[special](project_file)
     tally = Tally()
+    alone = special in HAZARDS
     for argv in READERS:  # naming the file, or the home it leaves without a mark
-        refused(dualmem(home, *argv), tally, str(home))
+        refused(dualmem(home, *argv, alone=alone), tally, str(home))
     for event in ("prompt", "session-start"):
         answer = dualmem(home, "hook", event, stdin=orjson.dumps({"prompt": "retry the calls"}),
-                         backend="auto")
+                         backend="auto", alone=alone)
         refused(answer, tally, codes=(0,))  # the session goes on, told why in one line
         assert orjson.loads(answer.out) == {} and answer.err.count("\n") == 1, answer.err
         assert str(project_file) in answer.err or "no memory home" in answer.err, answer.err
@@ -174,9 +198,10 @@ def test_special_overrides_are_refused_by_the_commands_that_apply_them(
     path.parent.mkdir(parents=True, exist_ok=True)
     SPECIALS[special](path)
     tally = Tally()
+    alone = special in HAZARDS
     for argv in (["context", "--task", "retry the calls"], ["critical", "--task", "retry"]):
-        refused(dualmem(home, *argv), tally, str(path), "not a valid overrides file")
-    answer = dualmem(home, "list")  # a command that applies no overrides is not touched
+        refused(dualmem(home, *argv, alone=alone), tally, str(path), "not a valid overrides file")
+    answer = dualmem(home, "list", alone=alone)  # a command applying no overrides is untouched
     assert answer.code == 0, answer.err
     record("special", "home", tally)
 
@@ -188,10 +213,10 @@ def test_a_dangling_link_as_the_homes_overrides_is_refused_and_the_designs_is_no
     design = OVERRIDES["design"](home)
     design.parent.mkdir(parents=True)
     dangling_link(design)  # outside the home: a missing file, as ever
-    answer = dualmem(home, "context", "--task", "retry the calls")
+    answer = dualmem(home, "context", "--task", "retry the calls", alone=False)
     assert answer.code == 0, answer.err
     dangling_link(OVERRIDES["home"](home))  # the home's own files are never read through links
-    refused(dualmem(home, "context", "--task", "retry the calls"), tally,
+    refused(dualmem(home, "context", "--task", "retry the calls", alone=False), tally,
             "entity-overrides.yaml: not a valid overrides file: is a symbolic link")
     record("special", "home", tally)
 
@@ -240,7 +265,8 @@ def test_special_auto_claude_files_are_skipped_and_named(
     for name in AUTO_CLAUDE_FILES:
         SPECIALS[special](memory / name)
     tally = Tally()
-    answer = dualmem(home, "--json", "migrate", "--from-auto-claude", str(memory))
+    answer = dualmem(home, "--json", "migrate", "--from-auto-claude", str(memory),
+                     alone=special in HAZARDS)
     refused(answer, tally, codes=(PARTIAL_EXIT,))
     report = orjson.loads(answer.out)
     assert sorted(skip["path"] for skip in report["skipped_files"]) == sorted(
@@ -255,7 +281,8 @@ def test_a_spec_folder_whose_name_is_not_utf8_imports(home: Path, tmp_path: Path
     (memory / "patterns.md").write_text("- Retry the flaky calls\n")
     tally = Tally(rounds=1)
     for _ in range(2):  # and again: the ledger knows it by the same name
-        answer = dualmem(home, "--json", "migrate", "--from-auto-claude", str(tmp_path))
+        answer = dualmem(home, "--json", "migrate", "--from-auto-claude", str(tmp_path),
+                         alone=False)
         assert answer.code == 0 and "Traceback" not in answer.err, answer.err
     report = orjson.loads(answer.out)
     assert [spec["spec"] for spec in report["specs"]] == ["\\xff-spec"]
@@ -270,7 +297,7 @@ def graph_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("made") / "project" / ".dualmem"
     for argv in (["add", "--kind", "pattern", "--name", "n", "--body", "Retry the calls"],
                  ["migrate"]):
-        answer = dualmem(home, *argv, backend="auto")
+        answer = dualmem(home, *argv, backend="auto", alone=False)
         assert answer.code == 0, answer.err
     assert (home / "graph" / "journal.json").is_file()
     assert (home / "migration" / "ledger.sqlite3").is_file()
@@ -290,7 +317,7 @@ def test_a_special_graph_position_note_is_passed_over(
     home = copied(graph_home, tmp_path)
     (home / "graph" / "journal.json").unlink()
     SPECIALS[special](home / "graph" / "journal.json")  # a note beside the graph: a cache
-    answer = dualmem(home, "--json", "status", backend="auto")
+    answer = dualmem(home, "--json", "status", backend="auto", alone=special in HAZARDS)
     assert answer.code == 0 and "Traceback" not in answer.err, answer.err
     assert orjson.loads(answer.out)["dual"]["journal"] == 1
     record("special", "home", Tally(rounds=1))
@@ -307,5 +334,6 @@ def test_a_special_migration_ledger_is_refused_by_name(
     SPECIALS[special](ledger)
     tally = Tally()
     for argv in (["status"], ["migrate"]):
-        refused(dualmem(home, *argv, backend="auto"), tally, str(ledger), "not a regular file")
+        refused(dualmem(home, *argv, backend="auto", alone=special in HAZARDS), tally,
+                str(ledger), "not a regular file")
     record("special", "home", tally)

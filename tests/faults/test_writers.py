@@ -115,6 +115,7 @@ async def test_writers_through_the_api_while_the_holder_is_killed(
                                       scope=f"w{n}"), outcome=outcomes[n])
                     for n in range(writers)]
             killed, *_ = await asyncio.gather(kill_when(held, outcomes, at, heard), *runs)
+            assert isinstance(killed, float)  # kill_when's; gather types the rest alike
         tally = Tally(rounds=1)
         for n, outcome in enumerate(outcomes):
             tally.crashed += outcome.crashed

@@ -19,7 +19,12 @@ from fallback import FileBackend
 
 async def agent(home: Path, group: str) -> None:
     closed = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), closed.set()), daemon=True).start()
+
+    def wait_for_eof() -> None:
+        sys.stdin.read()
+        closed.set()
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
     files = await FileBackend.open(home)
     wrote = 0
     try:

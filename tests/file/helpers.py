@@ -7,7 +7,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from fallback.index import FILE as INDEX_FILE
 
@@ -16,6 +16,18 @@ T = TypeVar("T")
 # A bound on waiting, not a timing claim (the watcher's "about a second" is no test's business):
 # a loaded machine may take many seconds, and only a failing test ever waits this long.
 WATCH_PATIENCE = 300.0
+
+
+@overload
+async def eventually(
+    probe: Callable[[], Awaitable[T]], accept: Callable[[T], bool], patience: float = ...
+) -> T: ...
+
+
+@overload
+async def eventually(
+    probe: Callable[[], T], accept: Callable[[T], bool], patience: float = ...
+) -> T: ...
 
 
 async def eventually(

@@ -100,7 +100,7 @@ async def test_tools_resources_and_errors(home: Path) -> None:
         other = (await client.read_resource("dualmem://groups/elsewhere/patterns.md")).contents
         assert getattr(other[0], "text", "").startswith("# Patterns")
 
-        for tool, arguments, message in [
+        refusals: list[tuple[str, dict[str, Any], str]] = [
             ("add_memory", {"kind": "discovery", "text": "x"}, "a discovery needs file"),
             ("add_memory", {"kind": "note", "text": "x"}, "kind: Input should be 'gotcha'"),
             ("add_memory", {"kind": "outcome", "text": "x"}, "needs task_id and success"),
@@ -108,11 +108,12 @@ async def test_tools_resources_and_errors(home: Path) -> None:
             ("get_quality_gates", {"task_type": "feature", "complexity": 11}, "complexity"),
             ("get_task_context", {"task": " "}, "description: Value error, must not be blank"),
             ("search_memories", {"query": "x", "groups": ["../etc"]}, "invalid group id"),
-        ]:
-            result = await client.call_tool(tool, arguments)
+        ]
+        for name, arguments, message in refusals:
+            result = await client.call_tool(name, arguments)
             text = text_of(result)
-            assert result.is_error and message in text, (tool, text)
-            assert text.startswith(f"Error executing tool {tool}: ") and "\n" not in text
+            assert result.is_error and message in text, (name, text)
+            assert text.startswith(f"Error executing tool {name}: ") and "\n" not in text
 
 
 def test_a_server_needs_a_home(tmp_path: Path) -> None:
