@@ -32,6 +32,8 @@ from memory.agent.scopes import (
     PROJECT_OVERVIEW,
     SESSION_INSIGHT,
 )
+from memory.agent.validity import in_force
+from memory.context.salient import salient_query
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens
 from memory.context.topic import topic
@@ -142,7 +144,7 @@ async def session_context(
     newest: dict[str, list[str]] = {title: [] for title, _ in _DIGEST}
     section_of = {kind: title for title, kinds in _DIGEST for kind in kinds}
     async for episode in store.scan(group_ids=[project_id], kinds=list(section_of)):
-        if episode.invalid_at is None:
+        if in_force(episode):
             newest[section_of[episode.kind]].append(describe(episode))
     blocks = [(title, lines[::-1][:SECTION_LINES]) for title, lines in newest.items()]
     sessions = await AgentMemory(store, project_id).get_session_history(3)
@@ -165,10 +167,11 @@ async def prompt_context(
     query = topic(prompt)[:QUERY_CHARS]
     if not query.strip() or prompt.lstrip().startswith("/"):
         return ""
+    query = await salient_query(store, query, [project_id])
     hits = await store.search(query, group_ids=[project_id], limit=2 * limit)
     lines = [
         f"{hit.episode.kind}: {describe(hit.episode)}" for hit in hits
-        if hit.score >= threshold and hit.episode.invalid_at is None
+        if hit.score >= threshold and in_force(hit.episode)
         and hit.episode.kind not in _NOT_FOR_PROMPTS
     ][:limit]
     return bounded_markdown("From this project's memory (dualmem)",

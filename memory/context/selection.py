@@ -46,6 +46,7 @@ from backends.entities import extract
 from backends.model import Episode, Hit, natural_key
 from backends.ranking import search_text, terms
 from memory.agent.scopes import GOTCHA, PATTERN
+from memory.agent.validity import in_force
 from memory.context.budget import Category
 from memory.context.format import detail
 from memory.context.thresholds import Thresholds
@@ -149,11 +150,6 @@ def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
     ranked += [Candidate(hit.episode, 0.0, False, True) for hit in found.concern
                if hit.episode.id in conventions and hit.episode.id not in subject]
     return sorted(ranked, key=lambda c: -c.relevance)
-
-
-def in_force(episode: Episode, at: datetime) -> bool:
-    """Superseded and deprecated memories (``invalid_at`` passed) are history, not advice."""
-    return episode.invalid_at is None or episode.invalid_at > at
 
 
 def fingerprint(episode: Episode) -> str:
