@@ -22,10 +22,6 @@ from backends.errors import FileRefused
 from backends.protocol import MemoryBackend
 from backends.safe_files import MiB, read_regular
 from fallback.disk import write_atomic
-from memory.agent.markdown import bounded_markdown, describe
-from memory.agent.validity import in_force
-from memory.context.file_memories import NAMED, file_memories
-from memory.context.tokens import estimate_tokens
 from memory.workset import named_files, project_path
 
 TOOL_TOKENS = 300
@@ -88,6 +84,12 @@ async def tool_context(
     fresh = [f for f in files if f not in told["files"]]
     if not fresh:
         return ""
+    # Imported here: most tool calls end above, and a hook's start-up is its cost.
+    from memory.agent.markdown import bounded_markdown, describe
+    from memory.agent.validity import in_force
+    from memory.context.file_memories import NAMED, file_memories
+    from memory.context.tokens import estimate_tokens
+
     hits = await file_memories(store, fresh, [project_id], areas=False)
     shown = set(told["shown"])
     kept = {hit.episode.id: f"{hit.episode.kind}: {describe(hit.episode)}" for hit in hits
