@@ -55,3 +55,23 @@ def test_the_command_line_takes_the_files_of_the_work(
                  "--file", "app/services/fx.py", "--file", "tests/test_fx.py", "--json"]) == 0
     shown = orjson.loads(capsys.readouterr().out)
     assert "caches rates per day" in shown["markdown"]
+
+
+async def test_the_task_context_tool_takes_the_files_of_the_work(tmp_path: Path) -> None:
+    from memory.mcp.tools import MemoryTools
+    from memory.store.project import ensure_project_id
+
+    home = tmp_path / "project" / ".dualmem"
+    ensure_project_id(home / "project.json", "project")
+    store = await FileBackend.open(tmp_path / "files")
+    try:
+        tools = MemoryTools(store, home)
+        await tools.add_memory(kind="gotcha", text="app/services/fx.py caches rates per day")
+        task = "Write tests for currency"
+        without = await tools.get_task_context(task=task, complexity=3)
+        given = await tools.get_task_context(task=task, complexity=3,
+                                             files=["app/services/fx.py"])
+    finally:
+        await store.aclose()
+    assert "caches rates per day" not in without.markdown
+    assert "caches rates per day" in given.markdown
