@@ -65,6 +65,8 @@ DEFER_LIMIT = 2.0
 
 class FileBackend:
     layer = "file"
+    views_keeper: type[ViewKeeper] = ViewKeeper
+    """who keeps the views (the view tests' oracle is one that renders every page whole)"""
 
     def __init__(self, layout: Layout, index: FileIndex, max_body_bytes: int) -> None:
         """Use ``await FileBackend.open(...)``, which also checks the index and starts watching."""
@@ -76,7 +78,7 @@ class FileBackend:
         self._held = HeldFolder(layout.root)
         self._guard = WriteGuard(layout, index, self._lock, self._tombstones.folder)
         parts = Parts(layout, index, self._guard, self._held, self._tombstones)
-        self._keeper = ViewKeeper(parts, PageEdits(parts, max_body_bytes))
+        self._keeper = self.views_keeper(parts, PageEdits(parts, max_body_bytes))
         self._writer = EpisodeWriter(parts, self._keeper)
         self._intake = Intake(parts, self._keeper, DEFER_LIMIT)
         self._closed = False

@@ -18,6 +18,7 @@ the stop, so ``dualmem hook`` always exits 0. Three hooks:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from backends.errors import DualmemError
@@ -32,6 +33,8 @@ from memory.agent.scopes import (
     PROJECT_OVERVIEW,
     SESSION_INSIGHT,
 )
+from memory.agent.validity import in_force
+from memory.context.salient import salient_query
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens
 from memory.context.topic import topic
@@ -79,6 +82,10 @@ class HookInput(NamedTuple):
     """Stop: true when the session continues because a stop hook asked it to."""
     last_assistant_message: str | None = None
     """Stop: the reply that ended the turn (newer Claude Code versions send it)."""
+    tool_name: str = ""
+    """PostToolUse: the tool that ran (``Read``, ``Edit``, ``Bash``, ...)."""
+    tool_input: dict[str, Any] | None = None
+    """PostToolUse: what the tool was given (``file_path``, ``command``, ...)."""
 
     @classmethod
     def from_json(cls, raw: bytes) -> HookInput:
@@ -98,14 +105,17 @@ class HookInput(NamedTuple):
 
 _HOOK_FIELDS = {"hook_event_name": "str", "session_id": "str", "cwd": "str?",
                 "transcript_path": "str?", "source": "str?", "prompt": "str",
-                "stop_hook_active": "bool", "last_assistant_message": "str?"}
+                "stop_hook_active": "bool", "last_assistant_message": "str?",
+                "tool_name": "str", "tool_input": "dict?"}
 _HOOK_TYPES = {"str": "a valid string", "str?": "a valid string or null",
-               "bool": "a valid boolean"}
+               "bool": "a valid boolean", "dict?": "a valid dictionary or null"}
 
 
 def _is(value: object, kind: str) -> bool:
     if kind == "bool":
         return isinstance(value, bool)
+    if kind == "dict?":
+        return value is None or isinstance(value, dict)
     return isinstance(value, str) or (kind == "str?" and value is None)
 
 
@@ -125,6 +135,7 @@ async def session_context(
     tokens: int = SESSION_TOKENS,
     task: str | None = None,
     overrides: Overrides | None = None,
+    files: Sequence[str] = (),
 ) -> str:
     """What a new session should know, within ``tokens``: the context of ``task`` when given,
     else the project's newest gotchas, patterns and decisions in force and its latest
@@ -136,15 +147,17 @@ async def session_context(
     from memory.context.task import Task
 
     if task:
-        result = await build_context(store, Task(description=task), project_id=project_id,
-                                     tokens=tokens, overrides=overrides)
+        result = await build_context(store, Task(description=task, files=tuple(files)),
+                                     project_id=project_id, tokens=tokens, overrides=overrides)
         return result.markdown
     newest: dict[str, list[str]] = {title: [] for title, _ in _DIGEST}
     section_of = {kind: title for title, kinds in _DIGEST for kind in kinds}
     async for episode in store.scan(group_ids=[project_id], kinds=list(section_of)):
-        if episode.invalid_at is None:
+        if in_force(episode):
             newest[section_of[episode.kind]].append(describe(episode))
     blocks = [(title, lines[::-1][:SECTION_LINES]) for title, lines in newest.items()]
+    blocks.insert(0, ("About the files you work on",
+                      await _file_lines(store, project_id, files, SECTION_LINES, set())))
     sessions = await AgentMemory(store, project_id).get_session_history(3)
     blocks.append(("Recent sessions", [session_line(data) for data in sessions]))
     blocks.append(("Saving what you learn", [HOW_TO_SAVE]))
@@ -159,17 +172,35 @@ async def prompt_context(
     threshold: float = PROMPT_THRESHOLD,
     limit: int = PROMPT_LIMIT,
     tokens: int = PROMPT_TOKENS,
+    files: Sequence[str] = (),
 ) -> str:
     """The project's memories relevant to ``prompt`` (score at least ``threshold``, in force),
-    best first, within ``tokens``; empty when none is, or for a slash command."""
+    best first, then those naming the working set's ``files``, within ``tokens``; empty when
+    none is, or for a slash command."""
     query = topic(prompt)[:QUERY_CHARS]
     if not query.strip() or prompt.lstrip().startswith("/"):
         return ""
+    query = await salient_query(store, query, [project_id])
     hits = await store.search(query, group_ids=[project_id], limit=2 * limit)
     lines = [
         f"{hit.episode.kind}: {describe(hit.episode)}" for hit in hits
-        if hit.score >= threshold and hit.episode.invalid_at is None
+        if hit.score >= threshold and in_force(hit.episode)
         and hit.episode.kind not in _NOT_FOR_PROMPTS
     ][:limit]
-    return bounded_markdown("From this project's memory (dualmem)",
-                            [("Relevant to this prompt", lines)], tokens, estimate_tokens)
+    blocks = [("Relevant to this prompt", lines),
+              ("About the files you work on", await _file_lines(store, project_id, files,
+                                                                 limit, set(lines)))]
+    return bounded_markdown("From this project's memory (dualmem)", blocks, tokens,
+                            estimate_tokens)
+
+
+async def _file_lines(store: MemoryBackend, project_id: str, files: Sequence[str], limit: int,
+                      listed: set[str]) -> list[str]:
+    """The memories naming ``files`` (in force, not already ``listed``), at most ``limit``."""
+    from memory.context.file_memories import NAMED, file_memories
+
+    hits = await file_memories(store, files, [project_id], areas=False)
+    lines = [f"{hit.episode.kind}: {describe(hit.episode)}" for hit in hits
+             if hit.score >= NAMED and in_force(hit.episode)
+             and hit.episode.kind not in _NOT_FOR_PROMPTS]
+    return [line for line in dict.fromkeys(lines) if line not in listed][:limit]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.context_files import FILES
 from bench.context_recall import ALL_TASKS, build_corpus, score, shown, signatures
 from bench.context_tasks import BLIND, COLD, FINAL, FRESH, FROST, LATER, NEXT, TASKS
 
@@ -36,3 +37,10 @@ async def test_unseen_tasks_are_of_several_types_and_every_label_can_be_recognis
         assert len({t.task.get("task_type", "implementation") for t in unseen}) >= 5
     shows = signatures(corpus.episodes)
     assert all(shows[key] for t in ALL_TASKS for key in corpus.needed[t.name])
+
+
+def test_every_later_task_has_the_two_to_five_files_a_person_would_open_first() -> None:
+    later = [t.name for t in (*FRESH, *LATER, *NEXT, *FINAL, *BLIND, *COLD, *FROST)]
+    assert sorted(FILES) == sorted(later)
+    assert all(2 <= len(FILES[name]) <= 5 and len(set(FILES[name])) == len(FILES[name])
+               for name in later)

@@ -20,12 +20,12 @@ def spelled_again(path: Path) -> list[str]:
     """Where ``path`` writes a kind's name out as a constant or in a comparison with ``kind``."""
     tree = ast.parse(path.read_text(), str(path))
     found = []
-    for node in tree.body:  # module-level constants (not enums of other names, in classes)
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                and node.value.value in KINDS
+    for statement in tree.body:  # module-level constants (not enums of other names, in classes)
+        if (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+                and statement.value.value in KINDS
                 and not any(isinstance(t, ast.Name) and t.id.endswith("_GROUP")
-                            for t in node.targets)):
-            found.append(f"{path.name}:{node.lineno}")
+                            for t in statement.targets)):
+            found.append(f"{path.name}:{statement.lineno}")
     for node in ast.walk(tree):
         if (isinstance(node, ast.Compare) and "kind" in ast.unparse(node.left)
                 and any(isinstance(c, ast.Constant) and c.value in KINDS

@@ -8,7 +8,7 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.search.ranking import typo_candidates
+from backends.search.ranking import MAX_WIDENED, typo_candidates
 from backends.search.textindex import TextIndex
 from backends.search.typos import distance_within, typo_terms
 from backends.search.widening import TYPO_SCANS
@@ -54,11 +54,26 @@ def test_the_sql_filter_finds_what_rapidfuzz_finds(
 
 
 @given(a=st.text(LETTERS, max_size=9), b=st.text(LETTERS, max_size=9), limit=st.integers(0, 3))
-def test_distance_within_is_levenshtein_up_to_the_limit(a: str, b: str, limit: int) -> None:
-    from rapidfuzz.distance import Levenshtein
+def test_distance_within_is_damerau_up_to_the_limit(a: str, b: str, limit: int) -> None:
+    from rapidfuzz.distance import OSA
 
-    distance = Levenshtein.distance(a, b)
+    distance = OSA.distance(a, b)
     assert distance_within(a, b, limit) == (distance if distance <= limit else None)
+
+
+@given(term=st.text(LETTERS, min_size=4, max_size=11), at=st.integers(0, 10),
+       far=st.sets(st.text(LETTERS, min_size=1, max_size=13), max_size=20))
+def test_two_adjacent_letters_swapped_are_one_edit_and_found(
+    term: str, at: int, far: set[str]
+) -> None:
+    at %= len(term) - 1
+    swapped = term[:at] + term[at + 1] + term[at] + term[at + 2:]
+    if swapped == term:
+        return
+    assert distance_within(term, swapped, 1) == 1
+    db = _vocabulary(({swapped} | far) - {term, ""})
+    assert swapped in typo_terms(db, term) or len(
+        [t for t in far if distance_within(term, t, 1) is not None]) >= MAX_WIDENED
 
 
 def test_an_index_answers_alike_before_and_after_it_loads_its_vocabulary() -> None:
@@ -70,3 +85,13 @@ def test_an_index_answers_alike_before_and_after_it_loads_its_vocabulary() -> No
         index.add(f"k{n}", text, group="g", kind="note")
     answers = [index.search("databse lockd sunrize") for _ in range(TYPO_SCANS + 2)]
     assert answers[0] and all(answer == answers[0] for answer in answers)
+
+
+def test_a_search_with_two_letters_swapped_finds_the_word() -> None:
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    TextIndex.create(db)
+    index = TextIndex(db)
+    index.add("k0", "Stripe refunds are retried with an idempotency key", group="g", kind="note")
+    index.add("k1", "the lake at sunrise", group="g", kind="note")
+    for query in ("stirpe", "strpie", "tsripe"):
+        assert [hit[0] for hit in index.search(query)] == ["k0"], query

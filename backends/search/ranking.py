@@ -92,11 +92,12 @@ def max_edits(term: str) -> int:
 
 def typo_candidates(term: str, vocabulary: list[str]) -> list[str]:
     """Vocabulary terms within ``max_edits`` of ``term`` that do not merely extend it
-    (prefixes are widened on their own), closest first."""
+    (prefixes are widened on their own), closest first. Two adjacent letters swapped are one
+    edit (optimal string alignment): "stirpe" is one typing slip from "stripe", not two."""
     from rapidfuzz import process  # only a query term the index does not know needs it
-    from rapidfuzz.distance import Levenshtein
+    from rapidfuzz.distance import OSA
 
-    found = process.extract(term, vocabulary, scorer=Levenshtein.distance,
+    found = process.extract(term, vocabulary, scorer=OSA.distance,
                             score_cutoff=max_edits(term), limit=MAX_WIDENED)
     return [candidate for candidate, _distance, _ in found if not candidate.startswith(term)]
 

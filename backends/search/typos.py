@@ -2,11 +2,14 @@
 in the same order, as ``ranking.typo_candidates`` over the whole vocabulary, without loading
 the vocabulary into Python nor importing rapidfuzz (together ~40 ms of a one-shot search).
 
+An edit is a substitution, a deletion, an insertion or two adjacent letters swapped
+("stirpe" for "stripe": a transposition is one edit, as in Damerau's optimal string alignment).
 A term within ``k`` edits of ``term`` has a length within ``k`` of it and, cut ``term`` into
-``k + 1`` pieces, holds one of them unchanged: each edit touches one piece at most (an insertion
-touches the piece on its right, or the last one at the end). An unchanged first piece is its
-prefix, an unchanged last piece its suffix, a middle one moved by at most ``k`` places. SQLite
-applies that filter while it scans the terms; the few that pass get the exact distance here.
+``2k + 1`` pieces, holds one of them unchanged: each edit touches two pieces at most (a swap
+across a cut spoils both sides; an insertion touches the piece on its right, or the last one
+at the end). An unchanged first piece is its prefix, an unchanged last piece its suffix, a
+middle one moved by at most ``k`` places. SQLite applies that filter while it scans the terms;
+the few that pass get the exact distance here.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ def pieces(term: str, parts: int) -> list[tuple[int, str]]:
 
 def _filter(term: str, edits: int) -> tuple[str, list[object]]:
     """The SQL condition a term within ``edits`` of ``term`` meets, with its parameters."""
-    cut = pieces(term, edits + 1)
+    cut = pieces(term, 2 * edits + 1)
     (_, first), (_, last) = cut[0], cut[-1]
     conditions = ["substr(term, 1, ?) = ?", "substr(term, ?) = ?"]
     parameters: list[object] = [len(first), first, -len(last), last]
@@ -38,7 +41,8 @@ def _filter(term: str, edits: int) -> tuple[str, list[object]]:
 
 
 def distance_within(a: str, b: str, limit: int) -> int | None:
-    """The Levenshtein distance of ``a`` and ``b`` when it is at most ``limit``, else None."""
+    """The optimal-string-alignment distance of ``a`` and ``b`` (Levenshtein's edits, and two
+    adjacent letters swapped as one) when it is at most ``limit``, else None."""
     for edits in range(limit + 1):
         if _within(a, b, edits):
             return edits
@@ -47,7 +51,7 @@ def distance_within(a: str, b: str, limit: int) -> int | None:
 
 def _within(a: str, b: str, edits: int) -> bool:
     # Equal first letters always pair up in some cheapest alignment; at the first difference,
-    # one of a substitution, a deletion or an insertion is spent.
+    # one of a substitution, a deletion, an insertion or a swap of two letters is spent.
     same = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -58,7 +62,9 @@ def _within(a: str, b: str, edits: int) -> bool:
         return len(a) + len(b) <= edits
     if not edits:
         return False
-    return (_within(a[1:], b[1:], edits - 1) or _within(a[1:], b, edits - 1)
+    swapped = len(a) > 1 and len(b) > 1 and a[0] == b[1] and a[1] == b[0]
+    return ((swapped and _within(a[2:], b[2:], edits - 1))
+            or _within(a[1:], b[1:], edits - 1) or _within(a[1:], b, edits - 1)
             or _within(a, b[1:], edits - 1))
 
 

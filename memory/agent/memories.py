@@ -50,6 +50,7 @@ from memory.agent.scopes import (
     TASK_OUTCOME,
     project_group,
 )
+from memory.agent.validity import in_force
 from seeds import put_if_changed
 
 DEFAULT_CONTEXT_CHARS = 4000
@@ -232,7 +233,7 @@ class AgentMemory:
             for _, kinds in sections
         ))
         blocks = [
-            (heading, [describe(hit.episode) for hit in hits if hit.episode.invalid_at is None])
+            (heading, [describe(hit.episode) for hit in hits if in_force(hit.episode)])
             for (heading, _), hits in zip(sections, results, strict=True)
         ]
         blocks.append(("Recent sessions", [

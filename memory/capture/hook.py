@@ -15,13 +15,8 @@ from memory.capture.kept import Kept
 from memory.capture.reading import Budget, subagent_transcripts
 from memory.capture.run import Report, capture_transcript
 from memory.store.config import Config
+from memory.store.project import project_folder as project_folder
 from memory.store.project import project_id
-
-
-def project_folder(home: Path, cwd: Path | None) -> Path:
-    """The folder whose files a session's paths are relative to: the one holding the home, or
-    the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
-    return home.parent if home.name == ".dualmem" or cwd is None else cwd
 
 
 async def capture_session(

@@ -25,7 +25,8 @@ from memory.context import (
 from memory.context.quality import quality_metrics
 from memory.output import Output
 from memory.store.config import Config
-from memory.store.project import project_id
+from memory.store.project import project_folder, project_id
+from memory.workset import project_path, working_set
 
 
 def _session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,14 +109,21 @@ def _context_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turn", type=int, metavar="N", help="with --autobuild: the turn")
     parser.add_argument("--group", dest="groups", action="append", default=[], metavar="G",
                         help="also read this group (repeatable); the project's are always read")
+    parser.add_argument("--file", dest="files", action="append", default=[], metavar="PATH",
+                        help="a file the task works on (repeatable): what memory says of it, "
+                        "its neighbours and its area's conventions join the context")
 
 
 async def context(args: argparse.Namespace, config: Config) -> Output:
     if not args.autobuild and (args.actor or args.turn is not None):
         raise UsageError("--actor and --turn go with --autobuild")
+    description = args.task if args.description is None else args.description
+    root = project_folder(config.home, Path.cwd())
+    files = working_set(root, given=[project_path(f, root) for f in args.files],
+                        prompt=description or "", git=False)
     try:
         task = Task(
-            id=args.id, description=args.task if args.description is None else args.description,
+            id=args.id, description=description, files=tuple(files),
             task_type=args.type, complexity=args.complexity,
             tech_stack=args.stack, feature_id=args.feature, refinement_attempt=args.refinement,
             last_failure_type=args.failure, is_autobuild=args.autobuild,

@@ -30,11 +30,12 @@ from memory.hooks import (
 from memory.output import Output, one_line
 from memory.store.config import Config
 from memory.store.home import is_home
-from memory.store.project import project_id
+from memory.store.project import project_folder, project_id
 from memory.store.selection import open_backend
 
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop",
-          "session-end": "SessionEnd", "pre-compact": "PreCompact"}
+          "session-end": "SessionEnd", "pre-compact": "PreCompact",
+          "post-tool-use": "PostToolUse"}
 CAPTURES = frozenset({"stop", "session-end", "pre-compact"})
 CAPTURE_SECONDS = 15.0
 """how long a capturing hook reads and folds the transcript (Claude Code's timeout is 30 s);
@@ -44,7 +45,7 @@ what is left is read by the next one"""
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("event", choices=list(EVENTS),
                         help="which hook: %(choices)s (SessionStart, UserPromptSubmit, Stop, "
-                        "SessionEnd, PreCompact)")
+                        "SessionEnd, PreCompact, PostToolUse)")
     parser.add_argument("--tokens", type=int, metavar="N",
                         help=f"the most context to add, in tokens (default: {SESSION_TOKENS} "
                         f"for session-start, {PROMPT_TOKENS} for prompt)")
@@ -115,7 +116,19 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
     config = _config(args, given)
     if config is None:
         return ""
+    from memory.tool_hook import told_files, tool_files
+
     project = project_id(config.home)
+    root = project_folder(config.home, Path(given.cwd) if given.cwd else None)
+    if args.event == "post-tool-use":
+        files = tool_files(given.tool_name, given.tool_input or {}, root)
+        if not files:  # most tool calls: answered before any store is opened
+            return ""
+    else:
+        from memory.workset import working_set
+
+        files = working_set(root, given=told_files(config.home, given.session_id),
+                            prompt=given.prompt)
     # A hook runs on every prompt: it never waits to open the graph, and never keeps a
     # long-running holder (an MCP server) out of it.
     store, selection = await open_backend(config, one_shot=True)
@@ -129,16 +142,23 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
 
                 overrides = project_overrides(config.home)
             return await session_context(store, project, tokens=args.tokens or SESSION_TOKENS,
-                                         task=args.task, overrides=overrides)
+                                         task=args.task, overrides=overrides, files=files)
+        if args.event == "post-tool-use":
+            from memory.tool_hook import TOOL_TOKENS, tool_context
+
+            return await tool_context(store, project, config.home, given.session_id, files,
+                                      tokens=args.tokens or TOOL_TOKENS)
         return await prompt_context(store, project, given.prompt, threshold=args.threshold,
-                                    limit=args.limit, tokens=args.tokens or PROMPT_TOKENS)
+                                    limit=args.limit, tokens=args.tokens or PROMPT_TOKENS,
+                                    files=files)
     finally:
         await store.aclose()
 
 
 def _loopless(args: argparse.Namespace, config: Config) -> bool:
-    # The prompt hook only reads; the others assemble context or write, concurrently.
-    return args.event == "prompt" and reads_the_journal(args, config)
+    # The prompt and tool hooks only read the journal (the tool hook writes its own note of
+    # what the session was told); the others assemble context or write, concurrently.
+    return args.event in ("prompt", "post-tool-use") and reads_the_journal(args, config)
 
 
 COMMANDS = {"hook": Command(_arguments, hook, _loopless)}

@@ -70,8 +70,7 @@ class CriticalContext:
                 for adr in self.decisions
             ))
         warnings = [_failed(f) for f in self.failed_approaches]
-        warnings += [f"- {detail(episode) or one_line(episode.name)}\n"
-                     for episode in self.failure_patterns]
+        warnings += [f"- {said(episode, strong=True)}\n" for episode in self.failure_patterns]
         if warnings:
             parts.append("### Known failures (AVOID THESE)\n\n" + "".join(warnings))
         if self.feature_overview is not None:
@@ -82,7 +81,18 @@ class CriticalContext:
 
 
 def _memory(episode: Episode) -> dict[str, Any]:
-    return {"id": episode.id, "kind": episode.kind, "name": episode.name, "text": detail(episode)}
+    return {"id": episode.id, "kind": episode.kind, "name": episode.name, "text": said(episode)}
+
+
+def said(episode: Episode, *, strong: bool = False) -> str:
+    """What a memory says, on one line. A structured body's main text is its name (the
+    gotcha of ``{"gotcha": ..., "context": ...}``), which its fields leave out: it leads
+    (in bold when ``strong``)."""
+    fields = detail(episode)
+    if not isinstance(episode.data, dict):
+        return fields or one_line(episode.name)
+    lead = f"**{one_line(episode.name)}**" if strong else one_line(episode.name)
+    return f"{lead}: {fields}" if fields else lead
 
 
 def _failed(record: FailedApproach) -> str:

@@ -37,6 +37,7 @@ from memory.context.expansion import (
     known_words,
     subject_of,
 )
+from memory.context.file_memories import file_memories
 from memory.context.format import SECTION_END, Block
 from memory.context.memo import SearchMemo
 from memory.context.selection import Found, held_terms
@@ -102,9 +103,12 @@ async def search_categories(
     concerns = await _passes(memo, groups, {c: q.concern for c, q in asked.items()},
                              allocations)
     testing = is_testing(analysis)
+    union = list(dict.fromkeys(kind for c in wanted for kind in KINDS[c]))
+    work = await file_memories(memo, analysis.task.files, groups, union)
     return {c: Found(subjects[c], knowns[c],
                      concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern),
-                     frozenset(terms(q.subject)), testing)
+                     frozenset(terms(q.subject)), testing,
+                     [hit for hit in work if hit.episode.kind in KINDS[c]])
             for c, q in asked.items()}
 
 

@@ -46,6 +46,7 @@ from backends.model import Episode, Hit, natural_key
 from backends.search.entities import extract
 from backends.search.ranking import search_text, terms
 from memory.agent.scopes import GOTCHA, PATTERN
+from memory.agent.validity import in_force
 from memory.context.budget import Category
 from memory.context.format import detail
 from memory.context.thresholds import Thresholds
@@ -68,6 +69,8 @@ class Found:
     """the subject query's terms (``backends.search.ranking.terms``)"""
     testing: bool = False
     """the task writes or fixes tests (``memory.context.expansion.is_testing``)"""
+    work: Sequence[Hit] = ()
+    """memories tied to the working set, scored by the tie (``memory.context.file_memories``)"""
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class Candidate:
     """a project-wide memory of the task type's concerns, found by them alone"""
     slight: bool = False
     """holds only the subject's short, generic terms (``slight``)"""
+    tie: float = 0.0
+    """how it is tied to the files the work touches (0: not at all)"""
 
 
 def above(score: float, floor: float) -> float:
@@ -148,12 +153,23 @@ def fuse(found: Found, limits: Thresholds) -> list[Candidate]:
     ranked = [replace(c, convention=True) if c.episode.id in conventions else c for c in ranked]
     ranked += [Candidate(hit.episode, 0.0, False, True) for hit in found.concern
                if hit.episode.id in conventions and hit.episode.id not in subject]
-    return sorted(ranked, key=lambda c: -c.relevance)
+    return sorted(tie(ranked, found.work, limits), key=lambda c: -c.relevance)
 
 
-def in_force(episode: Episode, at: datetime) -> bool:
-    """Superseded and deprecated memories (``invalid_at`` passed) are history, not advice."""
-    return episode.invalid_at is None or episode.invalid_at > at
+def tie(ranked: list[Candidate], work: Sequence[Hit], limits: Thresholds) -> list[Candidate]:
+    """The candidates tied to the working set raised by ``work`` times their tie, and the
+    memories found only through it added: what the work touches speaks for the task when its
+    words do not."""
+    ties = {hit.episode.id: hit for hit in work}
+    if not ties:
+        return ranked
+    tied = [replace(c, relevance=c.relevance + limits.work * ties[c.episode.id].score,
+                    tie=ties[c.episode.id].score) if c.episode.id in ties else c
+            for c in ranked]
+    seen = {c.episode.id for c in ranked}
+    tied += [Candidate(hit.episode, limits.work * hit.score, False, tie=hit.score)
+             for key, hit in ties.items() if key not in seen]
+    return tied
 
 
 def fingerprint(episode: Episode) -> str:
@@ -203,8 +219,8 @@ def cohere(candidates: Sequence[Candidate], specs: Mapping[str, float]) -> list[
     among = sum(specs.values())
     for candidate in candidates:
         spec = spec_of(candidate.episode)
-        if spec is None or not specs:
-            weighed.append(candidate)
+        if spec is None or not specs or (candidate.tie and spec not in specs):
+            weighed.append(candidate)  # a memory of the working files is the task's own
         elif spec in specs:
             weight = min(2 * specs[spec] / among, MAX_SPEC_WEIGHT)
             weighed.append(replace(candidate, relevance=candidate.relevance * weight))
@@ -273,6 +289,7 @@ def select(
             episode = candidate.episode
             convention = candidate.convention and (spec_of(episode) in specs
                                                    or spec_of(episode) is None)
+            convention = convention or candidate.tie >= limits.tie
             if not convention and (
                 candidate.relevance < floor(candidate, top[episode.kind], best, specs, limits)
                 or (candidate.relevance < limits.far * best and entities.far(episode))

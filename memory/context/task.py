@@ -48,6 +48,9 @@ class Task(BaseModel):
     current_actor: Actor = "player"
     turn_number: int = Field(default=0, ge=0)
     has_previous_turns: bool | None = None
+    files: tuple[str, ...] = ()
+    """the working set: files the work touches, relative to the project folder
+    (``memory.context.workset``); their memories join the context"""
 
     @field_validator("description")
     @classmethod

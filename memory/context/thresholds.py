@@ -29,7 +29,9 @@ class Thresholds:
     ``concern`` raises a memory by the share of the concern's terms it holds, and a pattern or
     gotcha holding ``convention`` of them is kept as a convention (a testing task's gotcha
     holding ``trap`` of them); at most ``per_file`` memories about one file; the specs of the
-    ``spec_top`` best candidates are the task's."""
+    ``spec_top`` best candidates are the task's. A memory tied to the working set (1 for
+    one naming a working file, 0.5 for a convention of its area) gains ``work`` times its tie,
+    and is kept whatever the floors when the tie is at least ``tie``."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
@@ -47,6 +49,8 @@ class Thresholds:
     convention: float = 0.4
     trap: float = 0.2
     spec_share: float = 0.25
+    work: float = 0.1
+    tie: float = 0.7
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar

@@ -43,7 +43,8 @@ from memory.context import (
 )
 from memory.context.cache import DEFAULT_TTL_SECONDS
 from memory.output import one_line
-from memory.store.project import project_id
+from memory.store.project import project_folder, project_id
+from memory.workset import working_set
 from seeds import ImplementationMode, KnowledgeError, Overrides, QualityGateProfile, RoleConstraints
 
 log = logging.getLogger(__name__)
@@ -248,6 +249,9 @@ class MemoryTools:
             description="More groups to read besides the project's own.")] = None,
         tokens: Annotated[int | None, Field(
             ge=0, description="The token budget (default: computed from the task).")] = None,
+        files: Annotated[list[str] | None, Field(
+            description="Files the task works on, relative to the project folder: what "
+            "memory says of them and their area joins the context.")] = None,
     ) -> TaskContext:
         """The memories a task needs, as Markdown within a token budget: relevant patterns,
         warnings, architecture, similar past outcomes, turn history, role constraints,
@@ -256,7 +260,8 @@ class MemoryTools:
             id=task_id, description=task, task_type=task_type, complexity=complexity,
             tech_stack=tech_stack, feature_id=feature, refinement_attempt=refinement,
             last_failure_type=last_failure, is_autobuild=autobuild, current_actor=actor,
-            turn_number=turn,
+            turn_number=turn, files=tuple(working_set(
+                project_folder(self.home, None), given=files or (), prompt=task, git=False)),
         )
         result = await build_context(
             self.store, described, project_id=self.project_id, phase=phase, tokens=tokens,

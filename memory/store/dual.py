@@ -68,6 +68,11 @@ class DualBackend:
     def holds_graph(self) -> bool:
         return self._holder.replayer is not None
 
+    @property
+    def journal(self) -> FileBackend:
+        """The journal every write goes to first (its position moves with each write)."""
+        return self._files
+
     async def retired_facts(self) -> list[KeptFact] | None:
         """The history the graph keeps (``Graph.retired_facts``); None when it is held
         elsewhere."""

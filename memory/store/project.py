@@ -200,3 +200,9 @@ def _repository(remote: str) -> str:
     found = re.match(r"[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d*)?/(.*)", url, re.I) or (
         re.match(r"(?:[^@/]*@)?([^/:]+):(.*)", url))  # scp-like: user@host:org/repo
     return f"{found[1].lower()}/{found[2]}" if found else url
+
+
+def project_folder(home: Path, cwd: Path | None) -> Path:
+    """The folder whose files a session's paths are relative to: the one holding the home, or
+    the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
+    return home.parent if home.name == ".dualmem" or cwd is None else cwd

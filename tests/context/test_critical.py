@@ -129,3 +129,16 @@ def test_critical_and_context_on_the_command_line(
     assert (quality["items_kept"], quality["items_dropped"]) == (1, 0)
     assert [m["name"] for m in context["memories"]["warnings"]] == ["Notes need fsync"]
     assert set(quality["category_coverage"]) == set(context["categories"])
+
+
+async def test_a_gotcha_written_as_json_is_shown_with_its_text(store: MemoryBackend) -> None:
+    from memory.agent.memories import AgentMemory
+
+    await AgentMemory(store, PROJECT).add_gotcha(
+        {"gotcha": "Stripe delivers events out of order", "context": "webhook ordering"})
+    for task in ("", "webhook events ordering"):
+        found = await load_critical_context(store, PROJECT, task=task)
+        markdown = found.markdown()
+        assert "- **Stripe delivers events out of order**: context: webhook ordering" in markdown
+        assert found.to_json()["failure_patterns"][0]["text"].startswith(
+            "Stripe delivers events out of order")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar, overload
 
+from fallback import FileBackend
 from fallback.index import FILE as INDEX_FILE
+from fallback.index import ViewEntry
+from fallback.keeper import ViewKeeper
 
 T = TypeVar("T")
 
@@ -55,3 +58,19 @@ def tree(folder: Path) -> dict[str, bytes | None]:
         for path in sorted(folder.rglob("*"))
         if not path.name.startswith(INDEX_FILE)
     }
+
+
+class WholeKeeper(ViewKeeper):
+    """The view tests' oracle: every render writes every page of the views it touches whole,
+    never splicing the bullets that changed."""
+
+    def render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = (),
+               changed: Collection[str] | None = None,
+               before: Mapping[str, ViewEntry | None] | None = None) -> None:
+        super().render(touched, drop)
+
+
+class WholeRenders(FileBackend):
+    """A file store whose views are rendered whole on every write."""
+
+    views_keeper = WholeKeeper

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from backends.model import natural_key, stable_id
 from fallback import FileBackend, views
 from fallback.index import FILE as INDEX_FILE
-from file.helpers import eventually
+from file.helpers import WholeRenders, eventually
 
 SMALL_PAGE = 3
 """a page starts at about one bullet in three: small views have many pages"""
@@ -155,11 +155,6 @@ VIEW_STEP = st.tuples(
 )
 
 
-class WholeRenders(FileBackend):
-    """The oracle: every write renders every page of the views it touches."""
-
-    def _render(self, touched, drop=(), changed=None, before=None):  # type: ignore[no-untyped-def]
-        super()._render(touched, drop)
 
 
 def lines(texts: dict[str, str]) -> dict[str, list[str]]:

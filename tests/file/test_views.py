@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from contract.episodes import make
@@ -14,8 +13,7 @@ from hypothesis import strategies as st
 
 from backends.model import Episode, natural_key, stable_id
 from fallback import FileBackend, views
-from fallback.index import ViewEntry
-from file.helpers import eventually
+from file.helpers import WholeRenders, eventually
 
 
 def view(home: Path, name: str = "patterns.md", group: str = "project_a") -> Path:
@@ -273,13 +271,6 @@ VIEW_STEP = st.tuples(
 )
 
 
-class WholeRenders(FileBackend):
-    """The oracle: every write renders the views it touches whole."""
-
-    def _render(self, touched: Iterable[tuple[str, str]], drop: Collection[str] = (),
-                changed: Collection[str] | None = None,
-                before: Mapping[str, ViewEntry | None] | None = None) -> None:
-        super()._render(touched, drop)
 
 
 @given(steps=st.lists(VIEW_STEP, min_size=1, max_size=20))

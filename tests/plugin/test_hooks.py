@@ -239,6 +239,7 @@ def test_the_example_settings_run_these_hooks_and_this_server() -> None:
     assert commands == {
         "SessionStart": ["dualmem hook session-start"],
         "UserPromptSubmit": ["dualmem hook prompt"],
+        "PostToolUse": ["dualmem hook post-tool-use"],
         "Stop": ["dualmem hook stop"],
         "PreCompact": ["dualmem hook pre-compact"],
         "SessionEnd": ["dualmem hook session-end"],

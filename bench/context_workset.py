@@ -1,0 +1,116 @@
+"""Context recall with and without the working set (issue 30), on the later task sets of
+``bench.context_tasks``, in one run, on the file layer (every layer answers alike:
+``bench.context_recall``).
+
+    python -m bench.context_workset
+
+"Without" is ``build_context`` given the task alone; "with" is the same task given the files a
+person would open first (``bench.context_files``, labelled before this was measured). The
+working set's two parameters (``Thresholds.work``: how much a tie raises a memory; ``tie``:
+the tie that keeps a memory whatever the floors) are chosen by cross-validation: for each set,
+the values that do best on the other sets (recall, less a distractor penalty) are reported on
+it, so no figure is of values chosen on its own tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from backends.protocol import MemoryBackend
+from bench.context_files import FILES
+from bench.context_recall import Corpus, Score, build_corpus, score, signatures
+from bench.context_tasks import BLIND, COLD, FINAL, FRESH, FROST, LATER, NEXT, LabelledTask
+from bench.context_worker import PROJECT
+from fallback import FileBackend
+from memory.context import build_context
+from memory.context.thresholds import Thresholds
+
+SETS = (("fresh", FRESH), ("later", LATER), ("next", NEXT), ("final", FINAL), ("blind", BLIND),
+        ("cold", COLD), ("frost", FROST))
+GRID = [(work, tie) for work in (0.0, 0.1) for tie in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0)]
+"""(work, tie): tie 2.0 keeps nothing for its tie alone (ties are 1 or 0.5)"""
+DISTRACTOR_COST = 0.02
+"""recall given up for one more distractor per context when choosing values"""
+
+
+async def _run(store: MemoryBackend, tasks: Sequence[LabelledTask], corpus: Corpus,
+               shows: Mapping[str, list[str]], limits: Thresholds,
+               files: bool) -> list[Score]:
+    scores = []
+    for task in tasks:
+        built = task.build()
+        if files:
+            built = built.model_copy(update={"files": FILES[task.name]})
+        result = await build_context(store, built, project_id=PROJECT, phase=task.phase,
+                                     thresholds=limits)
+        scores.append(score(task, {"markdown": result.markdown,
+                                   "tokens_used": result.tokens_used,
+                                   "budget": result.budget}, corpus, shows))
+    return scores
+
+
+def _totals(scores: Sequence[Score]) -> tuple[float, float, int]:
+    found, needed = sum(s.found for s in scores), sum(s.needed for s in scores)
+    stray = [s.distractors for s in scores]
+    return found / needed, sum(stray) / len(stray), max(stray)
+
+
+def _merit(scores: Sequence[Score]) -> float:
+    recall, distractors, _ = _totals(scores)
+    return recall - DISTRACTOR_COST * distractors
+
+
+async def bench() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = await build_corpus(Path(tmp))
+        shows = signatures(corpus.episodes)
+        store = await FileBackend.open(Path(tmp) / "file")
+        try:
+            for episode in corpus.episodes:
+                await store.upsert(episode)
+            base = Thresholds()
+            without = {name: await _run(store, tasks, corpus, shows, base, False)
+                       for name, tasks in SETS}
+            grid = {values: {name: await _run(store, tasks, corpus, shows,
+                                              replace(base, work=values[0], tie=values[1]),
+                                              True)
+                             for name, tasks in SETS} for values in GRID}
+        finally:
+            await store.aclose()
+    print(f"context recall with and without the working set, file layer, {len(corpus.episodes)}"
+          f" memories; values (work, tie) chosen on the other sets; grid {GRID}")
+    print(f"  {'set':<6} {'tasks':>5}  {'without: recall':>16} {'distr. mean/max':>16}   "
+          f"{'with: recall':>13} {'distr. mean/max':>16}   values")
+    every_without: list[Score] = []
+    every_with: list[Score] = []
+    for name, tasks in SETS:
+        others = [n for n, _ in SETS if n != name]
+        chosen = max(GRID, key=lambda v: (_merit([s for n in others for s in grid[v][n]]),
+                                          -v[0]))
+        r0, d0, m0 = _totals(without[name])
+        r1, d1, m1 = _totals(grid[chosen][name])
+        every_without += without[name]
+        every_with += grid[chosen][name]
+        print(f"  {name:<6} {len(tasks):>5}  {r0:>16.0%} {d0:>11.2f} / {m0:<2}   {r1:>13.0%} "
+              f"{d1:>11.2f} / {m1:<2}   {chosen}")
+    r0, d0, m0 = _totals(every_without)
+    r1, d1, m1 = _totals(every_with)
+    print(f"  {'all':<6} {len(every_with):>5}  {r0:>16.0%} {d0:>11.2f} / {m0:<2}   {r1:>13.0%} "
+          f"{d1:>11.2f} / {m1:<2}")
+    if "--grid" in sys.argv:
+        for values in GRID:
+            r, d, m = _totals([s for n, _ in SETS for s in grid[values][n]])
+            print(f"  grid {values}: recall {r:.0%} distractors {d:.2f} / {m}")
+
+
+def main() -> None:
+    asyncio.run(bench())
+
+
+if __name__ == "__main__":
+    main()

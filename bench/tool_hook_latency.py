@@ -1,0 +1,76 @@
+"""The whole-process time of ``dualmem hook post-tool-use`` (issue 30), which Claude Code runs
+after every matched tool call, beside ``python -c pass`` measured in the same rounds.
+
+    python -m bench.tool_hook_latency [SIZE]       (default 10000; DUALMEM_BENCH_RUNS=30)
+
+A home of SIZE synthetic episodes (``bench.cli_latency.project_home``) and 50 gotchas naming
+files ``src/module_N.py``. Each round runs, in turn: a ``Read`` of a file memory names (a new
+session each round, so it is answered), the same ``Read`` again (answered before: nothing), a
+``Bash`` ``ls`` (no file: answered before any store is opened) and ``python -c pass``.
+Target: p95 <= 150 ms at 10k on the file layer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import orjson
+
+from backends.model import Episode
+from bench.cli_latency import Command, _dualmem, _timed, project_home
+from bench.locomo import percentiles
+from bench.migrate import lay_down
+from memory.store.project import ensure_project_id
+
+TARGET_MS = 150.0
+NAMED = 50
+
+
+def _payload(folder: Path, session: str, tool: str, given: dict[str, str]) -> bytes:
+    return orjson.dumps({
+        "session_id": session, "transcript_path": str(folder / "t.jsonl"), "cwd": str(folder),
+        "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": tool,
+        "tool_input": given, "tool_response": {"success": True}, "tool_use_id": "toolu_1"})
+
+
+def main(size: int = 10000) -> None:
+    runs = int(os.environ.get("DUALMEM_BENCH_RUNS", "30"))
+    with tempfile.TemporaryDirectory(prefix="dualmem-bench-tool-") as scratch:
+        folder = Path(scratch)
+        home, _ = project_home(folder, size)
+        project, _ = ensure_project_id(home / "project.json", "bench")
+        lay_down(home / "files", [Episode.create(
+            group_id=project, kind="gotcha", name=f"module_{n} keeps its cache per process",
+            body=f"src/module_{n}.py keeps its cache per process: clear it in tests")
+            for n in range(NAMED)])
+        hook = _dualmem("--backend", "file", "hook", "post-tool-use")
+        times: dict[str, list[float]] = {}
+        for run in range(runs + 1):
+            read = {"file_path": str(folder / "src" / f"module_{run % NAMED}.py")}
+            session = f"bench-{run}"
+            for command in (
+                Command("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
+                Command("post-tool-use Read, answered", hook,
+                        _payload(folder, session, "Read", read)),
+                Command("post-tool-use Read, told before", hook,
+                        _payload(folder, session, "Read", read)),
+                Command("post-tool-use Bash ls, no file", hook,
+                        _payload(folder, session, "Bash", {"command": "ls -la"})),
+            ):
+                wall, _ = _timed(command, folder)
+                if run:  # the first round warms up (and builds the index)
+                    times.setdefault(command.label, []).append(wall)
+    print(f"post-tool-use hook, {size:,} episodes, {runs} runs each, wall ms of the whole "
+          f"process; load average {' '.join(f'{n:.1f}' for n in os.getloadavg())}")
+    for label, walls in times.items():
+        p50, p95 = percentiles(walls)
+        verdict = "" if label.startswith("python") else (
+            "  ok" if p95 <= TARGET_MS else "  over target")
+        print(f"  {label:<36} p50 {p50:7.0f}  p95 {p95:7.0f}{verdict}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10000)

@@ -1,0 +1,94 @@
+"""Does the PostToolUse hook name what earlier sessions learned of a file when a later session
+edits it (issue 30)? Real Claude Code sessions of ``bench/transcripts/`` (entire-cli,
+git-sync), replayed in time order: each session is captured into one project's home as its
+Stop hooks would; before that, for every file it edits that an earlier session edited, the
+hook is asked about the edit as Claude Code would (once, in that session), and counts when its
+answer names the file (a memory about it).
+
+    python -m bench.tool_hook_recall [PROJECT ...]
+
+Before this issue nothing answered a tool call: every such file went unnamed (0%).
+Target: >= 80%.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.capture_quality import edited_files, projects, transcript_lines
+from memory.capture.hook import capture_session
+from memory.store.config import Config
+from memory.store.project import project_id
+from memory.store.selection import open_backend
+from memory.tool_hook import tool_context
+
+PROJECTS = ("entire-cli", "git-sync")
+
+
+async def replay(name: str, scratch: Path) -> tuple[int, int, list[str]]:
+    """(files named, files asked about, the files left unnamed) for one project."""
+    (project,) = projects([name])
+    folder = scratch / name
+    folder.mkdir()
+    await asyncio.to_thread(_init, folder)
+    config = Config.from_env(home=folder / ".dualmem", backend="file")
+    group = project_id(config.home)
+    earlier: set[str] = set()
+    named = asked = 0
+    missed = []
+    for session in project.sessions:
+        lines = transcript_lines(session, folder)
+        _, edited = edited_files(lines)
+        store = (await open_backend(config, one_shot=True))[0]
+        try:
+            for path in sorted(edited & earlier):
+                said = await tool_context(store, group, config.home, session.id, [path])
+                asked += 1
+                bullets = [line for line in said.splitlines() if line.startswith("- ")]
+                if any(path in line for line in bullets):  # a memory that names it
+                    named += 1
+                else:
+                    missed.append(f"{session.id[:8]} {path}")
+        finally:
+            await store.aclose()
+        transcript = scratch / f"{session.id}.jsonl"
+        transcript.write_bytes(b"".join(lines))
+        await capture_session(config, transcript, cwd=folder, final=True,
+                              deadline=time.monotonic() + 600)
+        earlier |= edited
+    return named, asked, missed
+
+
+def _init(folder: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "memory", "--backend", "file", "init"],
+                          cwd=folder, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode())
+
+
+async def bench(names: tuple[str, ...]) -> None:
+    total_named = total_asked = 0
+    with tempfile.TemporaryDirectory(prefix="dualmem-bench-tool-recall-") as scratch:
+        for name in names:
+            named, asked, missed = await replay(name, Path(scratch))
+            total_named += named
+            total_asked += asked
+            print(f"{name}: PostToolUse named {named}/{asked} files a later session edited "
+                  f"that an earlier one edited ({named / max(asked, 1):.0%})")
+            for line in missed:
+                print(f"  unnamed: {line}")
+    print(f"all: {total_named}/{total_asked} ({total_named / max(total_asked, 1):.0%}); "
+          "before this issue: 0 (no hook answered a tool call); target >= 80%")
+
+
+def main() -> None:
+    asyncio.run(bench(tuple(sys.argv[1:]) or PROJECTS))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Claude Code's PostToolUse, just in time: when the agent opens or changes a file, what the
+project's memory says about that file, before it acts on it.
+
+``Read``, ``Edit``, ``Write``, ``MultiEdit`` and ``NotebookEdit`` name their file
+(``tool_input.file_path`` or ``notebook_path``); a ``Bash`` command names files by their paths,
+or runs the tests (``pytest``, ``make test``, ...: the ``tests/`` area). The answer is the few
+memories that name one of those files and that this session was not shown yet, within
+``TOOL_TOKENS``; a file is answered once per session, and nothing at all is said when no
+memory names it. What a session was shown is kept in the home (``<home>/hooks/``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from backends.errors import FileRefused
+from backends.protocol import MemoryBackend
+from backends.safe_files import MiB, read_regular
+from fallback.disk import write_atomic
+from memory.workset import named_files, project_path
+
+TOOL_TOKENS = 300
+TOOL_LIMIT = 3
+"""memories told about one tool call"""
+FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+MATCHER = "|".join(sorted(FILE_TOOLS | {"Bash"}))
+FOLDER = "hooks"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_TESTS = re.compile(r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|(?:make|npm|yarn|pnpm|go|cargo|"
+                    r"mix|gradle|mvn|bundle exec rspec|rspec|jest|vitest)\b[^;&|]*\btest)")
+
+
+def tool_files(tool: str, given: Mapping[str, Any], root: Path) -> list[str]:
+    """The project files a tool call works on, relative to ``root``."""
+    if tool in FILE_TOOLS:
+        path = given.get("file_path") or given.get("notebook_path")
+        return [project_path(path, root)] if isinstance(path, str) and path.strip() else []
+    command = given.get("command") if tool == "Bash" else None
+    if not isinstance(command, str):
+        return []
+    found = [project_path(path, root) for path in named_files(command)]
+    if not found and _TESTS.search(command):
+        found = ["tests/"]
+    return [f for f in dict.fromkeys(found) if not f.startswith(("/", "../"))]
+
+
+def _state_file(home: Path, session: str) -> Path:
+    # Claude Code's session ids are UUIDs; anything else is made a safe name (hashlib costs
+    # the prompt hook, which reads this, a noticeable share of its start-up).
+    name = _UNSAFE.sub("_", session)[:120] or "none"
+    return home / FOLDER / f"{name}.json"
+
+
+def _load(where: Path) -> dict[str, list[str]]:
+    """What the session was told so far: files answered, memories shown."""
+    try:
+        data = orjson.loads(read_regular(where, limit=MiB, follow=False))
+    except (FileNotFoundError, FileRefused, orjson.JSONDecodeError):
+        return {"files": [], "shown": []}
+    if not isinstance(data, dict):
+        return {"files": [], "shown": []}
+    return {key: [v for v in data.get(key, []) if isinstance(v, str)]
+            for key in ("files", "shown")}
+
+
+def told_files(home: Path, session: str) -> list[str]:
+    """The files the session worked on that this hook was told of, latest last."""
+    return _load(_state_file(home, session or "none"))["files"]
+
+
+async def tool_context(
+    store: MemoryBackend, project_id: str, home: Path, session: str, files: Sequence[str],
+    *, tokens: int = TOOL_TOKENS, limit: int = TOOL_LIMIT,
+) -> str:
+    """The memories naming ``files`` that ``session`` was not shown yet, as Markdown within
+    ``tokens``; '' when every file was answered before in this session or none is named."""
+    where = _state_file(home, session or "none")
+    told = _load(where)
+    fresh = [f for f in files if f not in told["files"]]
+    if not fresh:
+        return ""
+    # Imported here: most tool calls end above, and a hook's start-up is its cost.
+    from memory.agent.markdown import bounded_markdown, describe
+    from memory.agent.validity import in_force
+    from memory.context.file_memories import NAMED, file_memories
+    from memory.context.tokens import estimate_tokens
+
+    hits = await file_memories(store, fresh, [project_id], areas=False)
+    shown = set(told["shown"])
+    kept = {hit.episode.id: f"{hit.episode.kind}: {describe(hit.episode)}" for hit in hits
+            if hit.score >= NAMED and hit.episode.id not in shown and in_force(hit.episode)}
+    kept = dict(list(kept.items())[:limit])
+    told["files"] += fresh
+    told["shown"] += kept
+    where.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(where, orjson.dumps(told))
+    return bounded_markdown("From this project's memory (dualmem)",
+                            [(f"About {', '.join(fresh)}", list(kept.values()))], tokens,
+                            estimate_tokens)
