@@ -12,6 +12,8 @@ PACKAGES = ("backends", "fallback", "migrate", "seeds", "memory")
 
 # Most specific prefix first: a module belongs to the first room whose prefix it starts with.
 ROOMS = (
+    ("backends.graph.kuzu", "kuzu engine"),
+    ("backends.graph.falkor", "falkor engine"),
     ("backends.graph", "graph layer"),
     ("backends", "model"),
     ("fallback", "file layer"),
@@ -26,18 +28,21 @@ ROOMS = (
 BELOW = {
     "model": set(),
     "graph layer": {"model"},
+    "kuzu engine": {"model", "graph layer"},
+    "falkor engine": {"model", "graph layer"},
     "file layer": {"model"},
     "migration": {"model"},
     "seeds": {"model"},
-    "store": {"model", "graph layer", "file layer", "migration", "seeds"},
+    "store": {"model", "graph layer", "kuzu engine", "falkor engine", "file layer", "migration",
+              "seeds"},
     "agent": {"model", "file layer", "migration", "seeds", "store"},
     "context": {"model", "seeds", "store", "agent"},
     "capture": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent"},
-    "interfaces": {"model", "graph layer", "file layer", "migration", "seeds", "store", "agent",
-                   "context", "capture"},
+    "interfaces": {"model", "graph layer", "kuzu engine", "falkor engine", "file layer",
+                   "migration", "seeds", "store", "agent", "context", "capture"},
 }
 # A package's own ``__init__`` re-exports its public names (lazily), wherever they live.
-FACADES = {"memory", "backends"}
+FACADES = {"memory", "backends", "backends.graph"}
 
 
 def room(module: str) -> str | None:

@@ -15,8 +15,9 @@ from typing import Any
 import orjson
 
 from backends.errors import BackendUnavailable, MigrationError
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
 from backends.graph.history import KeptFact, dump_history, load_history
+from backends.graph.kuzu import engines
 from backends.model import check_group_id
 from backends.protocol import Enriches
 from memory.agent.seeding import seed_home

@@ -37,6 +37,7 @@ from backends.errors import (
     MigrationError,
     WriteFailed,
 )
+from backends.graph.protocol import Graph
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Enriched, Enriches, Position, SetAside, upsert_all
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular
@@ -61,7 +62,7 @@ def _log() -> logging.Logger:
     return logging.getLogger(__name__)
 
 
-GraphOpener = Callable[[], Awaitable[graphs.Graph]]
+GraphOpener = Callable[[], Awaitable[Graph]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
 
 RETRY_FIRST = 0.2
@@ -97,7 +98,7 @@ class DualBackend:
         self._open_graph = open_graph
         self._graph_dir = graph_dir
         self._ledger_path = ledger_path
-        self._graph: graphs.Graph | None = None
+        self._graph: Graph | None = None
         self._applied: Position | None = None
         """the journal position the graph holds; None until it has caught up since take-over"""
         self._recorded: Position | None = None
@@ -238,7 +239,7 @@ class DualBackend:
 
     # -- reads: the graph when it is current, else the journal's own index ------------------
 
-    async def _reader(self) -> graphs.Graph | None:
+    async def _reader(self) -> Graph | None:
         """The graph, brought up to the journal, when it can answer a read now; else None
         (the journal answers)."""
         if self._graph is None or self._applied is None:
@@ -656,7 +657,7 @@ class DualBackend:
     async def _try_graph(self) -> None:
         import asyncio
 
-        from backends.graph import salvage  # a one-shot store never tries the graph
+        from backends.graph.kuzu import salvage  # a one-shot store never tries the graph
 
         seen = salvage.identity(self._graph_dir)
         try:
@@ -762,7 +763,7 @@ async def open_dual(config: Config, *, one_shot: bool = False,
     chosen = embedder or (None if one_shot else embedder_for(config))
     llm = None if one_shot else llm_for(config)  # the holder enriches in the background
 
-    async def open_graph() -> graphs.Graph:
+    async def open_graph() -> Graph:
         return await graphs.open_graph(config, embedder=chosen, llm=llm)
 
     # The position a server's graph was brought up to is noted beside this home's copy of its

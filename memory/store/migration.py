@@ -14,9 +14,10 @@ from typing import Any
 
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph.history import HistoryReport, KeptFact, compare
+from backends.graph.protocol import Graph
 from fallback import FileBackend
 from memory.store.config import Config
-from memory.store.graphs import Graph, open_graph, stream
+from memory.store.graphs import open_graph, stream
 from memory.store.project import planned_project_id, project_id
 from memory.store.selection import open_backend
 from migrate import (

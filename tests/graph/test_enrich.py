@@ -14,7 +14,8 @@ import pytest
 
 from backends.entities import entity_uuid
 from backends.errors import ProviderFailed
-from backends.graph import GraphBackend, engines, remote
+from backends.graph import GraphBackend, remote
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from memory import open_memory
 from memory.cli import main

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import kuzu
 
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
+from backends.graph.kuzu import engines
 from bench.coding import GROUP, Question, project
 from memory.context import Task, build_context
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from backends.entities import Entity, entity_uuid, extract
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from tests.graph.old_graph import reading
 

@@ -3,7 +3,7 @@ ours), graphiti's schema plus our columns, the meta table, and a close that cann
 
 Kùzu allows one read-write process per database, and within a process a second
 ``kuzu.Database`` on the same path takes no lock of its own and drops the process's lock when it
-is closed: never build two for one path (``store.py`` keeps a registry). All calls run on one
+is closed: never build two for one path (``core.py`` keeps a registry). All calls run on one
 worker thread with one connection: Kùzu fails concurrent writes, and a connection is not meant
 to be shared between threads.
 """
@@ -31,9 +31,9 @@ from backends.errors import (
     WriteFailed,
     out_of_resources,
 )
-from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.graphiti_import import import_graphiti
+from backends.graph.kuzu import engines, salvage, space
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular, refuse_links_in
 
 LAYER = "graph"
@@ -267,7 +267,7 @@ def _connect(directory: Path, *, read_only: bool,
 def _rewrite(file: Path, engine: Engine) -> bool:
     """A database whose last checkpoint was cut short, rewritten from its rows (salvage.py);
     when it cannot be (no room), opened as it is: a write that meets a damaged key still
-    rewrites it (store.py). Returns whether graphiti's full-text indexes are to be rebuilt."""
+    rewrites it (core.py). Returns whether graphiti's full-text indexes are to be rebuilt."""
     try:
         space.ensure_room(file.parent, payload=2 * file.stat().st_size)
         aside, dropped = salvage.rewrite(file, engine)
@@ -325,6 +325,8 @@ def _open_error(file: Path, exc: BaseException, engine: Engine) -> BackendUnavai
     if isinstance(exc, OSError):
         reason = READ_ONLY if exc.errno in _NOT_WRITABLE else "unreadable"
         return BackendUnavailable(LAYER, reason, message)
+    # Kùzu and LadybugDB raise RuntimeError for every failure, with no code or errno: the
+    # message is all they give (here and below).
     if "Could not set lock" in message:
         owner = owner_pid(file.parent)
         return BackendUnavailable(
@@ -427,7 +429,7 @@ def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
     loses documents under MERGE, SET and DELETE (measured: 400 deletes of 4000 rows lost 730
     documents), and maintaining it triples the cost of a rewrite: a write drops them (graphiti's
     search then fails, saying so, instead of missing rows), and they are rebuilt once the
-    writing is done (store.py)."""
+    writing is done (core.py)."""
     existing = {row[1] for row in session.rows("CALL show_indexes() RETURN *")}
     for table, name, _ in GRAPHITI_FTS:
         if name in existing:

@@ -34,9 +34,10 @@ from typing import Any
 
 from backends.errors import WriteFailed
 from backends.flock import flocked
-from backends.graph import engines
 from backends.graph.address import Engine
+from backends.graph.kuzu import engines
 
+# Kùzu's RuntimeError names the key only in its text (it has no error types or codes).
 _DUPLICATE = re.compile(r"Found duplicated primary key value (.+?), which violates")
 DAMAGED_SUFFIX = ".damaged-"
 KEYED_TABLES = ("Episodic", "Entity", "RelatesToNode_")
