@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic.warnings import PydanticDeprecatedSince20
 
-from backends.errors import DualmemError
+from backends.errors import DualmemError, ProviderFailed
+from backends.graph import shared
 from backends.graph.embedder import AnyEmbedder
-from backends.graph.enrich import doubles
+from backends.graph.enrich import Enricher, doubles
 from backends.graph.history import digest
 from backends.graph.index import EpisodeIndex
 from backends.graph.kuzu import engines, queries
@@ -164,3 +165,13 @@ class KuzuPlace:
 
         await self.core.write(work, payload=ROW_BYTES * (1 + len(edges)))
         (await self.core.enriched())[episode.id] = digest(episode)
+
+
+def enricher_of(core: Core) -> Enricher:
+    """graphiti's extraction on ``core``'s graph, one per database in this process;
+    ``ProviderFailed`` when no LLM was given."""
+    if core.llm is None:
+        raise ProviderFailed(shared.NO_LLM)
+    if core.enricher is None:
+        core.enricher = Enricher(KuzuPlace(core), core.llm)
+    return core.enricher

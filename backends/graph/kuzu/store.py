@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from backends.errors import (
     BackendUnavailable,
-    ProviderFailed,
     WriteFailed,
 )
 from backends.graph import shared
@@ -315,16 +314,9 @@ class GraphBackend:
 
     @property
     def enricher(self) -> Enricher:
-        """graphiti's extraction on this graph (enrich.py), one per database in this process."""
-        core = self._open_core()
-        if core.llm is None:
-            raise ProviderFailed(shared.NO_LLM)
-        if core.enricher is None:
-            from backends.graph.enrich import Enricher
-            from backends.graph.kuzu.enrich import KuzuPlace
+        from backends.graph.kuzu.enrich import enricher_of  # imports graphiti
 
-            core.enricher = Enricher(KuzuPlace(core), core.llm)
-        return core.enricher
+        return enricher_of(self._open_core())
 
     async def build_graphiti_indexes(self) -> None:
         """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
