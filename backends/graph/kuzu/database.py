@@ -33,7 +33,7 @@ from backends.errors import (
 )
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.graphiti_import import import_graphiti
-from backends.graph.kuzu import engines, salvage, space
+from backends.graph.kuzu import engines, queries, salvage, space
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular, refuse_links_in
 
 LAYER = "graph"
@@ -73,7 +73,6 @@ _NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _EXHAUSTED_SAYS = ("Buffer manager exception", "Mmap for size", "bad_alloc",
                    "Cannot allocate memory", "Too many open files", "File too large",
                    "out of memory", "Out of memory")
-_META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -249,7 +248,7 @@ def _connect(directory: Path, *, read_only: bool,
     try:
         meta = _ensure_schema(session)
         if rewritten_without_indexes:
-            session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=STALE)
+            session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=STALE)
             meta[GRAPHITI_INDEXES] = STALE
     except BackendUnavailable:
         _disconnect(session, database, owner_file)
@@ -379,10 +378,9 @@ def owner_pid(directory: Path) -> int | None:
 
 def _ensure_schema(session: Session) -> dict[str, str]:
     """graphiti's tables on first open (its DDL, imported only then), our columns and meta."""
-    tables = {row[0] for row in session.rows("CALL show_tables() RETURN name")}
+    tables = {row[0] for row in session.rows(queries.TABLES)}
     if "DualmemMeta" in tables:
-        meta = {key: value for key, value in session.rows(
-            "MATCH (m:DualmemMeta) RETURN m.key, m.value")}
+        meta = {key: value for key, value in session.rows(queries.META)}
         if int(meta.get("schema_version", "0")) > SCHEMA_VERSION:
             raise BackendUnavailable(LAYER, "unsupported schema",
                                      f"version {meta['schema_version']}; upgrade dualmem")
@@ -391,10 +389,9 @@ def _ensure_schema(session: Session) -> dict[str, str]:
     # is finished by the next open.
     session.script(_graphiti_schema())
     for column in _EPISODIC_EXTRA:
-        session.script(f"ALTER TABLE Episodic ADD IF NOT EXISTS {column}")
-    session.script(_META_TABLE)
-    session.rows("CREATE (:DualmemMeta {key: 'schema_version', value: $v})",
-                 v=str(SCHEMA_VERSION))
+        session.script(queries.ADD_EPISODIC_COLUMN.format(column=column))
+    session.script(queries.META_TABLE)
+    session.rows(queries.CREATE_SCHEMA_VERSION, v=str(SCHEMA_VERSION))
     return {"schema_version": str(SCHEMA_VERSION)}
 
 
@@ -412,7 +409,6 @@ GRAPHITI_INDEXES = "graphiti_indexes"
 """meta key: absent (never asked for), ``FRESH`` (they hold every row) or ``STALE`` (dropped
 by a write since, due to be rebuilt)"""
 FRESH, STALE = "fresh", "stale"
-_PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
 
 
 def build_graphiti_indexes(session: Session) -> None:
@@ -420,8 +416,8 @@ def build_graphiti_indexes(session: Session) -> None:
     drop_graphiti_indexes(session, state=None)
     for table, name, columns in GRAPHITI_FTS:
         fields = ", ".join(f"'{column}'" for column in columns)
-        session.script(f"CALL CREATE_FTS_INDEX('{table}', '{name}', [{fields}])")
-    session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=FRESH)
+        session.script(queries.CREATE_FTS_INDEX.format(table=table, name=name, fields=fields))
+    session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=FRESH)
 
 
 def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
@@ -430,12 +426,12 @@ def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
     documents), and maintaining it triples the cost of a rewrite: a write drops them (graphiti's
     search then fails, saying so, instead of missing rows), and they are rebuilt once the
     writing is done (core.py)."""
-    existing = {row[1] for row in session.rows("CALL show_indexes() RETURN *")}
+    existing = {row[1] for row in session.rows(queries.INDEXES)}
     for table, name, _ in GRAPHITI_FTS:
         if name in existing:
-            session.script(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
+            session.script(queries.DROP_FTS_INDEX.format(table=table, name=name))
     if state is not None:
-        session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=state)
+        session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=state)
 
 
 def _graphiti_schema() -> str:

@@ -129,3 +129,14 @@ MENTION_PAIRS = (
     "MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity) RETURN n.uuid, collect(r.uuid)"
 )
 DROP_MENTIONS = "MATCH (:Episodic)-[r:MENTIONS]->(:Entity) WHERE r.uuid IN $uuids DELETE r"
+# The schema (database.py): graphiti's tables come from its own DDL; these are ours.
+META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
+META = "MATCH (m:DualmemMeta) RETURN m.key, m.value"
+CREATE_SCHEMA_VERSION = "CREATE (:DualmemMeta {key: 'schema_version', value: $v})"
+ADD_EPISODIC_COLUMN = "ALTER TABLE Episodic ADD IF NOT EXISTS {column}"
+# graphiti's full-text indexes (database.py: dropped while anything writes, built again after).
+INDEXES = "CALL show_indexes() RETURN *"
+CREATE_FTS_INDEX = "CALL CREATE_FTS_INDEX('{table}', '{name}', [{fields}])"
+DROP_FTS_INDEX = "CALL DROP_FTS_INDEX('{table}', '{name}')"
+# A scan, not a lookup by key (salvage.py): the damaged key index may answer for a lost row.
+ROWS_OF_KEY = "MATCH (n:{table}) WHERE concat(n.uuid, '') = $key RETURN count(*)"
