@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/dualmem demo
 
-# Kùzu and LadybugDB cannot share a process (backends/graph/engines.py): the last line runs
+# Kùzu and LadybugDB cannot share a process (backends/graph/kuzu/engines.py): the last line runs
 # the contract and graph suites again on LadybugDB, in a pytest of their own (the contract on
 # the layers over that engine only: tests/every_layer.py).
 # Tests marked `slow` are full-size runs of properties `make test` checks at a smaller size

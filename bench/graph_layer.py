@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from backends.graph import GraphBackend, HashingEmbedder
-from backends.graph.database import DB_FILE
-from backends.graph.rows import encode
+from backends.graph.kuzu.database import DB_FILE
+from backends.graph.stored import encode
 from backends.model import Episode
 from backends.search.ranking import search_text
 from bench import locomo

@@ -1,7 +1,7 @@
 """Test-wide settings: hypothesis profiles (``HYPOTHESIS_PROFILE=fast|ci``), no telemetry, the
 random seed of randomized tests (``DUALMEM_TEST_SEED``, printed when such a test fails), and the
 embedded engine of the run (``DUALMEM_TEST_GRAPH_ENGINE=ladybug``: every graph the suites open
-by path is LadybugDB; Kùzu and LadybugDB cannot share a process, see backends/graph/engines.py,
+by path is LadybugDB; Kùzu and LadybugDB cannot share a process, see backends/graph/kuzu/engines.py,
 so ``make test`` runs the graph suites on LadybugDB in a pytest of their own)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from backends.graph import engines
 from backends.graph.address import check_engine
+from backends.graph.kuzu import engines
 
 # graphiti reads this at import; the tests must never phone home.
 os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"

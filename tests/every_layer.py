@@ -11,8 +11,9 @@ import pytest
 from falkor_server import address_for
 from hypothesis import settings
 
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
 from backends.graph.address import DEFAULT_ENGINE
+from backends.graph.kuzu import engines
 from backends.protocol import MemoryBackend
 from fallback import FileBackend
 from memory.store.config import Config
@@ -38,7 +39,7 @@ async def open_dual_store(folder: Path) -> MemoryBackend:
 
 async def open_falkor_layer(folder: Path) -> MemoryBackend:
     """The graph layer on the run's FalkorDB server (falkor_server.py), a graph per folder."""
-    from backends.graph.falkor import FalkorBackend
+    from backends.graph.falkor.backend import FalkorBackend
 
     return await FalkorBackend.open(address_for(folder))
 

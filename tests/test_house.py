@@ -14,6 +14,8 @@ PACKAGES = ("backends", "fallback", "migrate", "seeds", "memory")
 
 # Most specific prefix first: a module belongs to the first room whose prefix it starts with.
 ROOMS = (
+    ("backends.graph.kuzu", "kuzu engine"),
+    ("backends.graph.falkor", "falkor engine"),
     ("backends.graph", "graph layer"),
     ("backends.search", "search"),
     ("backends", "model"),
@@ -31,18 +33,22 @@ BELOW = {
     "model": set(),
     "search": {"model"},
     "graph layer": {"model", "search"},
+    "kuzu engine": {"model", "search", "graph layer"},
+    "falkor engine": {"model", "search", "graph layer"},
     "file layer": {"model", "search"},
     "migration": {"model"},
     "seeds": {"model"},
     "importers": {"model", "migration"},
-    "store": {"model", "graph layer", "file layer", "migration", "importers"},
+    "store": {"model", "graph layer", "kuzu engine", "falkor engine", "file layer", "migration",
+              "importers"},
     "agent": {"model", "file layer", "seeds", "store"},
     "context": {"model", "search", "seeds", "agent"},
     "capture": {"model", "graph layer", "file layer", "store", "agent"},
-    "interfaces": {"model", "graph layer", "seeds", "store", "agent", "context", "capture"},
+    "interfaces": {"model", "search", "graph layer", "falkor engine", "file layer", "seeds",
+                   "store", "agent", "context", "capture"},
 }
 # A package's own ``__init__`` re-exports its public names (lazily), wherever they live.
-FACADES = {"memory", "backends"}
+FACADES = {"memory", "backends", "backends.graph"}
 
 
 def room(module: str) -> str | None:

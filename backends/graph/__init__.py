@@ -1,6 +1,13 @@
 """The graph layer: graphiti's data model on embedded Kùzu, offline. Importing this package
 imports neither graphiti nor kuzu; ``GraphBackend.open`` does, and says so when they are missing.
 
+Each engine has a room, its Cypher in one ``queries.py``: ``kuzu/`` (embedded Kùzu and
+LadybugDB, one code base: ``kuzu/engines.py``) and ``falkor/`` (a FalkorDB server). Beside them,
+what every engine shares: the ``Graph`` protocol (``protocol.py``, held to one contract by
+tests/contract/test_graph.py), search and links (``shared.py``, ``index.py``, ``links.py``),
+vectors (``embedder.py``, ``stored.py``), history (``history.py``) and graphiti's LLM
+extraction (``enrich.py``). The engines never import each other.
+
 On disk, ``<home>/graph/``:
 
 - ``memory.kuzu`` (+ ``.wal``): one Kùzu database with graphiti's schema (its ``SCHEMA_QUERIES``).
@@ -13,11 +20,11 @@ On disk, ``<home>/graph/``:
 - Entities an episode names (``backends.search.entities``: files, modules, components, commands,
   patterns, tasks, features, decisions) are ``Entity`` rows, labels ``["Entity", "File"|...]``,
   uuid5 of group + label + folded name, with graphiti's ``name_embedding``, linked from their
-  episodes by ``MENTIONS``; facts between them are graphiti's ``RELATES_TO`` (``rows.py``).
+  episodes by ``MENTIONS``; facts between them are graphiti's ``RELATES_TO`` (``kuzu/rows.py``).
   An entity goes when nothing mentions or relates it any more.
 - ``DualmemMeta(key, value)``: ``schema_version`` (2; a version-1 graph is upgraded at open,
-  ``upgrade.py``, ``upgrade_after`` marking how far), ``embedder`` and ``dimension``. Opening with
-  another embedder raises ``BackendUnavailable`` (reason "embedder mismatch") until
+  ``kuzu/upgrade.py``, ``upgrade_after`` marking how far), ``embedder`` and ``dimension``.
+  Opening with another embedder raises ``BackendUnavailable`` (reason "embedder mismatch") until
   ``await GraphBackend.reembed(path, embedder)`` has recomputed the stored vectors.
 - ``owner.json``: the pid of the process holding the database, so a refused opener can name it.
 
@@ -30,16 +37,16 @@ import typing
 from backends.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from backends.graph.database import NO_ROOM, READ_ONLY, owner_pid
     from backends.graph.embedder import Embedder, HashingEmbedder
-    from backends.graph.store import GraphBackend
+    from backends.graph.kuzu.database import NO_ROOM, READ_ONLY, owner_pid
+    from backends.graph.kuzu.store import GraphBackend
 
 __all__ = ["NO_ROOM", "READ_ONLY", "Embedder", "GraphBackend", "HashingEmbedder", "owner_pid"]
 
 _SOURCES: dict[str, tuple[str, ...]] = {
-    "backends.graph.database": ("NO_ROOM", "READ_ONLY", "owner_pid"),
+    "backends.graph.kuzu.database": ("NO_ROOM", "READ_ONLY", "owner_pid"),
     "backends.graph.embedder": ("Embedder", "HashingEmbedder"),
-    "backends.graph.store": ("GraphBackend",),
+    "backends.graph.kuzu.store": ("GraphBackend",),
 }
 
 if not typing.TYPE_CHECKING:

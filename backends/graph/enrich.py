@@ -3,8 +3,8 @@ holds, when a user has an LLM: more entities and facts beside the deterministic 
 needed for correctness. Importing this module imports graphiti.
 
 - The same ``Enricher`` runs on every database: what differs (graphiti's driver on it, where
-  the record is kept, how a result is settled) is a ``Place``: ``KuzuPlace`` here (embedded
-  Kùzu or LadybugDB), ``falkor_enrich.FalkorPlace`` on a FalkorDB server.
+  the record is kept, how a result is settled) is a ``Place``: ``kuzu.enrich.KuzuPlace`` (embedded
+  Kùzu or LadybugDB), ``falkor.enrich.FalkorPlace`` on a FalkorDB server.
 - On an embedded graph, graphiti runs on the database this process holds: its queries go to
   the graph's one worker thread (``SharedKuzuDriver``), between ours; a second
   ``kuzu.Database`` on the path would drop the process's lock.
@@ -22,17 +22,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pydantic.warnings import PydanticDeprecatedSince20
 
 from backends.errors import DualmemError, ProviderFailed
-from backends.graph import engines, rows
-from backends.graph.database import Session
 from backends.graph.embedder import AnyEmbedder
 from backends.graph.graphiti_clients import GraphitiEmbedder
 from backends.graph.history import digest
@@ -47,102 +44,20 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "The Kuzu backend is deprecated", DeprecationWarning)
     from graphiti_core.cross_encoder.openai_reranker_client import OpenAIRerankerClient
     from graphiti_core.driver.driver import GraphDriver
-    from graphiti_core.driver.kuzu.operations.community_edge_ops import (
-        KuzuCommunityEdgeOperations,
-    )
-    from graphiti_core.driver.kuzu.operations.community_node_ops import (
-        KuzuCommunityNodeOperations,
-    )
-    from graphiti_core.driver.kuzu.operations.entity_edge_ops import KuzuEntityEdgeOperations
-    from graphiti_core.driver.kuzu.operations.entity_node_ops import KuzuEntityNodeOperations
-    from graphiti_core.driver.kuzu.operations.episode_node_ops import KuzuEpisodeNodeOperations
-    from graphiti_core.driver.kuzu.operations.episodic_edge_ops import (
-        KuzuEpisodicEdgeOperations,
-    )
-    from graphiti_core.driver.kuzu.operations.graph_ops import KuzuGraphMaintenanceOperations
-    from graphiti_core.driver.kuzu.operations.has_episode_edge_ops import (
-        KuzuHasEpisodeEdgeOperations,
-    )
-    from graphiti_core.driver.kuzu.operations.next_episode_edge_ops import (
-        KuzuNextEpisodeEdgeOperations,
-    )
-    from graphiti_core.driver.kuzu.operations.saga_node_ops import KuzuSagaNodeOperations
-    from graphiti_core.driver.kuzu.operations.search_ops import KuzuSearchOperations
-    from graphiti_core.driver.kuzu_driver import KuzuDriver, KuzuDriverSession
     from graphiti_core.edges import EntityEdge
     from graphiti_core.graphiti import Graphiti
     from graphiti_core.llm_client.client import LLMClient
     from graphiti_core.nodes import EntityNode, EpisodicNode
 
-if TYPE_CHECKING:
-    from backends.graph.store import _Core
-
 log = logging.getLogger(__name__)
 
-_WRITES = ("CREATE", "MERGE", "SET ", "DELETE")
 _EXISTING = "MATCH (n:Entity) WHERE n.uuid IN $uuids RETURN n.uuid"
-_EDGES = "MATCH (e:Episodic {uuid: $uuid}) RETURN e.entity_edges"
-_MENTION_PAIRS = (
-    "MATCH (e:Episodic {uuid: $uuid})-[r:MENTIONS]->(n:Entity) RETURN n.uuid, collect(r.uuid)"
-)
-_DROP_MENTIONS = "MATCH (:Episodic)-[r:MENTIONS]->(:Entity) WHERE r.uuid IN $uuids DELETE r"
-ROW_BYTES = 512
-_PARAMETER = re.compile(r"\$([A-Za-z_]\w*)")
 
 
 def free_text(episode: Episode) -> bool:
     """What the LLM adds to: memories without a structured (JSON) body, whose entities and facts
     the deterministic extraction can only guess at."""
     return episode.data is None
-
-
-class SharedKuzuDriver(KuzuDriver):
-    """graphiti's Kùzu driver on the database a ``_Core`` holds. Full-text queries find nothing:
-    graphiti's full-text indexes are dropped while anything writes (database.py), and enriching
-    writes; candidates still come from exact names and vectors."""
-
-    def __init__(self, core: _Core) -> None:
-        GraphDriver.__init__(self)  # not KuzuDriver's: it opens a second kuzu.Database
-        self._core = core
-        self._database = ""  # one database: every group lives in it
-        self._entity_node_ops = KuzuEntityNodeOperations()
-        self._episode_node_ops = KuzuEpisodeNodeOperations()
-        self._community_node_ops = KuzuCommunityNodeOperations()
-        self._saga_node_ops = KuzuSagaNodeOperations()
-        self._entity_edge_ops = KuzuEntityEdgeOperations()
-        self._episodic_edge_ops = KuzuEpisodicEdgeOperations()
-        self._community_edge_ops = KuzuCommunityEdgeOperations()
-        self._has_episode_edge_ops = KuzuHasEpisodeEdgeOperations()
-        self._next_episode_edge_ops = KuzuNextEpisodeEdgeOperations()
-        self._search_ops = KuzuSearchOperations()
-        self._graph_ops = KuzuGraphMaintenanceOperations()
-
-    async def execute_query(
-        self, cypher_query_: str, **kwargs: Any
-    ) -> tuple[list[dict[str, Any]], None, None]:
-        if "QUERY_FTS_INDEX" in cypher_query_:
-            return [], None, None
-        params = {k: v for k, v in kwargs.items() if v is not None
-                  and k not in ("database_", "routing_")}
-        if not engines.NULL_WHEN_MISSING[self._core.engine]:
-            # What graphiti left out as None, given as None (Kùzu binds it so itself).
-            params = dict.fromkeys(_PARAMETER.findall(cypher_query_)) | params
-
-        def work(session: Session) -> list[dict[str, Any]]:
-            return session.dicts(cypher_query_, params)
-
-        if any(word in cypher_query_ for word in _WRITES):
-            return await self._core.write(work, payload=ROW_BYTES), None, None
-        return await self._core.read(work), None, None
-
-    def session(self, _database: str | None = None) -> KuzuDriverSession:
-        return KuzuDriverSession(self)
-
-    async def close(self) -> None:
-        """The database is the graph layer's to close."""
-
-    def setup_schema(self) -> None:
-        """The graph layer made graphiti's schema when it created the database."""
 
 
 class _Graphiti(Graphiti):
@@ -375,63 +290,3 @@ def _learn(place: Place, episode: Episode, nodes: Sequence[EntityNode],
         valid_at: datetime = edge.valid_at or edge.created_at
         place.links.add_fact(edge.uuid, edge.source_node_uuid, edge.target_node_uuid,
                              episode.id, valid_at, edge.invalid_at)
-
-
-class KuzuPlace:
-    """An embedded graph (Kùzu or LadybugDB) held by a ``_Core``: graphiti's queries run on its
-    worker thread; the record is a node table, which the core reads once."""
-
-    def __init__(self, core: _Core) -> None:
-        self.core = core
-        self.driver = SharedKuzuDriver(core)
-
-    @property
-    def embedder(self) -> AnyEmbedder:
-        return self.core.embedder
-
-    @property
-    def index(self) -> EpisodeIndex:
-        return self.core.index
-
-    @property
-    def links(self) -> GraphLinks:
-        return self.core.links
-
-    async def recorded(self) -> dict[str, str]:
-        return await self.core.enriched()
-
-    async def enriched_at(self, episode_id: str) -> str | None:
-        return (await self.recorded()).get(episode_id)
-
-    async def entity_edges(self, episode_id: str) -> list[str] | None:
-        found = await self.core.read(lambda session: session.rows(_EDGES, uuid=episode_id))
-        return list(found[0][0] or []) if found else None
-
-    def failure(self, exc: Exception) -> DualmemError | None:
-        """graphiti's queries reach Kùzu through the core, which raises ours."""
-        return None
-
-    async def claim(self, episode: Episode) -> bool:
-        """The embedded graph has one process, which enriches one episode at a time."""
-        return True
-
-    async def release(self, episode: Episode) -> None:
-        """Nothing was taken."""
-
-    async def ready(self) -> None:
-        async with self.core.write_lock:
-            # graphiti's MERGE/SET would leave its full-text indexes short
-            await self.core.unindex()
-
-    async def settle(self, episode: Episode, edges: list[str], new: set[str]) -> None:
-        def work(session: Session) -> None:
-            session.script(rows.ENRICHED_TABLE)
-            with session.transaction():
-                session.rows(rows.SET_EDGES, uuid=episode.id, edges=edges)
-                dropped = doubles(session.rows(_MENTION_PAIRS, uuid=episode.id), new)
-                if dropped:
-                    session.rows(_DROP_MENTIONS, uuids=dropped)
-                session.rows(rows.RECORD_ENRICHED, uuid=episode.id, digest=digest(episode))
-
-        await self.core.write(work, payload=ROW_BYTES * (1 + len(edges)))
-        (await self.core.enriched())[episode.id] = digest(episode)

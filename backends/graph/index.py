@@ -12,6 +12,9 @@ this version and embedder, says no write was left half done (``begin`` marks one
 recorded when it was last built, and its vectors (``vectors.py``, ``vectors.f32`` beside it)
 are stamped with that token and hold every row it points at; else it is emptied and built again
 from the rows. A read-only graph builds it in memory.
+
+Its collaborators: ``TextIndex`` (the words), ``VectorRows`` (``nearest.py``: the vector file
+and its rows) and ``IndexedEpisodes`` (``indexed.py``: the episodes as stored, read back).
 """
 
 from __future__ import annotations
@@ -19,17 +22,17 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import uuid
-from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import orjson
 
 from backends import threads
-from backends.errors import StoreCorrupt, WriteFailed
+from backends.errors import WriteFailed
 from backends.graph.embedder import Vectors
+from backends.graph.indexed import IndexedEpisodes
+from backends.graph.nearest import VectorRows
 from backends.graph.vectors import FILE as VECTOR_FILE
 from backends.graph.vectors import VectorFile
 from backends.model import Episode
@@ -38,16 +41,11 @@ from backends.search.textindex import Document, TextIndex
 
 FILE = "index.sqlite3"
 VERSION = f"4.{TEXT_VERSION}"
-DECODED = 4096  # episodes kept decoded: a few contexts' worth, a few MB
 # Measured on LoCoMo dev (bench/graph_layer.py): these hashing vectors alone reach R@10 0.42
 # against 0.64 lexical, and no weighted sum of the two (weights 0.001 to 0.5) beat lexical alone.
 # So vectors never reorder lexical matches: they add near-duplicates below them that no query
 # term reaches. A semantic embedder (see embedder.Embedder) would make this part earn more.
 VECTOR_WEIGHT = 0.05  # a vector-only hit scores at most this share of the weakest lexical match
-# Hashed words collide (1 in 128 dimensions), so a random string reaches cosine 0.5 with some
-# short document in 1-2% of queries on LoCoMo; at 0.6 "no match" stays an empty answer.
-VECTOR_ONLY_MIN = 0.6
-LOOKUP = 256  # vector candidates looked up at once (their keys, groups and kinds)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS gx_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -74,15 +72,9 @@ class EpisodeIndex:
         self._db = db
         self.path = path
         self.lexical = TextIndex(db)
-        self._dimension = dimension
-        self._vectors = vectors
+        self._vectors = VectorRows(db, vectors, dimension)
         """row ``vrow`` of ``gx_episodes`` is the episode's vector"""
-        self._decoded: OrderedDict[str, Episode] = OrderedDict()
-        """episodes recently read, decoded (only this index writes its rows)"""
-        self._places: dict[str, tuple[str, str]] = {}
-        """(group, kind) of the episodes ``located`` so far: entity links ask for the same
-        ones at every search"""
-        self._sizes: dict[str, int] = {}
+        self._episodes = IndexedEpisodes(db, path or Path(FILE))
 
     @classmethod
     def open(cls, folder: Path | None, dimension: int, embedder: str) -> EpisodeIndex:
@@ -133,7 +125,7 @@ class EpisodeIndex:
         try:
             return (token is not None and self._meta("token") == token
                     and self._meta("unsettled") is None and len(self) == count
-                    and self._vectors.stamp() == token and self._vectors.rows() >= self._high())
+                    and self._vectors.current(token))
         except sqlite3.Error:
             return False
 
@@ -141,20 +133,11 @@ class EpisodeIndex:
         """Empty the index, fill it with ``entries``; returns the token the graph records."""
         token = uuid.uuid4().hex
         entries = _last_of_each(entries)
-        matrix = (np.stack([e.vector for e in entries]) if entries
-                  else np.zeros((0, self._dimension), dtype=np.float32))
-        self._vectors.close()
-        try:
-            self._vectors = VectorFile.create(self._vectors.path, self._dimension, token, matrix)
-        except OSError:  # no room for the file: this process searches a copy in memory, and
-            # the next open, finding no file of this token, builds again
-            self._vectors = VectorFile.create(None, self._dimension, token, matrix)
+        self._vectors.replace(token, [e.vector for e in entries])
         with self._transaction():
             self._db.execute("DELETE FROM gx_episodes")
             self._db.execute("DELETE FROM gx_free")
-            self._decoded.clear()
-            self._places.clear()
-            self._sizes.clear()
+            self._episodes.emptied()
             self.lexical.clear()
             threads.clear(self._db)
             self._db.execute("DELETE FROM gx_meta WHERE key IN ('token', 'unsettled')")
@@ -170,10 +153,7 @@ class EpisodeIndex:
         return len(self.lexical)
 
     def __contains__(self, key: str) -> bool:
-        if not _storable(key):
-            return False
-        return self._db.execute("SELECT 1 FROM gx_episodes WHERE key = ?",
-                                (key,)).fetchone() is not None
+        return self._episodes.contains(key)
 
     def begin(self) -> None:
         """Mark a write to the graph as under way: should it never reach ``put`` or ``drop``
@@ -193,65 +173,19 @@ class EpisodeIndex:
             with self._transaction():
                 left = self._put(entries)
                 self._settle()
-            self._clear(left)
+            self._vectors.clear(left)
 
     def drop(self, key: str) -> None:
         with self._refused_as_write_failed():
             with self._transaction():
-                left = list(self._rows_of([key]).values())
+                left = list(self._episodes.rows_of([key]).values())
                 self._db.execute("DELETE FROM gx_episodes WHERE key = ?", (key,))
-                self._db.executemany("INSERT INTO gx_free VALUES (?)", ((r,) for r in left))
-                self._decoded.pop(key, None)
-                self._places.pop(key, None)
-                self._sizes.clear()
+                self._vectors.free(left)
+                self._episodes.changed([key])
                 self.lexical.remove(key)
                 threads.drop(self._db, [key])
                 self._settle()
-            self._clear(left)
-
-    def episode(self, key: str) -> Episode | None:
-        """The indexed episode ``key``. Recently read ones are kept decoded (a context's four
-        to six searches find mostly the same few dozen, each a row read and checked)."""
-        if (found := self._decoded.get(key)) is not None:
-            self._decoded.move_to_end(key)
-            return found
-        if not _storable(key):
-            return None
-        row = self._db.execute("SELECT doc FROM gx_episodes WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        try:
-            found = Episode.model_validate_json(row[0])
-        except ValueError as exc:
-            raise StoreCorrupt(self.path or Path(FILE), f"an indexed episode: {exc}") from exc
-        self._decoded[key] = found
-        if len(self._decoded) > DECODED:
-            self._decoded.popitem(last=False)
-        return found
-
-    def places(self) -> Iterator[tuple[str, str, str]]:
-        """(key, group, kind) of every indexed episode (read from ``gx_places`` alone, which
-        holds the key too: the rows with their vectors and episodes stay unread)."""
-        yield from self._db.execute("SELECT key, grp, kind FROM gx_episodes INDEXED BY gx_places")
-
-    def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
-        """key -> (group, kind) of those of ``keys`` indexed (``links.Places``)."""
-        found = {key: place for key in keys if (place := self._places.get(key)) is not None}
-        listed = [key for key in keys if key not in found and _storable(key)]
-        for start in range(0, len(listed), 500):
-            part = listed[start : start + 500]
-            for key, grp, kind in self._db.execute(
-                    "SELECT key, grp, kind FROM gx_episodes"
-                    f" WHERE key IN ({','.join('?' * len(part))})", part):
-                found[key] = self._places[key] = (grp, kind)
-        return found
-
-    def group_size(self, group: str) -> int:
-        """How many episodes of ``group`` are indexed (read from ``gx_places`` alone)."""
-        if (size := self._sizes.get(group)) is None:
-            size = self._sizes[group] = int(self._db.execute(
-                "SELECT count(*) FROM gx_episodes WHERE grp = ?", (group,)).fetchone()[0])
-        return size
+            self._vectors.clear(left)
 
     def search(
         self,
@@ -284,57 +218,37 @@ class EpisodeIndex:
             return hits
         below = hits[-1][1] if hits else 1.0
         return hits + [(key, VECTOR_WEIGHT * below * similarity) for key, similarity in
-                       self._nearest(query_vector, groups, kinds, limit - len(hits),
-                                     {key for key, _ in hits})]
+                       self._vectors.nearest(query_vector, groups, kinds, limit - len(hits),
+                                             {key for key, _ in hits})]
 
-    def _nearest(
-        self, query_vector: Vectors, groups: Collection[str] | None,
-        kinds: Collection[str] | None, wanted: int, found: Collection[str],
-    ) -> list[tuple[str, float]]:
-        """The ``wanted`` nearest keys not in ``found``, of ``groups`` and ``kinds``, with
-        cosine >= ``VECTOR_ONLY_MIN``, nearest first (ties by key: any row order answers
-        alike). One product over the stored matrix; only its candidates are looked up."""
-        # Rounded: the same vector gives the same similarity in any row.
-        similarity = np.round(self._vectors.similarities(query_vector, self._high()), 6)
-        rows = np.flatnonzero(similarity >= VECTOR_ONLY_MIN)
-        rows = rows[np.argsort(-similarity[rows], kind="stable")]
-        near: list[tuple[float, str]] = []
-        for start in range(0, len(rows), LOOKUP):
-            part = [int(row) for row in rows[start : start + LOOKUP]]
-            if len(near) >= wanted and similarity[part[0]] < near[wanted - 1][0]:
-                break
-            for row, key, grp, kind in self._keys_of(part):
-                if key not in found and (groups is None or grp in groups) and (
-                        kinds is None or kind in kinds):
-                    near.append((float(similarity[row]), key))
-            near.sort(key=lambda pair: (-pair[0], pair[1]))
-        return [(key, min(1.0, score)) for score, key in near[:wanted]]
+    def episode(self, key: str) -> Episode | None:
+        """``IndexedEpisodes.episode``"""
+        return self._episodes.episode(key)
 
-    def _keys_of(self, rows: list[int]) -> list[tuple[int, str, str, str]]:
-        """(row, key, group, kind) of the episodes at ``rows`` (a row no key points at: none)."""
-        return self._db.execute(
-            "SELECT vrow, key, grp, kind FROM gx_episodes"
-            f" WHERE vrow IN ({','.join('?' * len(rows))})", rows).fetchall()
+    def places(self) -> Iterator[tuple[str, str, str]]:
+        """``IndexedEpisodes.places``"""
+        return self._episodes.places()
+
+    def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
+        """``IndexedEpisodes.located``"""
+        return self._episodes.located(keys)
+
+    def group_size(self, group: str) -> int:
+        """``IndexedEpisodes.group_size``"""
+        return self._episodes.group_size(group)
 
     def _put(self, entries: Sequence[Entry]) -> list[int]:
         """Index ``entries`` (their vectors in fresh rows); returns the rows they left."""
         entries = _last_of_each(entries)
-        left = list(self._rows_of([e.episode.id for e in entries]).values())
-        fresh = self._allocate(len(entries))
-        if entries:
-            # Before the commit that points the keys at them: a reader never meets these rows
-            # half written under a key.
-            self._vectors.write(fresh, np.stack([e.vector for e in entries]))
+        left = list(self._episodes.rows_of([e.episode.id for e in entries]).values())
+        fresh = self._vectors.write([e.vector for e in entries])
         self._index(entries, fresh)
-        self._db.executemany("INSERT INTO gx_free VALUES (?)", ((row,) for row in left))
+        self._vectors.free(left)
         return left
 
     def _index(self, entries: Sequence[Entry], rows: Sequence[int]) -> None:
         """Index ``entries``, whose vectors are at ``rows``."""
-        self._sizes.clear()
-        for entry in entries:
-            self._decoded.pop(entry.episode.id, None)
-            self._places.pop(entry.episode.id, None)
+        self._episodes.changed(e.episode.id for e in entries)
         self.lexical.add_many(Document(e.episode.id, e.text, e.episode.group_id, e.episode.kind)
                               for e in entries)
         threads.put(self._db, (e.episode for e in entries))
@@ -342,38 +256,6 @@ class EpisodeIndex:
             (e.episode.id, e.episode.group_id, e.episode.kind, row,
              orjson.dumps(e.episode.to_json()))
             for e, row in zip(entries, rows, strict=True)))
-
-    def _rows_of(self, keys: Sequence[str]) -> dict[str, int]:
-        found: dict[str, int] = {}
-        listed = [key for key in keys if _storable(key)]
-        for start in range(0, len(listed), 500):
-            part = listed[start : start + 500]
-            found.update(self._db.execute(
-                f"SELECT key, vrow FROM gx_episodes WHERE key IN ({','.join('?' * len(part))})",
-                part).fetchall())
-        return found
-
-    def _allocate(self, count: int) -> list[int]:
-        """``count`` rows no key points at: free ones first, then past the highest."""
-        high = self._high()
-        free = [int(row) for (row,) in self._db.execute(
-            "SELECT vrow FROM gx_free ORDER BY vrow LIMIT ?", (count,))]
-        if free:
-            self._db.execute("DELETE FROM gx_free WHERE vrow <= ?", (free[-1],))
-        return free + list(range(high, high + count - len(free)))
-
-    def _high(self) -> int:
-        """One past the highest row in use or free: the rows a search reads."""
-        (high,) = self._db.execute(
-            "SELECT max(coalesce((SELECT max(vrow) FROM gx_episodes), -1),"
-            " coalesce((SELECT max(vrow) FROM gx_free), -1))").fetchone()
-        return int(high) + 1
-
-    def _clear(self, rows: Sequence[int]) -> None:
-        """Zero rows no key points at any more, so that they stop costing lookups; after the
-        commit (a rollback leaves them pointed at). Failing leaves them to be skipped."""
-        with contextlib.suppress(OSError):
-            self._vectors.clear(rows)
 
     def _settle(self) -> None:
         self._db.execute("DELETE FROM gx_meta WHERE key = 'unsettled'")
@@ -399,15 +281,6 @@ class EpisodeIndex:
 def _last_of_each(entries: Sequence[Entry]) -> list[Entry]:
     """``entries`` with one per key, the last (as writing them in turn would leave)."""
     return list({entry.episode.id: entry for entry in entries}.values())
-
-
-def _storable(key: str) -> bool:
-    """A key SQLite can take (no lone surrogate): no other can be indexed."""
-    try:
-        key.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class _Transaction:

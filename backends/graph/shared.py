@@ -1,5 +1,5 @@
 """What the graph layer does the same on every database (embedded Kùzu or LadybugDB in
-``store.py``, a FalkorDB server in ``falkor.py``): what a write needs besides the episodes, the
+``kuzu/``, a FalkorDB server in ``falkor/``): what a write needs besides the episodes, the
 links read back into memory, and search over episodes, entities and facts."""
 
 from __future__ import annotations

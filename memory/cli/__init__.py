@@ -203,7 +203,7 @@ async def run(argv: Sequence[str]) -> Output:
 def _log_everything() -> None:
     import logging
 
-    from backends.graph.server import QUERY_LOG
+    from backends.graph.falkor.server import QUERY_LOG
 
     logging.basicConfig(level=logging.INFO, format="dualmem: %(name)s: %(message)s")
     logging.getLogger(QUERY_LOG).setLevel(logging.DEBUG)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Literal
 
 from backends.errors import DualmemError
-from backends.graph import engines
 from backends.graph.address import (
     DEFAULT_ENGINE,
     Engine,
@@ -17,6 +16,7 @@ from backends.graph.address import (
     check_engine,
     parse_server_url,
 )
+from backends.graph.kuzu import engines
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
 from memory.store.settings import read_settings, with_password

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backends.errors import BackendUnavailable, DualmemError, MigrationError
+from backends.graph.protocol import Graph
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Enriched, Enriches, Position, SetAside, upsert_all
 from fallback import FileBackend
@@ -218,7 +219,7 @@ class DualBackend:
             return await replayer.report()
 
     @contextlib.asynccontextmanager
-    async def graph_held(self) -> AsyncIterator[graphs.Graph]:
+    async def graph_held(self) -> AsyncIterator[Graph]:
         """The graph, up to the journal, for a use of its own (a move's history); holder
         only."""
         async with self._holder.held() as replayer:
@@ -269,7 +270,7 @@ async def open_dual(config: Config, *, embedder: AnyEmbedder | None = None) -> D
     chosen = embedder or embedder_for(config)
     llm = llm_for(config)  # the holder enriches in the background
 
-    async def open_graph() -> graphs.Graph:
+    async def open_graph() -> Graph:
         return await graphs.open_graph(config, embedder=chosen, llm=llm)
 
     # The position a server's graph was brought up to is noted beside this home's copy of its

@@ -3,62 +3,23 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
-from backends.protocol import MemoryBackend, Position
+from backends.graph.protocol import Graph
+from backends.protocol import Position
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
-    from collections.abc import Collection, Iterable, Sequence
-
     from backends.graph.embedder import AnyEmbedder
-    from backends.graph.history import Enrichment, KeptFact
-
-
-class Graph(MemoryBackend, Protocol):
-    """The graph layer as the dual store and the migrator use it, embedded or on a server."""
-
-    @property
-    def shared(self) -> bool:
-        """True when many processes and homes write it at once (a server): it is then not
-        derived from one journal, and holds memories the journal does not."""
-
-    async def applied(self, epoch: str | None = None) -> Position | None:
-        """the position of journal ``epoch`` it was last brought up to, or None"""
-
-    async def record_applied(self, position: Position) -> None: ...
-
-    async def retired_facts(self, episodes: Collection[str] | None = None) -> list[KeptFact]:
-        """the facts rewrites retired, kept as history (the journal does not hold them): of
-        ``episodes`` only, when given"""
-
-    async def keep_history(self, facts: Sequence[KeptFact]) -> int:
-        """write another graph's retired facts this one lacks; returns how many it wrote"""
-
-    async def enriched(self) -> dict[str, str]:
-        """episode id -> the digest of the content graphiti's LLM extraction last ran on"""
-
-    async def enrichments(self, keys: Iterable[str]) -> list[Enrichment]:
-        """what that extraction added to these memories (those held at that content)"""
-
-    async def keep_enrichments(self, found: Sequence[Enrichment]) -> int:
-        """write back enrichments of memories held at their content; returns how many"""
-
-    async def build_graphiti_indexes(self) -> None:
-        """build graphiti's own full-text indexes and keep them from then on"""
-
-    async def refresh_graphiti_indexes(self) -> None:
-        """rebuild graphiti's full-text indexes if a write has left them stale"""
 
 
 def follows_a_journal(followed: Position | None) -> bool:
     """Whether a graph that recorded ``followed`` holds only what a journal gave it (not
     written alone since: ``GraphBackend.mark_written_alone``)."""
-    from backends.graph.store import WRITTEN_ALONE  # only a holder of the graph asks
+    from backends.graph.kuzu.store import WRITTEN_ALONE  # only a holder of the graph asks
 
     return followed is not None and followed.epoch != WRITTEN_ALONE
 
@@ -70,7 +31,7 @@ async def open_graph(config: Config, *, read_only: bool = False,
     decides what a client may do. ``llm`` (graphiti's ``LLMClient``) enriches the graph's
     free-text memories in the background."""
     if config.graph_url is not None:
-        from backends.graph.falkor import FalkorBackend
+        from backends.graph.falkor.backend import FalkorBackend
 
         return await FalkorBackend.open(config.graph_url, max_body_bytes=config.max_body_bytes,
                                         embedder=embedder, index_folder=index_folder(config),

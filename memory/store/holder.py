@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends.errors import BackendUnavailable, DualmemError, GraphEmptied
+from backends.graph.protocol import Graph
 from fallback import FileBackend
-from memory.store import graphs
 from memory.store.kept_facts import KeptFacts
 from memory.store.outage import Outage
 from memory.store.replayer import INLINE_GAP, Replayer
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GraphOpener = Callable[[], Awaitable[graphs.Graph]]
+GraphOpener = Callable[[], Awaitable[Graph]]
 """Opens the graph layer or raises ``BackendUnavailable`` with the reason."""
 
 RETRY_FIRST = 0.2
@@ -118,7 +118,7 @@ class Holder:
                 raise BackendUnavailable("graph", self.why)
             yield self.replayer
 
-    async def catch_up_now(self, *, read: bool = False) -> graphs.Graph | None:
+    async def catch_up_now(self, *, read: bool = False) -> Graph | None:
         """Bring a current graph up to the journal now; the graph, or None when it cannot
         (not held, not caught up, failing: the journal answers). A ``read`` leaves a large gap
         to the background (it is served from the files meanwhile)."""
@@ -186,7 +186,7 @@ class Holder:
     async def _try_graph(self) -> None:
         import asyncio
 
-        from backends.graph import salvage  # a one-shot store never tries the graph
+        from backends.graph.kuzu import salvage  # a one-shot store never tries the graph
 
         seen = salvage.identity(self._graph_dir)
         try:

@@ -15,7 +15,7 @@ from memory.store import kept_log
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
     from backends.graph.history import KeptFact
-    from memory.store.graphs import Graph
+    from backends.graph.protocol import Graph
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,12 @@ from typing import Any
 
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph.history import HistoryReport, KeptFact, compare
+from backends.graph.protocol import Graph
 from fallback import FileBackend
 from memory.importers import ImportReport, import_specs
 from memory.store import graphs
 from memory.store.config import Config
-from memory.store.graphs import Graph, open_graph, stream
+from memory.store.graphs import open_graph, stream
 from memory.store.layers import Verdict
 from memory.store.project import planned_project_id, project_id
 from memory.store.replayer import preview_replay

@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from backends.errors import MigrationError
-from backends.graph import engines
 from backends.graph.history import KeptFact, dump_history
+from backends.graph.kuzu import engines
 from memory.store import graphs
 from memory.store.config import Config
 from memory.store.migration import migrate_home

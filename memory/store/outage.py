@@ -21,7 +21,7 @@ from backends.model import Episode
 from backends.protocol import MemoryBackend
 
 if TYPE_CHECKING:
-    from memory.store.graphs import Graph
+    from backends.graph.protocol import Graph
 
 T = TypeVar("T")
 

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import orjson
 
 from backends.errors import FileRefused, MigrationError
+from backends.graph.protocol import Graph
 from backends.model import Episode
 from backends.protocol import Position
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular
@@ -68,7 +69,7 @@ class Replayer:
     """Keeps ``graph`` equal to the journal ``files``; the position it has reached is noted in
     the graph and in ``graph_dir`` (for other processes' status)."""
 
-    def __init__(self, files: FileBackend, graph: graphs.Graph, graph_dir: Path,
+    def __init__(self, files: FileBackend, graph: Graph, graph_dir: Path,
                  kept: KeptFacts) -> None:
         self.files = files
         self.graph = graph

@@ -28,8 +28,10 @@ import orjson
 from backends.errors import BackendUnavailable, FileRefused, StoreCorrupt
 from backends.flock import flocked
 from backends.graph.address import ServerAddress
-from backends.graph.falkor_rows import COLUMNS, OURS, episode_of
-from backends.graph.falkor_wire import WireClient
+from backends.graph.falkor.queries import COLUMNS
+from backends.graph.falkor.rows import episode_of
+from backends.graph.falkor.wire import WireClient
+from backends.graph.stored import OURS
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Position, upsert_all
 from backends.safe_files import open_for_write, read_regular

@@ -18,7 +18,8 @@ import pytest
 from faults.children import HERE, child_env
 
 from backends.errors import BackendUnavailable
-from backends.graph import GraphBackend, salvage
+from backends.graph import GraphBackend
+from backends.graph.kuzu import salvage
 from backends.model import Episode
 from backends.protocol import Position
 from fallback import FileBackend

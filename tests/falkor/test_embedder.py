@@ -12,7 +12,7 @@ from falkor_server import address_for
 
 from backends.errors import BackendUnavailable
 from backends.graph.embedder import HashingEmbedder
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 
 
 async def test_another_embedder_is_refused(tmp_path: Path) -> None:

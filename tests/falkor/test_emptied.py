@@ -15,7 +15,7 @@ from falkor_server import FalkorServer, address_for
 
 from backends.errors import GraphEmptied
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from backends.model import Episode
 from backends.protocol import Position
 from memory.store.dual import DualBackend

@@ -16,9 +16,10 @@ import pytest
 from falkor_server import FalkorServer, address_for
 
 from backends.errors import ProviderFailed, WriteFailed
-from backends.graph import GraphBackend, engines, remote
+from backends.graph import GraphBackend, remote
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
+from backends.graph.kuzu import engines
 from backends.search.entities import entity_uuid
 from memory.cli import main
 from memory.store.dual import DualBackend
@@ -159,12 +160,12 @@ async def test_the_lease_is_one_process_s_at_a_time(tmp_path: Path) -> None:
     """Claimed at once by two processes, each time on a new graph, it is won once each time (a
     Cypher MERGE was won by both about one time in five); its holder may claim it again (a
     claim cut short leaves it set), and it is free once given back."""
-    from backends.graph.falkor_enrich import FalkorPlace
+    from backends.graph.falkor.enrich import FalkorPlace
 
     for n in range(20):
         address = address_for(tmp_path / str(n))
         both = [await FalkorBackend.open(address) for _ in range(2)]
-        places = [FalkorPlace(graph) for graph in both]
+        places = [FalkorPlace(graph.connection, graph.mirror, graph.kept) for graph in both]
         try:
             won = await asyncio.gather(*(place.claim(NOTE) for place in places))
             assert sorted(won) == [False, True]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from falkor_server import address_for
 
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from tests.graph.test_history import history_of_some_memories, retired_again
 
 

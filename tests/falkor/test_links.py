@@ -7,7 +7,7 @@ from pathlib import Path
 
 from falkor_server import address_for
 
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from backends.model import Episode
 from memory import Adr, record_adr, supersede_adr
 
@@ -43,7 +43,7 @@ async def test_another_connection_sees_entities_facts_and_deletes(tmp_path: Path
         assert await writer.delete(written.id)
         assert await reader.search("invoice", group_ids=[PROJECT]) == []
         assert await reader.get(written.id) is None
-        rows = await reader._run("MATCH (n:Entity {name: 'src/billing/invoice.py'}) "
+        rows = await reader.connection.run("MATCH (n:Entity {name: 'src/billing/invoice.py'}) "
                                  "RETURN count(n) AS n")
         assert rows[0]["n"] == 0  # the entity went with the last memory naming it
     finally:
@@ -58,7 +58,7 @@ async def test_a_rewrite_retires_the_facts_it_no_longer_states(tmp_path: Path) -
                                              decision="`CacheLayer` governs `PriceService`"))
         await record_adr(graph, PROJECT, Adr(adr_id="ADR-1", title="Cache",
                                              decision="`CacheLayer` governs `StockService`"))
-        facts = await graph._run(
+        facts = await graph.connection.run(
             "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.name = 'GOVERNS' "
             "RETURN b.name AS target, r.invalid_at AS invalid_at")
         by_target = {row["target"]: row["invalid_at"] for row in facts}

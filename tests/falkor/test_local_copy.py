@@ -16,7 +16,8 @@ import pytest
 from falkor_server import address_for
 
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
+from backends.graph.falkor.connection import Connection
 from backends.model import Episode
 
 QUERIES = ["parser", "cache budget", "retry", "note 3", "rewritten"]
@@ -33,13 +34,13 @@ def note(n: int, body: str = "") -> Episode:
 def queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every query the FalkorDB layer sends from here on."""
     sent: list[str] = []
-    run = FalkorBackend._run
+    run = Connection.run
 
-    async def spy(self: FalkorBackend, query: str, **params: Any) -> list[dict[str, Any]]:
+    async def spy(self: Connection, query: str, **params: Any) -> list[dict[str, Any]]:
         sent.append(query)
         return await run(self, query, **params)
 
-    monkeypatch.setattr(FalkorBackend, "_run", spy)
+    monkeypatch.setattr(Connection, "run", spy)
     return sent
 
 
@@ -126,7 +127,8 @@ _HOLDER = """
 import asyncio, sys, time
 from pathlib import Path
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
+from backends.graph.falkor.connection import Connection
 from backends.model import Episode
 async def main():
     store = await FalkorBackend.open(ServerAddress(sys.argv[1], socket=sys.argv[2]),

@@ -12,7 +12,7 @@ import orjson
 from falkor_server import address_for
 
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from fallback import FileBackend
 
 CHILD = str(Path(__file__).with_name("writer_child.py"))

@@ -17,8 +17,8 @@ import orjson
 import pytest
 from falkor_server import address_for
 
-from backends.graph import engines
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from memory import Adr, record_adr, supersede_adr
 from memory.cli import main
@@ -103,13 +103,13 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
         server = await FalkorBackend.open(address)
         try:
             found = [episode async for episode in server.scan()]
-            rows = await server._run(
+            rows = await server.connection.run(
                 "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) "
                 "RETURN e.uuid AS e, n.uuid AS n, n.name AS name")
-            facts = await server._run(
+            facts = await server.connection.run(
                 "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) RETURN r.uuid AS f, a.uuid AS a,"
                 " b.uuid AS b, r.fact AS fact, r.valid_at AS valid, r.invalid_at AS invalid")
-            history = await server._run(
+            history = await server.connection.run(
                 "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL"
                 " MATCH (e:Episodic {uuid: r.episodes[0]}) WHERE r.uuid IN e.entity_edges"
                 " RETURN r.uuid AS f, e.uuid AS e, a.uuid AS a, b.uuid AS b, r.fact AS fact,"
@@ -231,7 +231,7 @@ def test_retired_facts_that_are_not_ours_are_refused(
 LADYBUG_READER = """
 import asyncio, sys, orjson
 from backends.graph import GraphBackend
-from backends.graph.database import Session
+from backends.graph.kuzu.database import Session
 async def main(folder):
     graph = await GraphBackend.open(folder, engine="ladybug")
     episodes = [e.model_dump(mode="json") async for e in graph.scan()]

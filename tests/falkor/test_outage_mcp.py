@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from plugin.processes import REPO, call, dualmem
 
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 
 DEADLINE = 120.0  # a bound on waiting for the background replay under load, not a timing claim
 

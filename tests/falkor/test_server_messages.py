@@ -15,7 +15,7 @@ from plugin.processes import dualmem
 
 from backends.errors import ServerUnreachable
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from backends.model import Episode
 
 

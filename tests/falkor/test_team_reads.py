@@ -94,7 +94,7 @@ def test_a_server_that_does_not_answer_leaves_the_journal_saying_why(tmp_path: P
 def test_the_wire_client_passes_any_text_as_a_parameter(tmp_path: Path) -> None:
     import falkordb
 
-    from backends.graph.falkor_wire import WireClient
+    from backends.graph.falkor.wire import WireClient
 
     hostile = 'a"b\\c\'d}) MATCH (n) DETACH DELETE n //\u00e9'
     address = address_for(tmp_path)

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters
 from plugin.processes import REPO, call, dualmem
 
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from backends.model import Episode
 from memory.store.project import project_id
 from memory.store.selection import open_memory

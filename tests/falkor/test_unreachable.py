@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from falkor_server import FalkorServer
+from falkor_server import FalkorServer, address_for
 
 from backends.errors import ServerUnreachable
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
 from backends.model import Episode
 from memory.cli import main
 from memory.store.dual import DualBackend
@@ -76,3 +77,12 @@ async def test_auto_keeps_writing_and_replays_when_the_server_returns(tmp_path: 
         finally:
             await store.aclose()
             server.stop()
+
+
+async def test_a_refused_password_is_named_as_refused(tmp_path: Path) -> None:
+    # The run's server has no password: it refuses one (redis names it by type, not text).
+    address = replace(address_for(tmp_path), password="hunter2")
+    with pytest.raises(ServerUnreachable) as raised:
+        await FalkorBackend.open(address)
+    assert raised.value.detail.startswith(f"{address}: refused: ")
+    assert "hunter2" not in str(raised.value)

@@ -31,7 +31,7 @@ def file_size_limit(home: Path, layer: str, rng: random.Random) -> int:
     """A limit some writes of this round fit under and others do not."""
     if layer == "file":
         return rng.choice([16_000, 100_000, 500_000])
-    # The graph keeps room for its files to double (backends/graph/space.py).
+    # The graph keeps room for its files to double (backends/graph/kuzu/space.py).
     largest = max((p.stat().st_size for p in (home / "graph").glob("*")), default=0)
     return 2 * max(largest, 2 * MiB) + rng.randrange(16 * MiB)
 

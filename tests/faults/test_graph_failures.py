@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from backends.errors import WriteFailed
-from backends.graph import GraphBackend, rows
+from backends.graph import GraphBackend, stored
 from backends.graph.embedder import embed
+from backends.graph.kuzu import rows
 from backends.model import Episode
 from backends.search.ranking import search_text
 
@@ -32,7 +33,7 @@ async def test_a_batch_that_failed_half_written_can_be_written_again(tmp_path: P
         early = episodes[:10]
         vectors = await embed(core.embedder, [search_text(e) for e in early])
         # Rows the graph does not know it holds, as a COPY that failed half-way leaves them:
-        left = [rows.EpisodeWrite(e, rows.encode(v))
+        left = [rows.EpisodeWrite(e, stored.encode(v))
                 for e, v in zip(early, vectors, strict=True)]
         await core.db.run(partial(rows.copy_episodes, writes=left, directory=core.directory))
 

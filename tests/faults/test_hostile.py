@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends.errors import DualmemError, InvalidEpisode
-from backends.graph import rows
+from backends.graph.kuzu import rows
 from backends.model import DEFAULT_MAX_BODY_BYTES, MAX_NAME_CHARS, Episode
 from backends.protocol import MemoryBackend, upsert_all
 from faults.harness import ITERATIONS, LAYERS, record

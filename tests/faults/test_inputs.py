@@ -16,7 +16,8 @@ import pytest
 from every_layer import layer, store  # noqa: F401  (fixtures)
 
 from backends.errors import InvalidEpisode
-from backends.graph import GraphBackend, rows
+from backends.graph import GraphBackend
+from backends.graph.kuzu import rows
 from backends.model import Episode, stable_id
 from backends.protocol import MemoryBackend
 from fallback import FileBackend

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
-from backends.graph.rows import COPY_MIN
+from backends.graph.kuzu.rows import COPY_MIN
 from backends.model import Episode, stable_id
 
 GROUPS = ("faults-a", "faults-b")

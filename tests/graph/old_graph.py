@@ -13,10 +13,11 @@ from typing import Any
 
 import kuzu
 
-from backends.graph import engines
-from backends.graph.database import GraphDatabase
 from backends.graph.embedder import HashingEmbedder
-from backends.graph.rows import CREATE_EPISODE, CREATE_MENTION, PUT_META, encode
+from backends.graph.kuzu import engines
+from backends.graph.kuzu.database import GraphDatabase
+from backends.graph.kuzu.queries import CREATE_EPISODE, CREATE_MENTION, PUT_META
+from backends.graph.stored import encode
 from backends.model import Episode
 from backends.search.entities import LABELS, MAX_DEPTH, MAX_ENTITIES, MAX_NAME_CHARS
 from backends.search.ranking import search_text

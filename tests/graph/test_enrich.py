@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from backends.errors import ProviderFailed
-from backends.graph import GraphBackend, engines, remote
+from backends.graph import GraphBackend, remote
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from backends.search.entities import entity_uuid
 from memory import open_memory

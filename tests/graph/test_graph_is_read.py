@@ -8,7 +8,8 @@ from pathlib import Path
 import kuzu
 from coding_corpus import GROUP, Question, project
 
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
+from backends.graph.kuzu import engines
 from memory.context import Task, build_context
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from coding_corpus import project
 
-from backends.graph import GraphBackend, engines
-from backends.graph.database import FRESH, GRAPHITI_INDEXES, STALE
+from backends.graph import GraphBackend
+from backends.graph.kuzu import engines
+from backends.graph.kuzu.database import FRESH, GRAPHITI_INDEXES, STALE
 from backends.model import Episode
 from bench.file_layer import synthetic
 from memory import open_memory

@@ -13,9 +13,10 @@ import pytest
 from falkor_server import fresh_graph
 
 from backends.errors import BackendUnavailable
-from backends.graph import GraphBackend, HashingEmbedder, engines
+from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.address import ServerAddress
-from backends.graph.falkor import FalkorBackend
+from backends.graph.falkor.backend import FalkorBackend
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from memory import Adr, record_adr, supersede_adr
 
@@ -66,7 +67,7 @@ def full_text(where: Path | ServerAddress) -> bool:
 @pytest.fixture
 async def driver(written: Path | ServerAddress) -> AsyncIterator[Any]:
     """graphiti's own driver on what dualmem wrote: its Kùzu driver (on LadybugDB through the
-    bridge in backends/graph/engines.py) or its FalkorDB driver."""
+    bridge in backends/graph/kuzu/engines.py) or its FalkorDB driver."""
     if isinstance(written, ServerAddress):
         from falkordb.asyncio import FalkorDB
         from graphiti_core.driver.falkordb_driver import FalkorDriver

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from backends.graph import GraphBackend
 from backends.graph.history import KeptFact, compare, digest, dump_history, load_history
+from backends.graph.protocol import Graph
 from backends.model import Episode
 from backends.search.entities import Entity
-from memory.store.graphs import Graph
 
 T0 = datetime(2024, 5, 1, 8, 0, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.graph import index as graph_index
+from backends.graph import indexed as graph_index
 from backends.graph.index import Entry, EpisodeIndex
 from backends.model import Episode
 

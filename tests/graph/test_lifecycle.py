@@ -14,8 +14,9 @@ import orjson
 import pytest
 
 from backends.errors import BackendUnavailable, StoreCorrupt
-from backends.graph import GraphBackend, HashingEmbedder, engines
+from backends.graph import GraphBackend, HashingEmbedder
 from backends.graph.index import FILE as INDEX_FILE
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from memory.cli import main
 from memory.store.config import Config
@@ -24,7 +25,7 @@ from memory.store.selection import open_backend
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
-RUN_ENGINE = f"from backends.graph import engines; engines.default = {engines.default!r}\n"
+RUN_ENGINE = f"from backends.graph.kuzu import engines; engines.default = {engines.default!r}\n"
 NOTE = Episode.create(group_id="proj", kind="gotcha", name="Locks", body="one writer per database")
 
 

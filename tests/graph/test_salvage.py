@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
+from backends.graph.kuzu import engines
 from tests.migrate.migrate_helpers import make_episodes
 
 FIXTURE = Path(__file__).with_name("fixtures") / "lost-keys.tar.gz"  # make_lost_keys.py

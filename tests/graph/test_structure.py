@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from backends.graph import GraphBackend, engines
+from backends.graph import GraphBackend
+from backends.graph.kuzu import engines
 from backends.model import Episode
 from backends.search.entities import Entity, entity_uuid, extract
 from tests.graph.old_graph import reading

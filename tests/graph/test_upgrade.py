@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from coding_corpus import GROUP, project
 
-from backends.graph import GraphBackend, upgrade
-from backends.graph.database import SCHEMA_VERSION
+from backends.graph import GraphBackend
+from backends.graph.kuzu import upgrade
+from backends.graph.kuzu.database import SCHEMA_VERSION
 from backends.model import Episode
 from memory import open_memory
 from memory.store.config import Config

@@ -34,9 +34,10 @@ from typing import Any
 
 from backends.errors import WriteFailed
 from backends.flock import flocked
-from backends.graph import engines
 from backends.graph.address import Engine
+from backends.graph.kuzu import engines, queries
 
+# Kùzu's RuntimeError names the key only in its text (it has no error types or codes).
 _DUPLICATE = re.compile(r"Found duplicated primary key value (.+?), which violates")
 DAMAGED_SUFFIX = ".damaged-"
 KEYED_TABLES = ("Episodic", "Entity", "RelatesToNode_")
@@ -52,8 +53,7 @@ def duplicated_key(exc: BaseException) -> str | None:
 def has_row(session: Any, key: str) -> bool:
     """Whether any keyed table has a committed row with ``key``. A scan: a lookup by key goes
     through the damaged index, which can answer with a row that was never committed."""
-    return any(session.rows(f"MATCH (n:{table}) WHERE concat(n.uuid, '') = $key "
-                            "RETURN count(*)", key=key)[0][0]
+    return any(session.rows(queries.ROWS_OF_KEY.format(table=table), key=key)[0][0]
                for table in KEYED_TABLES)
 
 

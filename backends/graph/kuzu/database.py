@@ -3,7 +3,7 @@ ours), graphiti's schema plus our columns, the meta table, and a close that cann
 
 Kùzu allows one read-write process per database, and within a process a second
 ``kuzu.Database`` on the same path takes no lock of its own and drops the process's lock when it
-is closed: never build two for one path (``store.py`` keeps a registry). All calls run on one
+is closed: never build two for one path (``core.py`` keeps a registry). All calls run on one
 worker thread with one connection: Kùzu fails concurrent writes, and a connection is not meant
 to be shared between threads.
 """
@@ -31,9 +31,9 @@ from backends.errors import (
     WriteFailed,
     out_of_resources,
 )
-from backends.graph import engines, salvage, space
 from backends.graph.address import DEFAULT_ENGINE, Engine
 from backends.graph.graphiti_import import import_graphiti
+from backends.graph.kuzu import engines, queries, salvage, space
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular, refuse_links_in
 
 LAYER = "graph"
@@ -73,7 +73,6 @@ _NOT_WRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _EXHAUSTED_SAYS = ("Buffer manager exception", "Mmap for size", "bad_alloc",
                    "Cannot allocate memory", "Too many open files", "File too large",
                    "out of memory", "Out of memory")
-_META_TABLE = "CREATE NODE TABLE IF NOT EXISTS DualmemMeta(key STRING PRIMARY KEY, value STRING)"
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -249,7 +248,7 @@ def _connect(directory: Path, *, read_only: bool,
     try:
         meta = _ensure_schema(session)
         if rewritten_without_indexes:
-            session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=STALE)
+            session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=STALE)
             meta[GRAPHITI_INDEXES] = STALE
     except BackendUnavailable:
         _disconnect(session, database, owner_file)
@@ -267,7 +266,7 @@ def _connect(directory: Path, *, read_only: bool,
 def _rewrite(file: Path, engine: Engine) -> bool:
     """A database whose last checkpoint was cut short, rewritten from its rows (salvage.py);
     when it cannot be (no room), opened as it is: a write that meets a damaged key still
-    rewrites it (store.py). Returns whether graphiti's full-text indexes are to be rebuilt."""
+    rewrites it (core.py). Returns whether graphiti's full-text indexes are to be rebuilt."""
     try:
         space.ensure_room(file.parent, payload=2 * file.stat().st_size)
         aside, dropped = salvage.rewrite(file, engine)
@@ -325,6 +324,8 @@ def _open_error(file: Path, exc: BaseException, engine: Engine) -> BackendUnavai
     if isinstance(exc, OSError):
         reason = READ_ONLY if exc.errno in _NOT_WRITABLE else "unreadable"
         return BackendUnavailable(LAYER, reason, message)
+    # Kùzu and LadybugDB raise RuntimeError for every failure, with no code or errno: the
+    # message is all they give (here and below).
     if "Could not set lock" in message:
         owner = owner_pid(file.parent)
         return BackendUnavailable(
@@ -377,10 +378,9 @@ def owner_pid(directory: Path) -> int | None:
 
 def _ensure_schema(session: Session) -> dict[str, str]:
     """graphiti's tables on first open (its DDL, imported only then), our columns and meta."""
-    tables = {row[0] for row in session.rows("CALL show_tables() RETURN name")}
+    tables = {row[0] for row in session.rows(queries.TABLES)}
     if "DualmemMeta" in tables:
-        meta = {key: value for key, value in session.rows(
-            "MATCH (m:DualmemMeta) RETURN m.key, m.value")}
+        meta = {key: value for key, value in session.rows(queries.META)}
         if int(meta.get("schema_version", "0")) > SCHEMA_VERSION:
             raise BackendUnavailable(LAYER, "unsupported schema",
                                      f"version {meta['schema_version']}; upgrade dualmem")
@@ -389,10 +389,9 @@ def _ensure_schema(session: Session) -> dict[str, str]:
     # is finished by the next open.
     session.script(_graphiti_schema())
     for column in _EPISODIC_EXTRA:
-        session.script(f"ALTER TABLE Episodic ADD IF NOT EXISTS {column}")
-    session.script(_META_TABLE)
-    session.rows("CREATE (:DualmemMeta {key: 'schema_version', value: $v})",
-                 v=str(SCHEMA_VERSION))
+        session.script(queries.ADD_EPISODIC_COLUMN.format(column=column))
+    session.script(queries.META_TABLE)
+    session.rows(queries.CREATE_SCHEMA_VERSION, v=str(SCHEMA_VERSION))
     return {"schema_version": str(SCHEMA_VERSION)}
 
 
@@ -410,7 +409,6 @@ GRAPHITI_INDEXES = "graphiti_indexes"
 """meta key: absent (never asked for), ``FRESH`` (they hold every row) or ``STALE`` (dropped
 by a write since, due to be rebuilt)"""
 FRESH, STALE = "fresh", "stale"
-_PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
 
 
 def build_graphiti_indexes(session: Session) -> None:
@@ -418,8 +416,8 @@ def build_graphiti_indexes(session: Session) -> None:
     drop_graphiti_indexes(session, state=None)
     for table, name, columns in GRAPHITI_FTS:
         fields = ", ".join(f"'{column}'" for column in columns)
-        session.script(f"CALL CREATE_FTS_INDEX('{table}', '{name}', [{fields}])")
-    session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=FRESH)
+        session.script(queries.CREATE_FTS_INDEX.format(table=table, name=name, fields=fields))
+    session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=FRESH)
 
 
 def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
@@ -427,13 +425,13 @@ def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
     loses documents under MERGE, SET and DELETE (measured: 400 deletes of 4000 rows lost 730
     documents), and maintaining it triples the cost of a rewrite: a write drops them (graphiti's
     search then fails, saying so, instead of missing rows), and they are rebuilt once the
-    writing is done (store.py)."""
-    existing = {row[1] for row in session.rows("CALL show_indexes() RETURN *")}
+    writing is done (core.py)."""
+    existing = {row[1] for row in session.rows(queries.INDEXES)}
     for table, name, _ in GRAPHITI_FTS:
         if name in existing:
-            session.script(f"CALL DROP_FTS_INDEX('{table}', '{name}')")
+            session.script(queries.DROP_FTS_INDEX.format(table=table, name=name))
     if state is not None:
-        session.rows(_PUT_META, key=GRAPHITI_INDEXES, value=state)
+        session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=state)
 
 
 def _graphiti_schema() -> str:

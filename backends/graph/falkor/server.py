@@ -23,7 +23,7 @@ CONNECT_TIMEOUT = 5.0
 
 
 async def connect(address: ServerAddress) -> Any:
-    """graphiti's ``FalkorDriver`` (as ``falkor_driver.OneGraphDriver``) on ``address``'s
+    """graphiti's ``FalkorDriver`` (as ``driver.OneGraphDriver``) on ``address``'s
     graph, the server known to answer and to speak FalkorDB; its indexes (graphiti's range and
     full-text ones) are built before it is returned. The caller closes it with
     ``await driver.close()``."""
@@ -41,6 +41,8 @@ async def connect(address: ServerAddress) -> Any:
         await client.connection.execute_command("GRAPH.LIST")
     except Exception as exc:
         await client.connection.aclose()
+        # A server without the graph module answers with the generic error code (ERR): its
+        # text is all redis gives to tell an unknown command from another failure.
         if "unknown command" in str(exc).lower():
             raise BackendUnavailable(LAYER, "not a FalkorDB server",
                                      f"{address}: the graph module is not loaded") from exc
@@ -57,16 +59,19 @@ async def connect(address: ServerAddress) -> Any:
 
 
 def translate(address: ServerAddress, exc: BaseException) -> BackendUnavailable:
-    """Our error for a failure of the server or of the connection to it."""
+    """Our error for a failure of the server or of the connection to it, by the type redis
+    gives each error code (``WRONGPASS``, ``NOAUTH``, ``NOPERM``, ...)."""
     import redis.exceptions
 
+    # Before the connection errors: redis's AuthenticationError is one of them.
+    if isinstance(exc, redis.exceptions.AuthenticationError
+                  | redis.exceptions.AuthenticationWrongNumberOfArgsError
+                  | redis.exceptions.NoPermissionError):
+        return ServerUnreachable(str(address), f"refused: {exc}")
     if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
                   | OSError):
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return ServerUnreachable(str(address), detail)
-    if isinstance(exc, redis.exceptions.AuthenticationError | redis.exceptions.ResponseError) \
-            and ("auth" in str(exc).lower() or "password" in str(exc).lower()):
-        return ServerUnreachable(str(address), f"refused: {exc}")
     return BackendUnavailable(LAYER, "server error", f"{address}: {exc}")
 
 
@@ -76,7 +81,7 @@ def _import() -> tuple[Any, Any]:
     queries = logging.getLogger(QUERY_LOG)
     if queries.level == logging.NOTSET:  # not chosen by the user
         queries.setLevel(logging.CRITICAL)
-    driver = import_graphiti("backends.graph.falkor_driver", INSTALL_HINT)
+    driver = import_graphiti("backends.graph.falkor.driver", INSTALL_HINT)
     import falkordb.asyncio  # graphiti's driver imported it: it is there
 
     return falkordb.asyncio, driver.OneGraphDriver

@@ -15,7 +15,6 @@ on Episodic is ``reembed``'s.
 
 from __future__ import annotations
 
-import base64
 import csv
 import tempfile
 from collections.abc import Collection, Sequence
@@ -24,147 +23,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-import numpy as np
-
-from backends.graph.database import COPY_FILE_PREFIX, Session
-from backends.graph.embedder import Vectors
 from backends.graph.history import Enrichment, KeptFact
+from backends.graph.kuzu import queries
+from backends.graph.kuzu.database import COPY_FILE_PREFIX, Session
+from backends.graph.stored import filters
 from backends.model import Episode, now
 from backends.search.entities import Entity, Extraction
 
-_COLUMNS = (
-    "e.uuid, e.group_id, e.kind, e.name, e.content, e.source_description, "
-    "e.created_at, e.valid_at, e.valid_at_set, e.invalid_at"
-)
-# graphiti's own Episodic rows (if its LLM extraction ever runs here) have no kind: not ours.
-_OURS = "e.kind IS NOT NULL"
-_BY_KEY = f"MATCH (e:Episodic {{uuid: $key}}) WHERE {_OURS} RETURN {_COLUMNS}"
-_BY_KEYS = f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {_OURS} RETURN {_COLUMNS}"
 LOOKUPS = 32
 COPY_MIN = 64  # below this, a COPY's fixed cost (a temporary file) is not worth it
-CREATE_EPISODE = (
-    "CREATE (:Episodic {uuid: $uuid, name: $name, group_id: $group_id, created_at: $created_at,"
-    " source: $source, source_description: $source_description, content: $content,"
-    " valid_at: $valid_at, entity_edges: $edges, kind: $kind, invalid_at: $invalid_at,"
-    " valid_at_set: $valid_at_set, embedding_f16: $embedding})"
-)
-MERGE_ENTITY = (
-    "MERGE (n:Entity {uuid: $uuid}) ON CREATE SET n.name = $name, n.group_id = $group_id,"
-    " n.labels = $labels, n.created_at = $created_at, n.summary = $summary,"
-    " n.attributes = '{}', n.name_embedding = $embedding"
-)
-SET_SUMMARY = "MATCH (n:Entity {uuid: $uuid}) WHERE n.summary <> $summary SET n.summary = $summary"
-CREATE_FACT = (
-    "MATCH (a:Entity {uuid: $source}), (b:Entity {uuid: $target})"
-    " CREATE (a)-[:RELATES_TO]->(:RelatesToNode_ {uuid: $uuid, group_id: $group_id,"
-    " created_at: $created_at, name: $name, fact: $fact, fact_embedding: $embedding,"
-    " episodes: [$episode], expired_at: $expired_at, valid_at: $valid_at,"
-    " invalid_at: $invalid_at, reference_time: $valid_at, attributes: '{}'})-[:RELATES_TO]->(b)"
-)
-RESTATE_FACT = (
-    "MATCH (f:RelatesToNode_ {uuid: $uuid}) SET f.fact = $fact, f.valid_at = $valid_at,"
-    " f.invalid_at = $invalid_at, f.expired_at = NULL"
-)
-# A fact its episode no longer states stopped being true then: kept as history, not erased.
-RETIRE_FACTS = (
-    "MATCH (f:RelatesToNode_) WHERE f.uuid IN $uuids AND f.invalid_at IS NULL"
-    " SET f.invalid_at = $at, f.expired_at = $at"
-)
-# A current fact another memory's extraction had contradicted (graphiti's, ``enrich.py``).
-RETIRE_KEPT = (
-    "MATCH (f:RelatesToNode_ {uuid: $uuid}) WHERE f.expired_at IS NULL"
-    " SET f.invalid_at = $invalid_at, f.expired_at = $expired_at RETURN f.uuid"
-)
-DELETE_FACTS = (
-    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " WHERE f.uuid IN $uuids DETACH DELETE f RETURN a.uuid, b.uuid"
-)
-# graphiti's own extraction (enrich.py) may leave a fact's valid_at unset, and saves an entity's
-# labels in any order (or "Entity" alone).
-FACT_COLUMNS = (
-    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " RETURN f.uuid, a.uuid, b.uuid, f.episodes[1], coalesce(f.valid_at, f.created_at),"
-    " f.invalid_at"
-)
-_LABEL = "coalesce(list_filter({0}.labels, x -> x <> 'Entity')[1], 'Entity')"
-# A fact with its ends (``_kept``), as the queries below return it first.
-_FACT_COLUMNS = (
-    "f.uuid, f.group_id, f.name, f.fact, f.created_at, coalesce(f.valid_at, f.created_at),"
-    f" f.invalid_at, a.uuid, {_LABEL.format('a')}, a.name, b.uuid, {_LABEL.format('b')}, b.name"
-)
-# The history a rewrite kept (write_episodes): what a move to another graph carries over.
-RETIRED_FACTS = (
-    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " WHERE f.expired_at IS NOT NULL{} RETURN " + _FACT_COLUMNS + ", f.episodes[1], f.expired_at"
-)
-# An episode's mentions and current facts, as enrich.py left them (graphiti's with ours).
-MENTIONS_OF = (
-    f"MATCH (:Episodic {{uuid: $uuid}})-[:MENTIONS]->(n:Entity) RETURN n.uuid,"
-    f" {_LABEL.format('n')}, n.name, coalesce(n.summary, '')"
-)
-MENTION_OF = "MATCH (:Episodic {uuid: $episode})-[r:MENTIONS]->(:Entity {uuid: $entity}) RETURN r"
-CURRENT_FACTS = (
-    "MATCH (a:Entity)-[:RELATES_TO]->(f:RelatesToNode_)-[:RELATES_TO]->(b:Entity)"
-    " WHERE f.uuid IN $uuids AND f.expired_at IS NULL RETURN " + _FACT_COLUMNS
-)
-ENRICHED_TABLE = (
-    "CREATE NODE TABLE IF NOT EXISTS DualmemEnriched(uuid STRING PRIMARY KEY, digest STRING)"
-)
-ENRICHED = "MATCH (d:DualmemEnriched) RETURN d.uuid, d.digest"
-RECORD_ENRICHED = "MERGE (d:DualmemEnriched {uuid: $uuid}) SET d.digest = $digest"
-MENTION_COLUMNS = (
-    "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE e.kind IS NOT NULL"
-    f" RETURN e.uuid, n.uuid, {_LABEL.format('n')}, n.name"
-)
-CREATE_MENTION = (
-    "MATCH (e:Episodic {uuid: $episode}), (n:Entity {uuid: $entity})"
-    " CREATE (e)-[:MENTIONS {uuid: $uuid, group_id: $group_id, created_at: $created_at}]->(n)"
-)
-MENTIONED = "MATCH (:Episodic {uuid: $uuid})-[:MENTIONS]->(n:Entity) RETURN n.uuid"
-EDGES_OF = "MATCH (e:Episodic {uuid: $uuid}) RETURN e.entity_edges"
-DELETE_EPISODE = "MATCH (e:Episodic {uuid: $uuid}) DETACH DELETE e"
-# Entities nothing mentions any more go with their last episode.
-DELETE_ORPHANS = (
-    "MATCH (n:Entity) WHERE n.uuid IN $uuids"
-    " AND NOT EXISTS { MATCH (n)<-[:MENTIONS]-(:Episodic) }"
-    " AND NOT EXISTS { MATCH (n)-[:RELATES_TO]-() } DELETE n"
-)
-# Upgrading a graph of an older schema (upgrade.py): its entities are dropped (their ids and
-# what is extracted changed), then every episode not written since is linked again, in batches.
-DROP_FACT_NODES = "MATCH (f:RelatesToNode_) DETACH DELETE f"
-DROP_ENTITIES = "MATCH (n:Entity) DETACH DELETE n"
-UNLINKED = (
-    f"MATCH (e:Episodic) WHERE {_OURS} AND e.uuid > $after"
-    " AND size(e.entity_edges) = 0 AND NOT EXISTS { MATCH (e)-[:MENTIONS]->(:Entity) }"
-    f" RETURN {_COLUMNS} ORDER BY e.uuid LIMIT $limit"
-)
-SET_EDGES = "MATCH (e:Episodic {uuid: $uuid}) SET e.entity_edges = $edges"
-DROP_META = "MATCH (m:DualmemMeta) WHERE m.key = $key DELETE m"
-ENTITY_NAMES = "MATCH (n:Entity) RETURN n.uuid, n.name"
-FACT_TEXTS = "MATCH (f:RelatesToNode_) RETURN f.uuid, f.fact"
-SET_NAME_EMBEDDING = "MATCH (n:Entity {uuid: $uuid}) SET n.name_embedding = $embedding"
-SET_FACT_EMBEDDING = "MATCH (f:RelatesToNode_ {uuid: $uuid}) SET f.fact_embedding = $embedding"
-SET_EMBEDDING = "MATCH (e:Episodic {uuid: $uuid}) SET e.embedding_f16 = $embedding"
-PUT_META = "MERGE (m:DualmemMeta {key: $key}) SET m.value = $value"
 
 
 def texts(session: Session, query: str) -> list[tuple[str, str]]:
-    """(uuid, text) rows of ``ENTITY_NAMES`` or ``FACT_TEXTS``."""
+    """(uuid, text) rows of ``queries.ENTITY_NAMES`` or ``queries.FACT_TEXTS``."""
     return [(key, text or "") for key, text in session.rows(query)]
-
-
-def encode(vector: Vectors) -> str:
-    return base64.b64encode(vector.astype("<f2").tobytes()).decode("ascii")
-
-
-def decode(text: str | None, dimension: int) -> Vectors | None:
-    """The stored vector, or None when it is missing or not of this dimension."""
-    if text is None:
-        return None
-    raw = base64.b64decode(text)
-    if len(raw) != 2 * dimension:
-        return None
-    return np.frombuffer(raw, dtype="<f2").astype(np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +68,11 @@ def write_episodes(session: Session, writes: Sequence[EpisodeWrite], stored: set
                 dropped.update(_delete(session, write.episode.id))
             kept = [f for f in old_facts if f not in {fact.uuid for fact in write.structure.facts}]
             if kept:
-                session.rows(RETIRE_FACTS, uuids=kept, at=_naive(at))
+                session.rows(queries.RETIRE_FACTS, uuids=kept, at=_naive(at))
                 retired[write.episode.id] = kept
             _create(session, write, set(old_facts), kept)
         if dropped:
-            session.rows(DELETE_ORPHANS, uuids=sorted(dropped))
+            session.rows(queries.DELETE_ORPHANS, uuids=sorted(dropped))
     return retired
 
 
@@ -228,8 +100,7 @@ def copy_episodes(session: Session, writes: Sequence[EpisodeWrite], directory: P
     try:
         with out:
             _write_csv(out, writes)
-        session.script(f"COPY Episodic FROM '{out.name}' "
-                       "(HEADER=false, PARALLEL=false, QUOTE='\"', ESCAPE='\"')")
+        session.script(queries.COPY_EPISODES.format(file=out.name))
     finally:
         Path(out.name).unlink(missing_ok=True)
 
@@ -259,20 +130,20 @@ def delete_episode(session: Session, key: str) -> None:
         facts = _edges(session, key)
         dropped = set(_delete(session, key))
         if facts:
-            for source, target in session.rows(DELETE_FACTS, uuids=facts):
+            for source, target in session.rows(queries.DELETE_FACTS, uuids=facts):
                 dropped.update((source, target))
         if dropped:
-            session.rows(DELETE_ORPHANS, uuids=sorted(dropped))
+            session.rows(queries.DELETE_ORPHANS, uuids=sorted(dropped))
 
 
 def _edges(session: Session, key: str) -> list[str]:
-    found = session.rows(EDGES_OF, uuid=key)
+    found = session.rows(queries.EDGES_OF, uuid=key)
     return list(found[0][0] or []) if found else []
 
 
 def _delete(session: Session, key: str) -> list[str]:
-    mentioned = [row[0] for row in session.rows(MENTIONED, uuid=key)]
-    session.rows(DELETE_EPISODE, uuid=key)
+    mentioned = [row[0] for row in session.rows(queries.MENTIONED, uuid=key)]
+    session.rows(queries.DELETE_EPISODE, uuid=key)
     return mentioned
 
 
@@ -280,7 +151,7 @@ def _create(session: Session, write: EpisodeWrite, existing: Collection[str] = (
             retired: Sequence[str] = ()) -> None:
     episode = write.episode
     session.rows(
-        CREATE_EPISODE,
+        queries.CREATE_EPISODE,
         uuid=episode.id,
         name=episode.name,
         group_id=episode.group_id,
@@ -304,22 +175,23 @@ def _link(session: Session, write: EpisodeWrite, existing: Collection[str] = ())
     episode = write.episode
     created_at = _naive(episode.created_at)
     for entity in write.structure.entities:
-        session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name,
+        session.rows(queries.MERGE_ENTITY, uuid=entity.uuid, name=entity.name,
                      group_id=episode.group_id, labels=["Entity", entity.label],
                      created_at=created_at, summary=entity.summary,
                      embedding=write.name_vectors.get(entity.uuid))
         if entity.summary:
-            session.rows(SET_SUMMARY, uuid=entity.uuid, summary=entity.summary)
-        session.rows(CREATE_MENTION, episode=episode.id, entity=entity.uuid,
+            session.rows(queries.SET_SUMMARY, uuid=entity.uuid, summary=entity.summary)
+        session.rows(queries.CREATE_MENTION, episode=episode.id, entity=entity.uuid,
                      uuid=f"{episode.id}:{entity.uuid}", group_id=episode.group_id,
                      created_at=created_at)
     for fact in write.structure.facts:
         times = {"valid_at": _naive(fact.valid_at),
                  "invalid_at": _naive(fact.invalid_at) if fact.invalid_at else None}
         if fact.uuid in existing:
-            session.rows(RESTATE_FACT, uuid=fact.uuid, fact=fact.fact, **times)
+            session.rows(queries.RESTATE_FACT, uuid=fact.uuid, fact=fact.fact, **times)
         else:
-            session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source, target=fact.target,
+            session.rows(queries.CREATE_FACT, uuid=fact.uuid, source=fact.source,
+                         target=fact.target,
                          group_id=episode.group_id, created_at=created_at, name=fact.name,
                          fact=fact.fact, embedding=write.name_vectors.get(fact.uuid),
                          episode=episode.id, expired_at=None, **times)
@@ -329,15 +201,15 @@ def retired_facts(session: Session, episodes: Collection[str] | None = None) -> 
     """The facts rewrites retired: of ``episodes`` only, when given (a write's worth of
     history, not all of it)."""
     if episodes is None:
-        found = session.rows(RETIRED_FACTS.format(""))
+        found = session.rows(queries.RETIRED_FACTS.format(""))
     else:
-        found = session.rows(RETIRED_FACTS.format(" AND f.episodes[1] IN $episodes"),
+        found = session.rows(queries.RETIRED_FACTS.format(" AND f.episodes[1] IN $episodes"),
                              episodes=list(episodes))
     return [_kept(row, episode=row[13], expired_at=aware(row[14])) for row in found]
 
 
 def _kept(row: Sequence[Any], episode: str, expired_at: datetime | None) -> KeptFact:
-    """A fact with its ends, from a row's first columns (``_FACT_COLUMNS``)."""
+    """A fact with its ends, from a row's first columns (``queries.FACT_WITH_ENDS``)."""
     (uuid, group, name, text, created, valid, invalid,
      a, a_label, a_name, b, b_label, b_name) = row[:13]
     return KeptFact(uuid=uuid, episode=episode, group_id=group, name=name, fact=text or "",
@@ -361,30 +233,30 @@ def _keep_fact(session: Session, fact: KeptFact, vectors: dict[str, list[float]]
                again: Collection[str] = ()) -> bool:
     """Write ``fact`` with its ends beside its episode, unless the episode is not here or
     already knows it (then retire it as kept if it is of ``again``); True when written."""
-    found = session.rows(EDGES_OF, uuid=fact.episode)
+    found = session.rows(queries.EDGES_OF, uuid=fact.episode)
     if not found:
         return False
     if fact.uuid in (edges := list(found[0][0] or [])):
         retired = fact.expired_at
         return retired is not None and fact.uuid in again and bool(session.rows(
-            RETIRE_KEPT, uuid=fact.uuid, invalid_at=_naive(fact.invalid_at or retired),
+            queries.RETIRE_KEPT, uuid=fact.uuid, invalid_at=_naive(fact.invalid_at or retired),
             expired_at=_naive(retired)))
     for entity in (fact.source, fact.target):
         _keep_entity(session, entity, fact.group_id, fact.created_at, vectors)
-    session.rows(CREATE_FACT, uuid=fact.uuid, source=fact.source.uuid,
+    session.rows(queries.CREATE_FACT, uuid=fact.uuid, source=fact.source.uuid,
                  target=fact.target.uuid, group_id=fact.group_id,
                  created_at=_naive(fact.created_at), name=fact.name, fact=fact.fact,
                  embedding=vectors.get(fact.uuid), episode=fact.episode,
                  valid_at=_naive(fact.valid_at),
                  invalid_at=_naive(fact.invalid_at) if fact.invalid_at else None,
                  expired_at=_naive(fact.expired_at) if fact.expired_at else None)
-    session.rows(SET_EDGES, uuid=fact.episode, edges=[*edges, fact.uuid])
+    session.rows(queries.SET_EDGES, uuid=fact.episode, edges=[*edges, fact.uuid])
     return True
 
 
 def _keep_entity(session: Session, entity: Entity, group_id: str, created_at: datetime,
                  vectors: dict[str, list[float]]) -> None:
-    session.rows(MERGE_ENTITY, uuid=entity.uuid, name=entity.name, group_id=group_id,
+    session.rows(queries.MERGE_ENTITY, uuid=entity.uuid, name=entity.name, group_id=group_id,
                  labels=list(dict.fromkeys(["Entity", entity.label])),
                  created_at=_naive(created_at), summary=entity.summary,
                  embedding=vectors.get(entity.uuid))
@@ -393,16 +265,16 @@ def _keep_entity(session: Session, entity: Entity, group_id: str, created_at: da
 def enriched(session: Session) -> dict[str, str]:
     """Episode id -> the digest of the content graphiti's extraction ran on (enrich.py); none
     before the record's table is made (by the first write of one)."""
-    tables = {row[0] for row in session.rows("CALL show_tables() RETURN name")}
-    return dict(session.rows(ENRICHED)) if "DualmemEnriched" in tables else {}
+    tables = {row[0] for row in session.rows(queries.TABLES)}
+    return dict(session.rows(queries.ENRICHED)) if "DualmemEnriched" in tables else {}
 
 
 def enrichment(session: Session, episode: str) -> tuple[list[Entity], list[KeptFact]]:
     """What ``episode`` mentions and the facts it states now (not those a rewrite retired)."""
-    mentions = [Entity(*row) for row in session.rows(MENTIONS_OF, uuid=episode)]
-    found = session.rows(EDGES_OF, uuid=episode)
+    mentions = [Entity(*row) for row in session.rows(queries.MENTIONS_OF, uuid=episode)]
+    found = session.rows(queries.EDGES_OF, uuid=episode)
     edges = list(found[0][0] or []) if found else []
-    facts = [_kept(row, episode, None) for row in session.rows(CURRENT_FACTS, uuids=edges)]
+    facts = [_kept(row, episode, None) for row in session.rows(queries.CURRENT_FACTS, uuids=edges)]
     return mentions, facts
 
 
@@ -410,31 +282,29 @@ def keep_enrichments(session: Session, found: Sequence[Enrichment],
                      vectors: dict[str, list[float]]) -> None:
     """Give each episode what graphiti's extraction linked it to, and record it as enriched
     at that digest, in one transaction (the caller checked each episode is here, at it)."""
-    session.script(ENRICHED_TABLE)
+    session.script(queries.ENRICHED_TABLE)
     at = now()
     with session.transaction():
         for item in found:
             for entity in item.mentions:
                 _keep_entity(session, entity, item.group_id, at, vectors)
-                if not session.rows(MENTION_OF, episode=item.episode, entity=entity.uuid):
-                    session.rows(CREATE_MENTION, episode=item.episode, entity=entity.uuid,
+                if not session.rows(queries.MENTION_OF, episode=item.episode, entity=entity.uuid):
+                    session.rows(queries.CREATE_MENTION, episode=item.episode, entity=entity.uuid,
                                  uuid=f"{item.episode}:{entity.uuid}", group_id=item.group_id,
                                  created_at=_naive(at))
             for fact in item.facts:
                 _keep_fact(session, fact, vectors)
-            session.rows(RECORD_ENRICHED, uuid=item.episode, digest=item.digest)
+            session.rows(queries.RECORD_ENRICHED, uuid=item.episode, digest=item.digest)
 
 
 def count_after(session: Session, after: str) -> int:
-    return int(session.rows(
-        f"MATCH (e:Episodic) WHERE {_OURS} AND e.uuid > $after RETURN count(e)", after=after
-    )[0][0])
+    return int(session.rows(queries.COUNT_AFTER, after=after)[0][0])
 
 
 def unlinked(session: Session, after: str, limit: int) -> list[Episode]:
     """Up to ``limit`` of our episodes past id ``after``, in id order, that hold no entity or
     fact: the rest of an upgrade's work (an episode written since is linked already)."""
-    return [_episode(row) for row in session.rows(UNLINKED, after=after, limit=limit)]
+    return [_episode(row) for row in session.rows(queries.UNLINKED, after=after, limit=limit)]
 
 
 def link_episodes(session: Session, writes: Sequence[EpisodeWrite],
@@ -445,19 +315,19 @@ def link_episodes(session: Session, writes: Sequence[EpisodeWrite],
         for write in writes:
             _link(session, write)
             if write.structure.facts:
-                session.rows(SET_EDGES, uuid=write.episode.id,
+                session.rows(queries.SET_EDGES, uuid=write.episode.id,
                              edges=[fact.uuid for fact in write.structure.facts])
         for key, value in meta.items():
-            session.rows(PUT_META, key=key, value=value)
+            session.rows(queries.PUT_META, key=key, value=value)
 
 
 def fetch(session: Session, keys: Sequence[str]) -> dict[str, Episode]:
     # A primary-key lookup is an index probe (0.2 ms); `IN` scans the table (4 ms at 12k rows),
     # which only pays off for the long chunks of a scan.
     if len(keys) <= LOOKUPS:
-        found = [row for key in keys for row in session.rows(_BY_KEY, key=key)]
+        found = [row for key in keys for row in session.rows(queries.BY_KEY, key=key)]
     else:
-        found = session.rows(_BY_KEYS, keys=list(keys))
+        found = session.rows(queries.BY_KEYS, keys=list(keys))
     return {row[0]: _episode(row) for row in found}
 
 
@@ -467,35 +337,19 @@ def ordered_keys(
     where, params = filters(groups, kinds)
     if where is None:
         return []
-    query = f"MATCH (e:Episodic) WHERE {where} RETURN e.uuid ORDER BY e.created_at, e.uuid"
-    return [row[0] for row in session.rows(query, **params)]
+    return [row[0] for row in session.rows(queries.ORDERED_KEYS.format(where=where), **params)]
 
 
 def count(session: Session, groups: Sequence[str] | None, kinds: Sequence[str] | None) -> int:
     where, params = filters(groups, kinds)
     if where is None:
         return 0
-    return int(session.rows(f"MATCH (e:Episodic) WHERE {where} RETURN count(e)", **params)[0][0])
+    return int(session.rows(queries.COUNT.format(where=where), **params)[0][0])
 
 
 def every_row(session: Session) -> list[StoredRow]:
-    found = session.rows(f"MATCH (e:Episodic) WHERE {_OURS} RETURN {_COLUMNS}, e.embedding_f16")
+    found = session.rows(queries.EVERY_ROW)
     return [StoredRow(_episode(row[:-1]), row[-1]) for row in found]
-
-
-def filters(
-    groups: Sequence[str] | None, kinds: Sequence[str] | None
-) -> tuple[str | None, dict[str, Any]]:
-    """The WHERE clause, or None when a filter is an empty list (nothing can match)."""
-    clauses, params = [_OURS], {}
-    for column, values in (("group_id", groups), ("kind", kinds)):
-        if values is None:
-            continue
-        if not values:
-            return None, {}
-        clauses.append(f"e.{column} IN ${column}")
-        params[column] = list(values)
-    return " AND ".join(clauses), params
 
 
 def _episode(row: list[Any]) -> Episode:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Protocol, TypeVar
 
-from backends.graph import rows
-from backends.graph.database import SCHEMA_VERSION, Session
 from backends.graph.embedder import AnyEmbedder, structure_vectors
+from backends.graph.kuzu import queries, rows
+from backends.graph.kuzu.database import SCHEMA_VERSION, Session
 from backends.search.entities import extract
 
 log = logging.getLogger(__name__)
@@ -88,13 +88,13 @@ def _step(writes: list[rows.EpisodeWrite], meta: dict[str, str]
 
 def _drop_structure(session: Session) -> None:
     with session.transaction():
-        session.rows(rows.DROP_FACT_NODES)
-        session.rows(rows.DROP_ENTITIES)
-        session.rows(rows.PUT_META, key=CURSOR, value="")
+        session.rows(queries.DROP_FACT_NODES)
+        session.rows(queries.DROP_ENTITIES)
+        session.rows(queries.PUT_META, key=CURSOR, value="")
 
 
 def _finish(session: Session) -> None:
     with session.transaction():
-        session.rows(rows.PUT_META, key="schema_version", value=str(SCHEMA_VERSION))
-        session.rows(rows.DROP_META, key=CURSOR)
+        session.rows(queries.PUT_META, key="schema_version", value=str(SCHEMA_VERSION))
+        session.rows(queries.DROP_META, key=CURSOR)
 
