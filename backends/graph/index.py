@@ -277,26 +277,27 @@ class EpisodeIndex:
         groups: Collection[str] | None,
         kinds: Collection[str] | None,
         limit: int,
+        floor: float = VECTOR_ONLY_MIN,
     ) -> list[tuple[str, float]]:
-        """``hits`` (``search``'s) filled up to ``limit`` with the nearest vectors, each below
-        every match."""
+        """``hits`` (``search``'s) filled up to ``limit`` with the nearest vectors of cosine
+        >= ``floor``, each below every match."""
         if len(hits) >= limit or not len(self):
             return hits
         below = hits[-1][1] if hits else 1.0
         return hits + [(key, VECTOR_WEIGHT * below * similarity) for key, similarity in
                        self._nearest(query_vector, groups, kinds, limit - len(hits),
-                                     {key for key, _ in hits})]
+                                     {key for key, _ in hits}, floor)]
 
     def _nearest(
         self, query_vector: Vectors, groups: Collection[str] | None,
-        kinds: Collection[str] | None, wanted: int, found: Collection[str],
+        kinds: Collection[str] | None, wanted: int, found: Collection[str], floor: float,
     ) -> list[tuple[str, float]]:
         """The ``wanted`` nearest keys not in ``found``, of ``groups`` and ``kinds``, with
-        cosine >= ``VECTOR_ONLY_MIN``, nearest first (ties by key: any row order answers
+        cosine >= ``floor``, nearest first (ties by key: any row order answers
         alike). One product over the stored matrix; only its candidates are looked up."""
         # Rounded: the same vector gives the same similarity in any row.
         similarity = np.round(self._vectors.similarities(query_vector, self._high()), 6)
-        rows = np.flatnonzero(similarity >= VECTOR_ONLY_MIN)
+        rows = np.flatnonzero(similarity >= floor)
         rows = rows[np.argsort(-similarity[rows], kind="stable")]
         near: list[tuple[float, str]] = []
         for start in range(0, len(rows), LOOKUP):
