@@ -136,6 +136,9 @@ class LocalEmbedder:
             return self._loaded
 
     def _open(self) -> tuple[Any, Any, set[str]]:
+        # ONNX Runtime 1.32 queues usage events in ~/.cache/Microsoft/DeveloperTools to send
+        # them to Microsoft: nothing here phones home (graphiti's telemetry is off too).
+        os.environ["ORT_DISABLE_TELEMETRY"] = "1"
         try:
             import onnxruntime
             from tokenizers import Tokenizer
@@ -146,6 +149,7 @@ class LocalEmbedder:
         if model is None or not (self.folder / TOKENIZER).is_file():
             raise ProviderFailed(f"{self._name}: {self.folder} holds no model "
                                  f"({' or '.join(MODEL_FILES)} and {TOKENIZER})")
+        onnxruntime.disable_telemetry_events()
         try:
             tokenizer = Tokenizer.from_file(str(self.folder / TOKENIZER))
             tokenizer.enable_truncation(MAX_TOKENS)

@@ -78,3 +78,17 @@ def test_a_local_model_is_an_embedder_setting_only(tmp_path: Path) -> None:
     for wrong in ({"DUALMEM_LLM": "local:/models/m"}, {"DUALMEM_EMBEDDER": "local:"}):
         with pytest.raises(ConfigError, match="names an embedder only"):
             Config.from_env(wrong, home=tmp_path)
+
+
+def test_the_runtime_keeps_no_usage_events_to_send(model_folder: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = ("from backends.graph import local_model as m; "
+              f"m.embedder({str(model_folder)!r}).embed(['x'])")
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("ORT_DISABLE_TELEMETRY", None)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300,
+                   cwd=Path(__file__).resolve().parents[2])
+    assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*")] == []
