@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("numpy", "graphiti_core", "kuzu", "yaml", "mcp", "pydantic")
+HEAVY = ("numpy", "graphiti_core", "kuzu", "yaml", "mcp", "pydantic", "onnxruntime", "tokenizers")
 # asyncio (ssl, sockets, subprocesses, a thread pool) was a fifth of a one-shot read's start-up:
 # they await nothing only a loop can wait on. The rest serve only some calls: rapidfuzz a
 # server's many typo look-ups, logging a rare event, hashlib (OpenSSL) and secrets writes or a

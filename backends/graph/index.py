@@ -32,7 +32,7 @@ from backends import threads
 from backends.errors import WriteFailed
 from backends.graph.embedder import Vectors
 from backends.graph.indexed import IndexedEpisodes
-from backends.graph.nearest import VectorRows
+from backends.graph.nearest import VECTOR_ONLY_MIN, VectorRows
 from backends.graph.vectors import FILE as VECTOR_FILE
 from backends.graph.vectors import VectorFile
 from backends.model import Episode
@@ -211,15 +211,16 @@ class EpisodeIndex:
         groups: Collection[str] | None,
         kinds: Collection[str] | None,
         limit: int,
+        floor: float = VECTOR_ONLY_MIN,
     ) -> list[tuple[str, float]]:
-        """``hits`` (``search``'s) filled up to ``limit`` with the nearest vectors, each below
-        every match."""
+        """``hits`` (``search``'s) filled up to ``limit`` with the nearest vectors of cosine
+        >= ``floor``, each below every match."""
         if len(hits) >= limit or not len(self):
             return hits
         below = hits[-1][1] if hits else 1.0
         return hits + [(key, VECTOR_WEIGHT * below * similarity) for key, similarity in
                        self._vectors.nearest(query_vector, groups, kinds, limit - len(hits),
-                                             {key for key, _ in hits})]
+                                             {key for key, _ in hits}, floor)]
 
     def episode(self, key: str) -> Episode | None:
         """``IndexedEpisodes.episode``"""

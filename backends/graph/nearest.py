@@ -65,14 +65,14 @@ class VectorRows:
 
     def nearest(
         self, query_vector: Vectors, groups: Collection[str] | None,
-        kinds: Collection[str] | None, wanted: int, found: Collection[str],
+        kinds: Collection[str] | None, wanted: int, found: Collection[str], floor: float,
     ) -> list[tuple[str, float]]:
         """The ``wanted`` nearest keys not in ``found``, of ``groups`` and ``kinds``, with
-        cosine >= ``VECTOR_ONLY_MIN``, nearest first (ties by key: any row order answers
+        cosine >= ``floor``, nearest first (ties by key: any row order answers
         alike). One product over the stored matrix; only its candidates are looked up."""
         # Rounded: the same vector gives the same similarity in any row.
         similarity = np.round(self._vectors.similarities(query_vector, self.high()), 6)
-        rows = np.flatnonzero(similarity >= VECTOR_ONLY_MIN)
+        rows = np.flatnonzero(similarity >= floor)
         rows = rows[np.argsort(-similarity[rows], kind="stable")]
         near: list[tuple[float, str]] = []
         for start in range(0, len(rows), LOOKUP):

@@ -12,6 +12,7 @@ from datetime import datetime
 import numpy as np
 
 from backends.errors import ProviderFailed, WriteFailed
+from backends.graph import meaning
 from backends.graph.embedder import AnyEmbedder, Vectors, embed, structure_vectors
 from backends.graph.history import Enrichment, KeptFact, digest
 from backends.graph.index import EpisodeIndex
@@ -149,8 +150,12 @@ async def search(
     if limit <= 0 or not query.strip():
         return []
     wanted = limit if as_of is None else 4 * limit
-    lexical = index.search(query, groups=group_ids, kinds=kinds, limit=wanted)
-    if len(lexical) < wanted:  # the query is embedded only when its words leave room
+    if meaning.semantic(embedder):  # vectors that mean something rank beside the words
+        lexical = await meaning.search(index, embedder, query, groups=group_ids, kinds=kinds,
+                                       limit=wanted)
+    else:
+        lexical = index.search(query, groups=group_ids, kinds=kinds, limit=wanted)
+    if len(lexical) < wanted and not meaning.semantic(embedder):  # embedded if room is left
         try:
             vector = (await embed(embedder, [query]))[0]
         except ProviderFailed as exc:  # a remote embedder is down: rank by the words alone

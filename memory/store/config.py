@@ -25,6 +25,11 @@ BackendChoice = Literal["auto", "graph", "file"]
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
 
 
+LOCAL = "local:"
+"""``local:FOLDER`` or ``local:NAME`` (a model of the user's model cache): a sentence-embedding
+model run on this machine (``dualmem[semantic]``, ``backends.graph.local_model``)"""
+
+
 class ConfigError(DualmemError):
     """A setting (argument or environment variable) has a value dualmem cannot use."""
 
@@ -33,7 +38,8 @@ class ConfigError(DualmemError):
 class Provider:
     """A model behind an OpenAI-compatible endpoint: OpenAI's own (no ``url``), or a local
     Ollama (``url`` ``http://localhost:11434/v1``), vLLM, LM Studio, ... Written
-    ``MODEL[@URL]`` in the environment and on the command line."""
+    ``MODEL[@URL]`` in the environment and on the command line; an embedder may also be a
+    model on this machine, ``local:FOLDER`` or ``local:NAME`` (``LOCAL``)."""
 
     model: str
     url: str | None = None
@@ -49,19 +55,27 @@ class Provider:
               dimension: str | None = None) -> Provider:
         """``MODEL[@URL]``; ``what`` names the setting in errors. A local endpoint needs no
         key (the SDK still wants one: "none" is sent); OpenAI's own does."""
+        if spec.strip().startswith(LOCAL):  # a model on this machine: no endpoint, no key
+            if what != "DUALMEM_EMBEDDER" or not spec.strip().removeprefix(LOCAL):
+                raise ConfigError(f"{what}: {LOCAL}FOLDER or {LOCAL}NAME names an embedder "
+                                  f"only, not {spec!r}")
+            return cls(spec.strip(), dimension=_dimension(dimension, what))
         model, at, url = spec.strip().partition("@")
         if not model or (at and not url.startswith(("http://", "https://"))):
             raise ConfigError(f"{what} must be MODEL or MODEL@http(s)://HOST/..., not {spec!r}")
-        size = None
-        if dimension:
-            if not dimension.isdigit() or int(dimension) <= 0:
-                raise ConfigError(f"{what} dimension must be a positive whole number, "
-                                  f"not {dimension!r}")
-            size = int(dimension)
+        size = _dimension(dimension, what)
         if not key and not url:
             raise ConfigError(f"{what} {model!r} is OpenAI's: set its key ({what}_KEY or "
                               "OPENAI_API_KEY), or give the URL of a local endpoint")
         return cls(model, url or None, key or "none", size)
+
+
+def _dimension(given: str | None, what: str) -> int | None:
+    if not given:
+        return None
+    if not given.isdigit() or int(given) <= 0:
+        raise ConfigError(f"{what} dimension must be a positive whole number, not {given!r}")
+    return int(given)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memory.store.config import Config
+from memory.store.config import LOCAL, Config
 
 if TYPE_CHECKING:
     from backends.graph.embedder import AnyEmbedder
@@ -16,9 +16,13 @@ def embedder_for(config: Config) -> AnyEmbedder | None:
     """graphiti's embedder for ``config.embedder``; None: the graph's built-in one."""
     if config.embedder is None:
         return None
+    given = config.embedder
+    if given.model.startswith(LOCAL):
+        from backends.graph import local_model
+
+        return local_model.embedder(given.model.removeprefix(LOCAL), dimension=given.dimension)
     from backends.graph import remote
 
-    given = config.embedder
     return remote.embedder(given.model, url=given.url, key=given.key, dimension=given.dimension)
 
 

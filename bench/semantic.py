@@ -1,0 +1,194 @@
+"""Search by meaning with a local model (``dualmem[semantic]``), lexical-only beside it in the
+same run: the paraphrase set (``bench.paraphrase``), LoCoMo dev cross-validated, and what the
+model costs (cold start, ms per 1,000 memories, peak memory).
+
+    python -m bench.semantic MODEL        # a folder, or a model of the user's cache
+
+Fusion values (``backends.graph.meaning``) are chosen by cross-validation: for each way of
+taking three of the five dev conversations to tune on, the values best on those (R@10) are
+scored on the other two; the held-out scores of the ten splits are averaged. The rows:
+
+- lexical: the file layer's ranking (the one every layer serves), top 10;
+- cosine: the model's nearest memories alone;
+- fused (CV): ``meaning.fuse`` of both, its values chosen on the tuning conversations;
+- fused (product values): ``meaning.fuse`` at the values the product ships;
+- graph layer with the model: the product end to end (paraphrase set only: LoCoMo's 2,760
+  memories through the graph take minutes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from backends.graph import local_model, meaning
+from backends.protocol import upsert_all
+from bench import locomo, paraphrase
+from bench.locomo_embedding import Ranked, lexical
+
+GRID = [(k, w) for k in (5.0, 10.0, 30.0, 60.0) for w in (0.5, 0.75, 1.0, 1.5, 2.0)]
+"""(RRF_K, MEANING_WEIGHT) values tried"""
+
+
+def nearest(item_ids: Sequence[str], items: np.ndarray, groups: Mapping[str, np.ndarray],
+            group: str, question: np.ndarray) -> Ranked:
+    rows = groups[group]
+    similarity = items[rows] @ question
+    order = np.argsort(-similarity, kind="stable")[:meaning.CANDIDATES]
+    return [(item_ids[rows[j]], float(similarity[j])) for j in order]
+
+
+def fused(lex: Ranked, near: Ranked, k: float, w: float) -> list[str]:
+    return [key for key, _ in meaning.fuse(lex, near, limit=locomo.TOP, k=k, weight=w)]
+
+
+def locomo_rows(model: local_model.LocalEmbedder) -> list[str]:
+    data = locomo.load()
+    lex = asyncio.run(lexical(data))
+    item_ids = [item.id for item in data.items]
+    items = model.embed([item.body for item in data.items])
+    questions = model.embed([q.text for q in data.questions])
+    groups: dict[str, list[int]] = {}
+    for i, item in enumerate(data.items):
+        groups.setdefault(item.group_id, []).append(i)
+    arrays = {g: np.asarray(rows) for g, rows in groups.items()}
+    near = {q.qid: nearest(item_ids, items, arrays, q.group_id, questions[n])
+            for n, q in enumerate(data.questions)}
+    runs = {"lexical": {q: [key for key, _ in r][:locomo.TOP] for q, r in lex.items()},
+            "cosine": {q: [key for key, _ in r][:locomo.TOP] for q, r in near.items()},
+            "fused (product values)": {q.qid: fused(lex[q.qid], near[q.qid], meaning.RRF_K,
+                                                    meaning.MEANING_WEIGHT)
+                                       for q in data.questions}}
+    grid = {values: {q.qid: fused(lex[q.qid], near[q.qid], *values) for q in data.questions}
+            for values in GRID}
+    conversations = sorted(groups)
+    held: dict[str, list[locomo.Quality]] = {name: [] for name in [*runs, "fused (CV)"]}
+    chosen = []
+    for tune in itertools.combinations(conversations, 3):
+        tuning = [q for q in data.questions if q.group_id in tune]
+        scored = [q for q in data.questions if q.group_id not in tune]
+        best = max(GRID, key=lambda v: locomo.score(tuning, grid[v], [0.0]).overall.r10)
+        chosen.append(best)
+        for name, ranked in [*runs.items(), ("fused (CV)", grid[best])]:
+            held[name].append(locomo.score(scored, ranked, [0.0]))
+    lines = [f"LoCoMo dev, held out (mean of {len(chosen)} splits, 3 tune / 2 held out): "
+             "R@10 / MRR / multi-hop R@10; values chosen: "
+             + ", ".join(f"k={k:g} w={w:g}" for k, w in sorted(set(chosen))),
+             "| ranking | R@10 | MRR | multi-hop R@10 | all five: R@10 / MRR / multi-hop |",
+             "|---|---|---|---|---|"]
+    for name, qualities in held.items():
+        mean = [statistics.fmean(getattr(q.overall, m) for q in qualities)
+                for m in ("r10", "mrr")]
+        multi = statistics.fmean(q.categories["multi-hop"].r10 for q in qualities)
+        whole = "" if name == "fused (CV)" else _whole(data, runs[name])
+        lines.append(f"| {name} | {mean[0]:.3f} | {mean[1]:.3f} | {multi:.3f} | {whole} |")
+    return lines
+
+
+def _whole(data: locomo.LoCoMo, ranked: Mapping[str, list[str]]) -> str:
+    quality = locomo.score(data.questions, ranked, [0.0])
+    multi = quality.categories["multi-hop"].r10
+    return f"{quality.overall.r10:.3f} / {quality.overall.mrr:.3f} / {multi:.3f}"
+
+
+async def _layer_rankings(store: object, pairs: list[paraphrase.Pair]) -> dict[str, list[str]]:
+    await upsert_all(store, [pair.episode() for pair in pairs])  # type: ignore[arg-type]
+    found = {}
+    for pair in pairs:
+        hits = await store.search(pair.query, group_ids=[paraphrase.GROUP],  # type: ignore[attr-defined]
+                                  limit=paraphrase.TOP)
+        found[pair.id] = [hit.episode.id for hit in hits]
+    return found
+
+
+async def _paraphrase_layers(model: local_model.LocalEmbedder, pairs: list[paraphrase.Pair]
+                             ) -> dict[str, dict[str, list[str]]]:
+    from backends.graph import GraphBackend
+    from fallback import FileBackend
+
+    found = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        files = await FileBackend.open(Path(scratch) / "files", watch=False)
+        try:
+            found["lexical (file layer)"] = await _layer_rankings(files, pairs)
+        finally:
+            await files.aclose()
+        for name, embedder in (("graph layer, built-in embedder", None),
+                               ("graph layer, local model", model)):
+            graph = await GraphBackend.open(Path(scratch) / name, embedder=embedder)
+            try:
+                found[name] = await _layer_rankings(graph, pairs)
+            finally:
+                await graph.aclose()
+    return found
+
+
+def paraphrase_rows(model: local_model.LocalEmbedder) -> list[str]:
+    pairs = paraphrase.load()
+    memories = model.embed([f"{p.id}\n{p.memory}" for p in pairs])
+    cosine = {p.id: [pairs[j].id for j in np.argsort(-(memories @ q), kind="stable")]
+              for p, q in zip(pairs, model.embed([p.query for p in pairs]), strict=True)}
+    runs = asyncio.run(_paraphrase_layers(model, pairs)) | {"cosine": cosine}
+    lines = [f"Paraphrase set ({len(pairs)} questions, one memory each): R@5 / MRR",
+             "| ranking | R@5 | MRR |", "|---|---|---|"]
+    for name, ranked in runs.items():
+        found = paraphrase.score(pairs, ranked)
+        lines.append(f"| {name} | {found.r5:.3f} | {found.mrr:.3f} |")
+    return lines
+
+
+COLD = """
+import resource, sys, time
+start = time.perf_counter()
+from backends.graph import local_model
+model = local_model.embedder(sys.argv[1])
+model.embed(["exclusive lock on the db"])
+first = time.perf_counter() - start
+texts = [line for line in open(sys.argv[2]).read().splitlines() if line][:1000]
+start, cpu = time.perf_counter(), time.process_time()
+model.embed(texts)
+per_1000 = (time.perf_counter() - start) * 1000 / len(texts) * 1000
+cpu_1000 = (time.process_time() - cpu) * 1000 / len(texts) * 1000
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(f"{first * 1000:.0f} {per_1000:.0f} {cpu_1000:.0f} {peak:.0f}")
+"""
+
+
+def cost_rows(name: str) -> list[str]:
+    """Cold start (import, load, one query in a fresh process), ms per 1,000 LoCoMo memories,
+    and the process's peak memory, on one thread."""
+    data = locomo.load()
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as texts:
+        texts.write("\n".join(item.body.replace("\n", " ") for item in data.items[:1000]))
+        texts.flush()
+        done = subprocess.run([sys.executable, "-c", COLD, name, texts.name], check=True,
+                              capture_output=True, text=True)
+    first, per_1000, cpu_1000, peak = done.stdout.split()
+    return [f"Cost: cold start (import + load + one query) {first} ms; {per_1000} ms per "
+            f"1,000 memories ({cpu_1000} ms of CPU: the wall time depends on the machine's "
+            f"load); peak memory {peak} MB (this process: "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB)"]
+
+
+def main() -> None:
+    name = sys.argv[1]
+    model = local_model.embedder(name)
+    started = time.perf_counter()
+    print("\n".join(cost_rows(name)) + "\n", flush=True)  # each part as soon as it is done
+    print("\n".join(paraphrase_rows(model)) + "\n", flush=True)
+    print("\n".join(locomo_rows(model)), flush=True)
+    print(f"({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

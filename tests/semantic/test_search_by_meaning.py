@@ -1,0 +1,109 @@
+"""The graph with a local model configured finds a memory by what it means: its vectors, the
+entity names' and the question's come from the model, ranked beside the words; a graph made
+with another embedder is re-embedded with it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from backends.errors import BackendUnavailable
+from backends.graph import GraphBackend, local_model
+from backends.model import Episode
+from memory import open_memory
+from memory.cli import main
+from memory.store.config import Config
+from memory.store.providers import embedder_for
+from tests.graph.old_graph import reading
+
+MEMORIES = [Episode.create(group_id="shop", kind="gotcha", name=name, body=body) for name, body in (
+    ("graph lock", "Only one process may open the graph database read-write"),
+    ("backup", "The nightly backup copies the uploads bucket to cold storage"),
+    ("cookies", "`SessionStore` cookies break past 4 KB in src/auth/session.py"),
+    ("retries", "Retry outbound HTTP calls three times with exponential backoff"),
+)]
+ASKED = "attempts again after a remote failure, with growing delays"  # no word in common
+
+
+async def first_found(store: GraphBackend, query: str) -> str | None:
+    hits = await store.search(query, group_ids=["shop"], limit=3)
+    return hits[0].episode.name if hits else None
+
+
+async def test_a_paraphrase_finds_its_memory_through_the_model(
+        tmp_path: Path, model: local_model.LocalEmbedder) -> None:
+    built_in = await GraphBackend.open(tmp_path / "built-in")
+    meaning = await GraphBackend.open(tmp_path / "meaning", embedder=model)
+    try:
+        for store in (built_in, meaning):
+            await store.upsert_many(MEMORIES)
+        assert await first_found(built_in, ASKED) != "retries"
+        assert await first_found(meaning, ASKED) == "retries"
+        assert await first_found(meaning, "SessionStore cookie size") == "cookies"  # words count
+    finally:
+        await built_in.aclose()
+        await meaning.aclose()
+
+
+async def test_a_graph_of_another_embedder_is_reembedded_with_the_model(
+        tmp_path: Path, model: local_model.LocalEmbedder) -> None:
+    folder = tmp_path / "graph"
+    store = await GraphBackend.open(folder)
+    await store.upsert_many(MEMORIES)
+    await store.aclose()
+    with pytest.raises(BackendUnavailable, match="embedder mismatch"):
+        await GraphBackend.open(folder, embedder=model)
+    assert await GraphBackend.reembed(folder, model) == len(MEMORIES)
+    with reading(folder) as rows:
+        sizes = rows("MATCH (n:Entity) RETURN DISTINCT size(n.name_embedding)")
+    assert sizes == [[model.dimension]]  # entity names re-embedded by the model too
+    store = await GraphBackend.open(folder, embedder=model)
+    try:
+        assert await first_found(store, ASKED) == "retries"
+    finally:
+        await store.aclose()
+
+
+def test_the_model_is_configured_in_the_home(tmp_path: Path, model_folder: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    assert main(["--home", str(home), "init"]) == 0
+    assert main(["--home", str(home), "config", "set", "embedder", f"local:{model_folder}"]) == 0
+    assert main(["--home", str(home), "reembed"]) == 0  # init made the graph with the built-in
+    capsys.readouterr()
+    made = embedder_for(Config.from_env({}, home=home))
+    assert isinstance(made, local_model.LocalEmbedder) and made.folder == model_folder
+
+    async def search() -> str:
+        async with open_memory(home, "graph", embedder=made) as store:
+            await store.upsert_many(MEMORIES)
+            return (await store.search(ASKED, group_ids=["shop"]))[0].episode.name
+
+    assert asyncio.run(search()) == "retries"
+
+
+def test_a_prompt_hook_with_the_model_configured_never_loads_it(tmp_path: Path,
+                                                                model_folder: Path) -> None:
+    # How a one-shot hook keeps its latency budget: under auto it answers from the journal by
+    # words; the model is loaded only by a process that holds the graph.
+    from tests.test_import_cost import HEAVY, heavy_modules_after
+
+    home = str(tmp_path / ".dualmem")
+    prompt = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
+              "prompt": "how do we handle stale caches?"}
+    script = f"""
+        import io, sys, orjson
+        from contextlib import redirect_stdout
+        from memory.cli import main
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
+                         "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
+            sys.stdin = io.TextIOWrapper(io.BytesIO(orjson.dumps({prompt!r})))
+            assert main(["--home", {home!r}, "--embedder", "local:{model_folder}", "hook",
+                         "prompt"]) == 0
+        assert "stale caches hide writes" in out.getvalue(), out.getvalue()
+    """
+    assert heavy_modules_after(script, HEAVY) == []
