@@ -34,10 +34,29 @@ import numpy as np
 from backends.graph import local_model, meaning
 from backends.protocol import upsert_all
 from bench import locomo, paraphrase
-from bench.locomo_embedding import Ranked, lexical
 
+Ranked = list[tuple[str, float]]
+"""episode ids with their scores, best first"""
 GRID = [(k, w) for k in (5.0, 10.0, 30.0, 60.0) for w in (0.5, 0.75, 1.0, 1.5, 2.0)]
 """(RRF_K, MEANING_WEIGHT) values tried"""
+
+
+async def lexical(data: locomo.LoCoMo) -> dict[str, Ranked]:
+    """The file layer's ranking of every question's conversation, the words' side of fusion."""
+    from fallback import FileBackend
+
+    found: dict[str, Ranked] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        store = await FileBackend.open(Path(scratch) / "files", watch=False)
+        try:
+            await upsert_all(store, data.items)
+            for question in data.questions:
+                hits = await store.search(question.text, group_ids=[question.group_id],
+                                          limit=meaning.CANDIDATES)
+                found[question.qid] = [(hit.episode.id, hit.score) for hit in hits]
+        finally:
+            await store.aclose()
+    return found
 
 
 def nearest(item_ids: Sequence[str], items: np.ndarray, groups: Mapping[str, np.ndarray],
