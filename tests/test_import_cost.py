@@ -65,14 +65,16 @@ def test_the_dual_store_loads_nothing_heavy_until_it_holds_the_graph() -> None:
     assert heavy_modules_after("import memory.store.dual") == []
 
 
-@pytest.mark.parametrize("backend", ["auto", "file"])
-def test_a_search_and_a_prompt_hook_load_nothing_heavy(tmp_path: Path, backend: str) -> None:
-    # The whole of what a hook or a search runs, in one process: a memory stored first through
-    # the file layer (an auto write would take the graph), then read back through ``backend``.
+def stored_then_searched(tmp_path: Path, *options: str, search: bool = True) -> str:
+    """A script that stores a gotcha through the file layer (an auto write would take the
+    graph), then finds it with ``search`` (unless not asked) and the prompt hook, each run
+    with ``options``; it fails unless every step shows the gotcha."""
     home = str(tmp_path / ".dualmem")
     prompt = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
               "prompt": "how do we handle stale caches?"}
-    script = f"""
+    searched = (f'assert main(["--home", {home!r}, *{options!r}, "search", "stale caches"]) == 0'
+                if search else "pass")
+    return f"""
         import io, sys, orjson
         from contextlib import redirect_stdout
         from memory.cli import main
@@ -80,13 +82,17 @@ def test_a_search_and_a_prompt_hook_load_nothing_heavy(tmp_path: Path, backend: 
         with redirect_stdout(out):
             assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
                          "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
-            assert main(["--home", {home!r}, "--backend", {backend!r}, "search",
-                         "stale caches"]) == 0
+            {searched}
             sys.stdin = io.TextIOWrapper(io.BytesIO(orjson.dumps({prompt!r})))
-            assert main(["--home", {home!r}, "--backend", {backend!r}, "hook", "prompt"]) == 0
-        assert out.getvalue().count("stale caches hide writes") == 2, out.getvalue()
+            assert main(["--home", {home!r}, *{options!r}, "hook", "prompt"]) == 0
+        assert out.getvalue().count("stale caches hide writes") == {1 + search}, out.getvalue()
     """
-    assert heavy_modules_after(script) == []
+
+
+@pytest.mark.parametrize("backend", ["auto", "file"])
+def test_a_search_and_a_prompt_hook_load_nothing_heavy(tmp_path: Path, backend: str) -> None:
+    # The whole of what a hook or a search runs, in one process.
+    assert heavy_modules_after(stored_then_searched(tmp_path, "--backend", backend)) == []
 
 
 @pytest.mark.parametrize("among", list(NOT_ONE_SHOT))

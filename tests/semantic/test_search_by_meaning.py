@@ -88,22 +88,7 @@ def test_a_prompt_hook_with_the_model_configured_never_loads_it(tmp_path: Path,
                                                                 model_folder: Path) -> None:
     # How a one-shot hook keeps its latency budget: under auto it answers from the journal by
     # words; the model is loaded only by a process that holds the graph.
-    from tests.test_import_cost import HEAVY, heavy_modules_after
+    from tests.test_import_cost import HEAVY, heavy_modules_after, stored_then_searched
 
-    home = str(tmp_path / ".dualmem")
-    prompt = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
-              "prompt": "how do we handle stale caches?"}
-    script = f"""
-        import io, sys, orjson
-        from contextlib import redirect_stdout
-        from memory.cli import main
-        out = io.StringIO()
-        with redirect_stdout(out):
-            assert main(["--home", {home!r}, "--backend", "file", "add", "--kind", "gotcha",
-                         "--name", "stale caches", "--body", "stale caches hide writes"]) == 0
-            sys.stdin = io.TextIOWrapper(io.BytesIO(orjson.dumps({prompt!r})))
-            assert main(["--home", {home!r}, "--embedder", "local:{model_folder}", "hook",
-                         "prompt"]) == 0
-        assert "stale caches hide writes" in out.getvalue(), out.getvalue()
-    """
+    script = stored_then_searched(tmp_path, "--embedder", f"local:{model_folder}", search=False)
     assert heavy_modules_after(script, HEAVY) == []
