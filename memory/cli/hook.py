@@ -157,7 +157,11 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
 
 def _loopless(args: argparse.Namespace, config: Config) -> bool:
     # The prompt and tool hooks only read the journal (the tool hook writes its own note of
-    # what the session was told); the others assemble context or write, concurrently.
+    # what the session was told); a capture writes the journal alone, awaiting nothing (an
+    # LLM's summary is a process of its own), unless a team's server takes its writes. The
+    # session start assembles context concurrently.
+    if args.event in CAPTURES:
+        return reads_the_journal(args, config) and config.graph_url is None
     return args.event in ("prompt", "post-tool-use") and reads_the_journal(args, config)
 
 

@@ -10,7 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from backends.kinds import SESSION_INSIGHT
 from memory.capture.quick import nothing_new
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
 from tests.capture.conftest import Project
 from tests.capture.shapes import working_session
 
@@ -25,13 +28,14 @@ def stop_input(project: Project, transcript: Path, **extra: str) -> bytes:
                          "cwd": str(project.folder), "hook_event_name": "Stop", **extra})
 
 
-def run_stop(project: Project, given: bytes) -> tuple[str, list[str]]:
+def run_stop(project: Project, given: bytes, among: tuple[str, ...] = WHOLE_WAY
+             ) -> tuple[str, list[str]]:
     """``python -m memory hook stop`` in a process of its own: what it printed, and which of
-    ``WHOLE_WAY`` it imported."""
+    ``among`` it imported (a package by its name)."""
     probe = (f"import runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
              f"try:\n    runpy.run_module('memory', run_name='__main__')\n"
              f"except SystemExit:\n    pass\n"
-             f"print(sorted(set(sys.modules) & set({WHOLE_WAY!r})), file=sys.stderr)")
+             f"print(sorted(set(sys.modules) & set({among!r})), file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", probe], input=given, capture_output=True,
                           cwd=project.folder, timeout=120, check=True)
     return done.stdout.decode().strip(), eval(done.stderr.decode().strip().splitlines()[-1])
@@ -41,7 +45,7 @@ async def test_a_stop_with_nothing_new_imports_nothing_of_the_whole_way(
         project: Project, tmp_path: Path) -> None:
     transcript = working_session(str(project.folder)).save(tmp_path / "s.jsonl")
     first, imported = run_stop(project, stop_input(project, transcript))
-    assert first.startswith('{"systemMessage":"dualmem kept') and "asyncio" in imported
+    assert first.startswith('{"systemMessage":"dualmem kept') and "memory.cli" in imported
     before = sorted((e.id, e.body) for e in await project.memories())
     again, imported = run_stop(project, stop_input(project, transcript))
     assert (again, imported) == ("{}", [])
@@ -84,3 +88,25 @@ def test_a_subagents_new_lines_or_a_rewritten_transcript_go_the_whole_way(
     else:
         transcript.write_bytes(transcript.read_bytes().replace(b"Done.", b"Fine."))
     assert not nothing_new(["hook", "stop"], lambda: given, env)
+
+
+HEAVY = ("asyncio", "graphiti_core", "kuzu", "pydantic", "rapidfuzz")
+"""what a Stop with new lines must not import: it writes the journal alone, without a loop"""
+
+
+async def test_a_stop_with_new_lines_writes_the_journal_without_a_loop_and_the_graph_gets_it(
+        project: Project, tmp_path: Path) -> None:
+    session = working_session(str(project.folder))
+    transcript = session.save(tmp_path / "s.jsonl")
+    run_stop(project, stop_input(project, transcript))
+    session.say("`src/notes/exporter.py` writes the notes back as CSV, quoting commas.")
+    session.save(transcript)
+    said, imported = run_stop(project, stop_input(project, transcript), among=HEAVY)
+    assert said.startswith('{"systemMessage":"dualmem kept') and imported == []
+    [insight] = await project.by_kind(SESSION_INSIGHT)
+    assert "exporter.py" in insight.body
+    async with open_memory(project.home, "auto") as store:  # the holder replays the journal
+        assert isinstance(store, DualBackend) and store.holds_graph
+        async with store.graph_held() as graph:
+            held = await graph.get(insight.id)
+    assert held is not None and held.body == insight.body
