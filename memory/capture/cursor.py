@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,8 @@ def save(home: Path, cursor: Cursor) -> None:
 
     from fallback.disk import write_atomic
 
-    write_atomic(cursor_file(home, Path(cursor.path)), orjson.dumps(asdict(cursor)))
+    # orjson writes a dataclass as it is: asdict's deep copy of the session cost more.
+    write_atomic(cursor_file(home, Path(cursor.path)), orjson.dumps(cursor))
 
 
 def line_digest(line: bytes) -> str:
