@@ -42,12 +42,27 @@ def _flags(shape: re.Pattern[str]) -> str:
 _ANY = re.compile("|".join(f"(?{_flags(shape)}:{shape.pattern.removeprefix('(?i)')})"
                            for shape in (*(s for _, s in _SHAPES), _ASSIGNED)))
 """any of the shapes: most text holds none, and one scan says so"""
+_CLUES = ("private key", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia",
+          "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "xox", "aiza", "eyj", "bearer",
+          "basic", "token", "://", "passw", "pwd", "secret", "apikey", "api_key", "api-key",
+          "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key")
+"""a piece of every shape, lower case: ASCII text holding none of them holds no secret. Some
+substring searches cost a hundredth of ``_ANY``'s scan, a few ms for each file a session read"""
 
 
 def redact(text: str) -> str:
     """``text`` with every secret of a known shape replaced, and control characters (a NUL)
     removed; text holding none comes back unchanged."""
     text = _CONTROL.sub("", text)
+    if text.isascii():  # beyond ASCII, a case-blind shape also meets letters like 'ſ' and 'K'
+        lower = text.lower()
+        if not any(clue in lower for clue in _CLUES):
+            return text
+    return replaced(text)
+
+
+def replaced(text: str) -> str:
+    """``text`` with every secret of a known shape replaced."""
     if not _ANY.search(text):
         return text
     for what, shape in _SHAPES:

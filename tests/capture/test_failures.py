@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.capture.checks import classify, key_line
+from memory.capture.checks import classify, failed, key_line
 from memory.capture.session import Session
 from memory.capture.transcript import parse_line
 from tests.capture.conftest import Project
@@ -137,3 +137,14 @@ def test_a_pasted_failure_without_a_line_saying_why_is_not_kept() -> None:
     t.prompt("can you help me understand:\n\n❯ mise run lint:licenses\n[lint:licenses] $ check\n"
              "Found 1 dependency with a licence not allowed\n[lint:licenses] ERROR task failed")
     assert fold(t).failing == {}
+
+
+def test_every_shape_of_a_failed_runs_verdict_is_a_failure() -> None:
+    passed = "".join(f"tests/test_part{i}.py ....\n" for i in range(40))
+    for verdict in ("3 failed in 2.1s", "FAILED tests/a.py::t", "ERROR: cannot import", "2 errors",
+                    "Found 2 errors in 1 file", "src/a.ts(3,1): error TS2304: x", "error: oops",
+                    "error[E0308]: mismatched types", "Build failed", "--- FAIL: TestX",
+                    "Traceback (most recent call last):", "npm ERR! code 1",
+                    "sh: foo: command not found", "exit status 2", "3 issues found"):
+        assert failed("test", False, passed + verdict), verdict
+    assert not failed("test", False, passed + "160 passed in 2.0s")

@@ -4,8 +4,10 @@ and outputs where sessions meet them."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memory.capture.redact import redact
+from memory.capture.redact import redact, replaced
 
 # Built from parts: no whole token of a real shape sits in the repository.
 A40 = "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7"
@@ -63,3 +65,15 @@ def test_ordinary_text_is_left_alone() -> None:
 
 def test_control_characters_go_and_lines_stay() -> None:
     assert redact("bad\x00byte\x1b[31m\tok\nnext") == "badbyte[31m\tok\nnext"
+
+
+_PIECES = [*SECRETS.values(), "password=hunter2hunter2", "api_key: 'abcd1234efgh'", "Bearer " + A40,
+           "https://bob:s3cret@example.com", "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n",
+           "ſecret=abcdefgh", "API_KEY=abcdefgh", "aſia", "token", "def f(x):\n", "ok ", "Ä"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=6))
+def test_the_quick_look_for_a_secret_never_misses_what_the_shapes_find(
+        pieces: list[str]) -> None:
+    text = " ".join(pieces)
+    assert redact(text) == replaced(text)
