@@ -75,3 +75,38 @@ async def test_the_task_context_tool_takes_the_files_of_the_work(tmp_path: Path)
         await store.aclose()
     assert "caches rates per day" not in without.markdown
     assert "caches rates per day" in given.markdown
+
+
+async def test_what_names_only_other_files_is_left_out_given_the_files(tmp_path: Path) -> None:
+    """A memory not tied to the working set that names files, none of them a working file
+    (another file's discovery sharing the task's words), is another part of the code; and what
+    a working file's discovery says does not bring a memory naming only another folder's
+    files."""
+    store = await FileBackend.open(tmp_path / "files")
+    try:
+        for kind, name, body in [
+            *MEMORIES,
+            ("codebase_discovery", "tests/test_fx.py",
+             {"path": "tests/test_fx.py",
+              "description": "Tests for the conversion of foreign charges to the merchant's "
+                             "currency"}),
+            ("codebase_discovery", "app/api/refunds.py",
+             {"path": "app/api/refunds.py",
+              "description": "Refunds of foreign charges, in the charge currency"}),
+            ("gotcha", "Exchange rates in admin/src/pages/Rates.tsx",
+             "admin/src/pages/Rates.tsx shows exchange rates rounded to two places"),
+        ]:
+            await store.upsert(Episode.create(
+                group_id=PROJECT, kind=kind, name=name,
+                body=body if isinstance(body, str) else orjson.dumps(body).decode()))
+        task = Task(description="Write tests for the conversion of foreign charges",
+                    task_type="testing")
+        without = (await build_context(store, task, project_id=PROJECT)).markdown
+        given = task.model_copy(update={"files": ("app/services/fx.py", "tests/test_fx.py")})
+        with_files = (await build_context(store, given, project_id=PROJECT)).markdown
+    finally:
+        await store.aclose()
+    assert "Refunds of foreign charges" in without
+    assert "Refunds of foreign charges" not in with_files
+    assert "rounded to two places" not in with_files
+    assert "ECB publishes" in with_files and "caches rates per day" in with_files
