@@ -45,8 +45,8 @@ from memory.context.thresholds import Thresholds
 
 SETS = (("fresh", FRESH), ("later", LATER), ("next", NEXT), ("final", FINAL), ("blind", BLIND),
         ("cold", COLD), ("frost", FROST))
-GRID = [(0.1, tie, elsewhere) for tie in (0.6, 0.7, 0.8, 0.9, 1.0) for elsewhere in (0.0, 1.0)]
-"""(work, tie, elsewhere): elsewhere 0 leaves the rule out, 1 leaves such memories out"""
+GRID = [(0.1, tie, elsewhere) for tie in (0.6, 0.7, 0.8, 0.9, 1.0) for elsewhere in (0.0, 1.0, 2.0)]
+"""(work, tie, elsewhere): elsewhere 0 leaves the rule out, 2 leaves every such memory out"""
 BEFORE = "bcea105323aeded70727481ae3ffb1636abc2d47"
 DISTRACTOR_COST = 0.02
 """recall given up for one more distractor per context when choosing values"""
