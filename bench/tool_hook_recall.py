@@ -41,6 +41,8 @@ def first_touched_by_an_edit(lines: list[bytes]) -> set[str]:
     touched: set[str] = set()
     first_edits: set[str] = set()
     for _, record in _records(lines):
+        if record.get("type") != "assistant":
+            continue
         for block in (record.get("message") or {}).get("content") or []:
             if not (isinstance(block, dict) and block.get("type") == "tool_use"):
                 continue
