@@ -2,19 +2,24 @@
 ``bench.context_tasks``, in one run, on the file layer (every layer answers alike:
 ``bench.context_recall``).
 
-    python -m bench.context_workset
+    python -m bench.context_workset [--grid] [--before]
 
 "Without" is ``build_context`` given the task alone; "with" is the same task given the files a
 person would open first (``bench.context_files``, labelled before this was measured). The
-working set's two parameters (``Thresholds.work``: how much a tie raises a memory; ``tie``:
-the tie that keeps a memory whatever the floors) are chosen by cross-validation: for each set,
-the values that do best on the other sets (recall, less a distractor penalty) are reported on
-it, so no figure is of values chosen on its own tasks.
+working set's parameters (``Thresholds.work``: how much a tie raises a memory; ``tie``:
+the tie that keeps a memory whatever the floors; ``elsewhere``: the share of the best an untied
+memory naming only other files needs) are chosen by cross-validation: for each set, the values
+that do best on the other sets (recall, less a distractor penalty) are reported on it, so no
+figure is of values chosen on its own tasks. ``--before`` first runs this bench as it was at
+``BEFORE`` (the branch point of issue 30's second round), in a process of its own, in the same
+run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -23,7 +28,15 @@ from pathlib import Path
 
 from backends.protocol import MemoryBackend
 from bench.context_files import FILES
-from bench.context_recall import Corpus, Score, build_corpus, score, signatures
+from bench.context_recall import (
+    FIXTURE,
+    Corpus,
+    Score,
+    build_corpus,
+    extract,
+    score,
+    signatures,
+)
 from bench.context_tasks import BLIND, COLD, FINAL, FRESH, FROST, LATER, NEXT, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
@@ -32,8 +45,9 @@ from memory.context.thresholds import Thresholds
 
 SETS = (("fresh", FRESH), ("later", LATER), ("next", NEXT), ("final", FINAL), ("blind", BLIND),
         ("cold", COLD), ("frost", FROST))
-GRID = [(work, tie) for work in (0.0, 0.1) for tie in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 2.0)]
-"""(work, tie): tie 2.0 keeps nothing for its tie alone (ties are 1 or 0.5)"""
+GRID = [(0.1, tie, elsewhere) for tie in (0.6, 0.7, 0.8, 0.9, 1.0) for elsewhere in (0.0, 1.0, 2.0)]
+"""(work, tie, elsewhere): elsewhere 0 leaves the rule out, 2 leaves every such memory out"""
+BEFORE = "bcea105323aeded70727481ae3ffb1636abc2d47"
 DISTRACTOR_COST = 0.02
 """recall given up for one more distractor per context when choosing values"""
 
@@ -65,8 +79,19 @@ def _merit(scores: Sequence[Score]) -> float:
     return recall - DISTRACTOR_COST * distractors
 
 
+def before(folder: Path) -> subprocess.Popen[bytes]:
+    """This bench as it was at ``BEFORE``, started in a process of its own (beside a link to
+    the shared fixtures, which it finds next to its tree)."""
+    folder.mkdir()
+    (folder / "shared").symlink_to(FIXTURE.parents[1])
+    code = extract(BEFORE, folder / "tree")
+    return subprocess.Popen([sys.executable, "-P", "-m", "bench.context_workset"], cwd=code,
+                            env={**os.environ, "PYTHONPATH": str(code)}, stdout=subprocess.PIPE)
+
+
 async def bench() -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        earlier = before(Path(tmp) / "before") if "--before" in sys.argv else None
         corpus = await build_corpus(Path(tmp))
         shows = signatures(corpus.episodes)
         store = await FileBackend.open(Path(tmp) / "file")
@@ -77,13 +102,16 @@ async def bench() -> None:
             without = {name: await _run(store, tasks, corpus, shows, base, False)
                        for name, tasks in SETS}
             grid = {values: {name: await _run(store, tasks, corpus, shows,
-                                              replace(base, work=values[0], tie=values[1]),
+                                              replace(base, work=values[0], tie=values[1],
+                                                      elsewhere=values[2]),
                                               True)
                              for name, tasks in SETS} for values in GRID}
         finally:
             await store.aclose()
+        if earlier is not None:
+            print(f"--- before ({BEFORE[:7]}):\n{earlier.communicate()[0].decode()}--- now:")
     print(f"context recall with and without the working set, file layer, {len(corpus.episodes)}"
-          f" memories; values (work, tie) chosen on the other sets; grid {GRID}")
+          f" memories; values (work, tie, elsewhere) chosen on the other sets; grid {GRID}")
     print(f"  {'set':<6} {'tasks':>5}  {'without: recall':>16} {'distr. mean/max':>16}   "
           f"{'with: recall':>13} {'distr. mean/max':>16}   values")
     every_without: list[Score] = []

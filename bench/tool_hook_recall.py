@@ -9,6 +9,11 @@ answer names the file (a memory about it).
 
 Before this issue nothing answered a tool call: every such file went unnamed (0%).
 Target: >= 80%.
+
+Whether a PreToolUse variant for edits would say more: PostToolUse answers a file when a tool
+touched it, so it speaks before the first change unless that change is the session's first
+touch of the file (a ``Write`` or an ``Edit`` with no ``Read`` before it). Those files are
+counted: only for them could a PreToolUse answer come sooner.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.capture_quality import edited_files, projects, transcript_lines
+from bench.capture_quality import EDITS, _records, edited_files, projects, transcript_lines
 from memory.capture.hook import capture_session
 from memory.store.config import Config
 from memory.store.project import project_id
@@ -30,8 +35,29 @@ from memory.tool_hook import tool_context
 PROJECTS = ("entire-cli", "git-sync")
 
 
-async def replay(name: str, scratch: Path) -> tuple[int, int, list[str]]:
-    """(files named, files asked about, the files left unnamed) for one project."""
+def first_touched_by_an_edit(lines: list[bytes]) -> set[str]:
+    """The files whose first touch by a file tool (``Read``, an edit) in a session was an
+    edit, as absolute paths."""
+    touched: set[str] = set()
+    first_edits: set[str] = set()
+    for _, record in _records(lines):
+        if record.get("type") != "assistant":
+            continue
+        for block in (record.get("message") or {}).get("content") or []:
+            if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                continue
+            given = block.get("input") or {}
+            path = given.get("file_path") or given.get("notebook_path")
+            if isinstance(path, str) and block.get("name") in {*EDITS, "Read"}:
+                if path not in touched and block.get("name") in EDITS:
+                    first_edits.add(path)
+                touched.add(path)
+    return first_edits
+
+
+async def replay(name: str, scratch: Path) -> tuple[int, int, list[str], int]:
+    """(files named, files asked about, the files left unnamed, those of them first touched
+    by an edit) for one project."""
     (project,) = projects([name])
     folder = scratch / name
     folder.mkdir()
@@ -39,16 +65,18 @@ async def replay(name: str, scratch: Path) -> tuple[int, int, list[str]]:
     config = Config.from_env(home=folder / ".dualmem", backend="file")
     group = project_id(config.home)
     earlier: set[str] = set()
-    named = asked = 0
+    named = asked = edited_first = 0
     missed = []
     for session in project.sessions:
         lines = transcript_lines(session, folder)
         _, edited = edited_files(lines)
+        first_edits = first_touched_by_an_edit(lines)
         store = (await open_backend(config, one_shot=True))[0]
         try:
             for path in sorted(edited & earlier):
                 said = await tool_context(store, group, config.home, session.id, [path])
                 asked += 1
+                edited_first += any(p == path or p.endswith(f"/{path}") for p in first_edits)
                 bullets = [line for line in said.splitlines() if line.startswith("- ")]
                 if any(path in line for line in bullets):  # a memory that names it
                     named += 1
@@ -61,7 +89,7 @@ async def replay(name: str, scratch: Path) -> tuple[int, int, list[str]]:
         await capture_session(config, transcript, cwd=folder, final=True,
                               deadline=time.monotonic() + 600)
         earlier |= edited
-    return named, asked, missed
+    return named, asked, missed, edited_first
 
 
 def _init(folder: Path) -> None:
@@ -72,18 +100,21 @@ def _init(folder: Path) -> None:
 
 
 async def bench(names: tuple[str, ...]) -> None:
-    total_named = total_asked = 0
+    total_named = total_asked = total_first = 0
     with tempfile.TemporaryDirectory(prefix="dualmem-bench-tool-recall-") as scratch:
         for name in names:
-            named, asked, missed = await replay(name, Path(scratch))
+            named, asked, missed, first = await replay(name, Path(scratch))
             total_named += named
             total_asked += asked
+            total_first += first
             print(f"{name}: PostToolUse named {named}/{asked} files a later session edited "
-                  f"that an earlier one edited ({named / max(asked, 1):.0%})")
+                  f"that an earlier one edited ({named / max(asked, 1):.0%}); {first} of them "
+                  "first touched by an edit")
             for line in missed:
                 print(f"  unnamed: {line}")
     print(f"all: {total_named}/{total_asked} ({total_named / max(total_asked, 1):.0%}); "
-          "before this issue: 0 (no hook answered a tool call); target >= 80%")
+          "before this issue: 0 (no hook answered a tool call); target >= 80%; first touched by "
+          f"an edit (where a PreToolUse answer would come sooner): {total_first}")
 
 
 def main() -> None:

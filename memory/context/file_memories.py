@@ -75,6 +75,17 @@ def in_area(named: frozenset[str], folder: str, *, above: bool) -> bool:
     return False
 
 
+def elsewhere(named: frozenset[str], files: Sequence[str], *, folders: bool) -> bool:
+    """Whether a memory points elsewhere than the work: it names paths (``named``), none of
+    them one of ``files`` (or a file in one of them, a folder) nor, with ``folders``, in one of
+    their folders. Words it shares with the work do not make it the work's."""
+    paths = [n for n in named if "/" in n]
+    near = {folder_of(f) for f in files} - {"", "."} if folders else set()
+    return bool(paths) and not any(
+        folder_of(path) in near or any(names_file(frozenset({path}), f) for f in files)
+        for path in paths)
+
+
 async def file_memories(
     store: MemoryBackend,
     files: Sequence[str],
@@ -116,7 +127,8 @@ async def _described(store: MemoryBackend, files: Sequence[str], groups: Sequenc
     """Add the memories that say what a working file's discovery says it is for ("Currency
     conversion with exchange rates fixed at capture" for ``app/services/fx.py``): most of
     an area's memories name no file, but speak its words. Each is tied by its score relative
-    to the best such memory, times ``DESCRIBED``."""
+    to the best such memory, times ``DESCRIBED``; not one that names only files outside the
+    working files' folders (another file's discovery sharing a word: ``elsewhere``)."""
     for path in files:
         about = [hit.episode for hit in ties.values()
                  if hit.episode.kind == CODEBASE_DISCOVERY and path in paths_named(hit.episode)]
@@ -126,7 +138,9 @@ async def _described(store: MemoryBackend, files: Sequence[str], groups: Sequenc
             continue
         hits = await store.search(text, group_ids=list(groups),
                                   kinds=list(kinds) if kinds else None, limit=PER_FILE)
-        best = max((hit.score for hit in hits if hit.episode.id != about[0].id), default=0.0)
+        hits = [hit for hit in hits if hit.episode.id != about[0].id
+                and not elsewhere(paths_named(hit.episode), files, folders=True)]
+        best = max((hit.score for hit in hits), default=0.0)
         for hit in hits:
             if hit.episode.id not in ties and best > 0:
                 ties[hit.episode.id] = _tied(hit, DESCRIBED * min(1.0, hit.score / best))

@@ -108,7 +108,8 @@ async def search_categories(
     return {c: Found(subjects[c], knowns[c],
                      concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern),
                      frozenset(terms(q.subject)), testing,
-                     [hit for hit in work if hit.episode.kind in KINDS[c]])
+                     [hit for hit in work if hit.episode.kind in KINDS[c]],
+                     tuple(analysis.task.files))
             for c, q in asked.items()}
 
 

@@ -48,6 +48,7 @@ from backends.search.ranking import search_text, terms
 from memory.agent.scopes import GOTCHA, PATTERN
 from memory.agent.validity import in_force
 from memory.context.budget import Category
+from memory.context.file_memories import elsewhere
 from memory.context.format import detail
 from memory.context.thresholds import Thresholds
 
@@ -71,6 +72,8 @@ class Found:
     """the task writes or fixes tests (``memory.context.expansion.is_testing``)"""
     work: Sequence[Hit] = ()
     """memories tied to the working set, scored by the tie (``memory.context.file_memories``)"""
+    files: Sequence[str] = ()
+    """the working set"""
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,7 @@ def select(
     ranked = {c: cohere(xs, specs) for c, xs in fused.items()}
     best = max((xs[0].relevance for xs in ranked.values() if xs), default=0.0)
     entities = Entities([x for xs in ranked.values() for x in xs], specs, limits.spec_top)
+    files = list(dict.fromkeys(f for x in found.values() for f in x.files))
     seen: set[str] = set()
     per_file: Counter[str] = Counter()
     chosen: dict[Category, list[Episode]] = {}
@@ -293,6 +297,8 @@ def select(
             if not convention and (
                 candidate.relevance < floor(candidate, top[episode.kind], best, specs, limits)
                 or (candidate.relevance < limits.far * best and entities.far(episode))
+                or (files and not candidate.tie and candidate.relevance < limits.elsewhere * best
+                    and elsewhere(entity_names(episode), files, folders=False))
             ):
                 continue
             marks = (episode.id, fingerprint(episode))

@@ -31,7 +31,9 @@ class Thresholds:
     holding ``trap`` of them); at most ``per_file`` memories about one file; the specs of the
     ``spec_top`` best candidates are the task's. A memory tied to the working set (1 for
     one naming a working file, 0.5 for a convention of its area) gains ``work`` times its tie,
-    and is kept whatever the floors when the tie is at least ``tie``."""
+    and is kept whatever the floors when the tie is at least ``tie``; given a working set, a
+    memory not tied to it that names files, none of them a working file, needs ``elsewhere`` of
+    the best (at 2, the value cross-validation chose: none is kept)."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
@@ -51,6 +53,7 @@ class Thresholds:
     spec_share: float = 0.25
     work: float = 0.1
     tie: float = 0.7
+    elsewhere: float = 2.0
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar
