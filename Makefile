@@ -14,7 +14,7 @@ unexport PYTHONDONTWRITEBYTECODE
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,semantic-test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,semantic-test,providers]'
 	touch $(STAMP)
 
 demo: $(STAMP)

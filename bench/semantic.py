@@ -5,13 +5,14 @@ model costs (cold start, ms per 1,000 memories, peak memory).
     python -m bench.semantic MODEL        # a folder, or a model of the user's cache
 
 Fusion values (``backends.graph.meaning``) are chosen by cross-validation: for each way of
-taking three of the five dev conversations to tune on, the values best on those (R@10) are
-scored on the other two; the held-out scores of the ten splits are averaged. The rows:
+taking three of the five dev conversations to tune on, the values best on those (R@10 + MRR)
+are scored on the other two; the held-out scores of the ten splits are averaged. The rows:
 
 - lexical: the file layer's ranking (the one every layer serves), top 10;
 - cosine: the model's nearest memories alone;
 - fused (CV): ``meaning.fuse`` of both, its values chosen on the tuning conversations;
-- fused (product values): ``meaning.fuse`` at the values the product ships;
+- fused (product values): ``meaning.fuse`` at the values the product ships (with the weight
+  that rises when the words match weakly);
 - graph layer with the model: the product end to end (paraphrase set only: LoCoMo's 2,760
   memories through the graph take minutes).
 """
@@ -32,8 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from backends.graph import local_model, meaning
+from backends.model import Episode
 from backends.protocol import upsert_all
-from bench import locomo, paraphrase
+from bench import coding, locomo, paraphrase
+from tests import coding_corpus
 
 Ranked = list[tuple[str, float]]
 """episode ids with their scores, best first"""
@@ -86,7 +89,7 @@ def locomo_rows(model: local_model.LocalEmbedder) -> list[str]:
     runs = {"lexical": {q: [key for key, _ in r][:locomo.TOP] for q, r in lex.items()},
             "cosine": {q: [key for key, _ in r][:locomo.TOP] for q, r in near.items()},
             "fused (product values)": {q.qid: fused(lex[q.qid], near[q.qid], meaning.RRF_K,
-                                                    meaning.MEANING_WEIGHT)
+                                                    meaning.meaning_weight(lex[q.qid]))
                                        for q in data.questions}}
     grid = {values: {q.qid: fused(lex[q.qid], near[q.qid], *values) for q in data.questions}
             for values in GRID}
@@ -96,7 +99,7 @@ def locomo_rows(model: local_model.LocalEmbedder) -> list[str]:
     for tune in itertools.combinations(conversations, 3):
         tuning = [q for q in data.questions if q.group_id in tune]
         scored = [q for q in data.questions if q.group_id not in tune]
-        best = max(GRID, key=lambda v: locomo.score(tuning, grid[v], [0.0]).overall.r10)
+        best = max(GRID, key=lambda v: _r10_mrr(locomo.score(tuning, grid[v], [0.0])))
         chosen.append(best)
         for name, ranked in [*runs.items(), ("fused (CV)", grid[best])]:
             held[name].append(locomo.score(scored, ranked, [0.0]))
@@ -114,24 +117,34 @@ def locomo_rows(model: local_model.LocalEmbedder) -> list[str]:
     return lines
 
 
+def _r10_mrr(quality: locomo.Quality) -> float:
+    """What the tuning maximises: R@10, and MRR (which must not fall below the words')."""
+    return quality.overall.r10 + quality.overall.mrr
+
+
 def _whole(data: locomo.LoCoMo, ranked: Mapping[str, list[str]]) -> str:
     quality = locomo.score(data.questions, ranked, [0.0])
     multi = quality.categories["multi-hop"].r10
     return f"{quality.overall.r10:.3f} / {quality.overall.mrr:.3f} / {multi:.3f}"
 
 
-async def _layer_rankings(store: object, pairs: list[paraphrase.Pair]) -> dict[str, list[str]]:
-    await upsert_all(store, [pair.episode() for pair in pairs])  # type: ignore[arg-type]
+async def _rankings(store: object, episodes: Sequence[Episode], questions: Mapping[str, str],
+                    group: str) -> dict[str, list[str]]:
+    """Each question's top ``coding.TOP`` (by its key) in ``store`` holding ``episodes``."""
+    await upsert_all(store, episodes)  # type: ignore[arg-type]
     found = {}
-    for pair in pairs:
-        hits = await store.search(pair.query, group_ids=[paraphrase.GROUP],  # type: ignore[attr-defined]
-                                  limit=paraphrase.TOP)
-        found[pair.id] = [hit.episode.id for hit in hits]
+    for key, text in questions.items():
+        hits = await store.search(text, group_ids=[group],  # type: ignore[attr-defined]
+                                  limit=coding.TOP)
+        found[key] = [hit.episode.id for hit in hits]
     return found
 
 
-async def _paraphrase_layers(model: local_model.LocalEmbedder, pairs: list[paraphrase.Pair]
-                             ) -> dict[str, dict[str, list[str]]]:
+async def _every_layer(model: local_model.LocalEmbedder, episodes: Sequence[Episode],
+                       questions: Mapping[str, str], group: str
+                       ) -> dict[str, dict[str, list[str]]]:
+    """The rankings of the file layer (words only) and the graph layer with its built-in
+    embedder and with ``model``, in the same run."""
     from backends.graph import GraphBackend
     from fallback import FileBackend
 
@@ -139,14 +152,14 @@ async def _paraphrase_layers(model: local_model.LocalEmbedder, pairs: list[parap
     with tempfile.TemporaryDirectory() as scratch:
         files = await FileBackend.open(Path(scratch) / "files", watch=False)
         try:
-            found["lexical (file layer)"] = await _layer_rankings(files, pairs)
+            found["lexical (file layer)"] = await _rankings(files, episodes, questions, group)
         finally:
             await files.aclose()
         for name, embedder in (("graph layer, built-in embedder", None),
                                ("graph layer, local model", model)):
             graph = await GraphBackend.open(Path(scratch) / name, embedder=embedder)
             try:
-                found[name] = await _layer_rankings(graph, pairs)
+                found[name] = await _rankings(graph, episodes, questions, group)
             finally:
                 await graph.aclose()
     return found
@@ -157,13 +170,51 @@ def paraphrase_rows(model: local_model.LocalEmbedder) -> list[str]:
     memories = model.embed([f"{p.id}\n{p.memory}" for p in pairs])
     cosine = {p.id: [pairs[j].id for j in np.argsort(-(memories @ q), kind="stable")]
               for p, q in zip(pairs, model.embed([p.query for p in pairs]), strict=True)}
-    runs = asyncio.run(_paraphrase_layers(model, pairs)) | {"cosine": cosine}
+    runs = asyncio.run(_every_layer(model, [p.episode() for p in pairs],
+                                    {p.id: p.query for p in pairs}, paraphrase.GROUP))
+    runs["cosine"] = cosine
     lines = [f"Paraphrase set ({len(pairs)} questions, one memory each): R@5 / MRR",
              "| ranking | R@5 | MRR |", "|---|---|---|"]
     for name, ranked in runs.items():
         found = paraphrase.score(pairs, ranked)
         lines.append(f"| {name} | {found.r5:.3f} | {found.mrr:.3f} |")
     return lines
+
+
+def coding_rows(model: local_model.LocalEmbedder) -> list[str]:
+    """The coding benchmark (``bench.coding``'s corpus): R@10 / MRR by kind of question."""
+    data = coding_corpus.project()
+    questions = {str(n): q.text for n, q in enumerate(data.questions)}
+    runs = asyncio.run(_every_layer(model, data.memories, questions, coding_corpus.GROUP))
+    scored = {name: coding._score(data.questions, [ranked[key] for key in questions],
+                                  [0.0] * len(questions)) for name, ranked in runs.items()}
+    kinds = list(next(iter(scored.values())).r10)
+    return [f"Coding benchmark ({len(data.memories)} memories, {len(questions)} questions): "
+            "R@10 / MRR", "| ranking | " + " | ".join(kinds) + " |",
+            "|---|" + "---|" * len(kinds),
+            *(f"| {name} | " + " | ".join(f"{q.r10[k]:.3f} / {q.mrr[k]:.3f}" for k in kinds)
+              + " |" for name, q in scored.items())]
+
+
+def hook_rows(name: str, runs: int = 5) -> list[str]:
+    """The CPU time of a one-shot prompt hook (``dualmem hook prompt`` under ``auto``, a home of
+    1,000 memories) without and with the local model kept in the home's settings: a one-shot
+    process answers by words from the journal and never loads the model (``bench.cli_latency``
+    runs each; the first round warms up)."""
+    from bench import cli_latency
+    from memory.store.settings import store_setting
+
+    label = "dualmem hook prompt (auto)"
+    cpu = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        home, queries = cli_latency.project_home(folder, 1000)
+        for setting in ("", f"local:{name}"):
+            store_setting(home, "embedder", setting)
+            timed = cli_latency.measure(folder, queries, "auto", runs)[label]
+            cpu[setting or "lexical only"] = [1000 * used for _, used in timed]
+    return [f"Prompt hook, CPU ms per call over {runs} runs (p50 / max): " + "; ".join(
+        f"{which} {statistics.median(ms):.0f} / {max(ms):.0f}" for which, ms in cpu.items())]
 
 
 COLD = """
@@ -205,6 +256,8 @@ def main() -> None:
     started = time.perf_counter()
     print("\n".join(cost_rows(name)) + "\n", flush=True)  # each part as soon as it is done
     print("\n".join(paraphrase_rows(model)) + "\n", flush=True)
+    print("\n".join(coding_rows(model)) + "\n", flush=True)
+    print("\n".join(hook_rows(name)) + "\n", flush=True)
     print("\n".join(locomo_rows(model)), flush=True)
     print(f"({time.perf_counter() - started:.0f} s)")
 

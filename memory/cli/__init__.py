@@ -50,8 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "delete": ("memories", "remove one memory"),
     "restore": ("memories", "show a hand bullet taken out of its view again (status lists "
                 "them), stored again if it was forgotten"),
-    "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
-               "every clone: config set graph-url|embedder VALUE; config show"),
+    "config": ("settings", "keep the graph server's URL, the embedder or the LLM in the home, for "
+               "every clone: config set graph-url|embedder|llm VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "
                "bullets taken out of their views"),
     "seed": ("home", "seed system knowledge and the project overview (idempotent)"),

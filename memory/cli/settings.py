@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from backends.graph.provider_names import NAMED
 from memory.cli.base import Command, UsageError
 from memory.output import Output
 from memory.store.config import Config
@@ -17,7 +18,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="set: keep NAME = VALUE ('' removes it); show: what is kept")
     parser.add_argument("name", nargs="?", choices=list(SETTINGS),
                         help="graph-url (a FalkorDB server's graph; a password in it is kept "
-                        f"apart, in the home's ignored {PASSWORD}) or embedder (MODEL[@URL])")
+                        f"apart, in the home's ignored {PASSWORD}), embedder or llm "
+                        f"([NAME:]MODEL[@URL]; NAME: {', '.join(NAMED)})")
     parser.add_argument("value", nargs="?", help="the value")
 
 

@@ -17,6 +17,7 @@ from backends.graph.address import (
     parse_server_url,
 )
 from backends.graph.kuzu import engines
+from backends.graph.provider_names import DEFAULT, NAMED
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
 from memory.store.settings import read_settings, with_password
@@ -36,38 +37,55 @@ class ConfigError(DualmemError):
 
 @dataclass(frozen=True)
 class Provider:
-    """A model behind an OpenAI-compatible endpoint: OpenAI's own (no ``url``), or a local
-    Ollama (``url`` ``http://localhost:11434/v1``), vLLM, LM Studio, ... Written
-    ``MODEL[@URL]`` in the environment and on the command line; an embedder may also be a
-    model on this machine, ``local:FOLDER`` or ``local:NAME`` (``LOCAL``)."""
+    """A model of a provider graphiti has a client for (``provider``, a name of
+    ``provider_names.NAMED``): by default an OpenAI-compatible endpoint, OpenAI's own (no
+    ``url``), or a local Ollama, vLLM, LM Studio, ... Written ``[NAME:]MODEL[@URL]`` in the
+    environment, the home's settings and on the command line; an embedder may also be a model
+    on this machine, ``local:FOLDER`` or ``local:NAME`` (``LOCAL``)."""
 
     model: str
     url: str | None = None
     key: str | None = None
     dimension: int | None = None
     """an embedder's vector size (default: graphiti's, 1024)"""
+    provider: str = DEFAULT
 
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
-        return f"Provider(model={self.model!r}, url={self.url!r}, dimension={self.dimension})"
+        return (f"Provider(provider={self.provider!r}, model={self.model!r}, url={self.url!r}, "
+                f"dimension={self.dimension})")
 
     @classmethod
     def parse(cls, spec: str, *, what: str, key: str | None = None,
-              dimension: str | None = None) -> Provider:
-        """``MODEL[@URL]``; ``what`` names the setting in errors. A local endpoint needs no
-        key (the SDK still wants one: "none" is sent); OpenAI's own does."""
+              dimension: str | None = None, environ: Mapping[str, str] | None = None
+              ) -> Provider:
+        """``[NAME:]MODEL[@URL]``; ``what`` names the setting in errors. The key is ``key``,
+        else the provider's own variable in ``environ``; a local endpoint needs none (the SDK
+        still wants one: "none" is sent)."""
         if spec.strip().startswith(LOCAL):  # a model on this machine: no endpoint, no key
             if what != "DUALMEM_EMBEDDER" or not spec.strip().removeprefix(LOCAL):
                 raise ConfigError(f"{what}: {LOCAL}FOLDER or {LOCAL}NAME names an embedder "
                                   f"only, not {spec!r}")
             return cls(spec.strip(), dimension=_dimension(dimension, what))
-        model, at, url = spec.strip().partition("@")
+        name, colon, rest = spec.strip().partition(":")
+        # "llama3:8b@URL" is a model of the default provider: only a known name is one
+        name, rest = (name, rest) if colon and name in NAMED else (DEFAULT, spec.strip())
+        named = NAMED[name]
+        model, at, url = rest.partition("@")
         if not model or (at and not url.startswith(("http://", "https://"))):
-            raise ConfigError(f"{what} must be MODEL or MODEL@http(s)://HOST/..., not {spec!r}")
-        size = _dimension(dimension, what)
-        if not key and not url:
-            raise ConfigError(f"{what} {model!r} is OpenAI's: set its key ({what}_KEY or "
-                              "OPENAI_API_KEY), or give the URL of a local endpoint")
-        return cls(model, url or None, key or "none", size)
+            raise ConfigError(f"{what} must be [NAME:]MODEL or MODEL@http(s)://HOST/..., "
+                              f"not {spec!r}")
+        if not (named.embeds if what == "DUALMEM_EMBEDDER" else named.answers):
+            role = "embedder" if what == "DUALMEM_EMBEDDER" else "LLM"
+            able = [n for n, p in NAMED.items() if (p.embeds if role == "embedder" else p.answers)]
+            raise ConfigError(f"{what}: {name} has no {role} (one of: {', '.join(able)})")
+        if at and not named.takes_url:
+            raise ConfigError(f"{what}: {name} takes no @URL, not {spec!r}")
+        endpoint = url or named.url
+        key = key or (environ or {}).get(named.key_variable or "") or None
+        if named.key_variable and not key and not endpoint:
+            raise ConfigError(f"{what} {model!r} is {name}'s: set its key ({what}_KEY or "
+                              f"{named.key_variable}), or give the URL of a local endpoint")
+        return cls(model, endpoint, key or "none", _dimension(dimension, what), name)
 
 
 def _dimension(given: str | None, what: str) -> int | None:
@@ -133,11 +151,12 @@ class Config:
     ) -> Config:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
         ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE`` /
-        ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``MODEL[@URL]``; keys in
-        ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else ``OPENAI_API_KEY``;
-        ``DUALMEM_EMBEDDER_DIMENSION``), and those over the home's ``config.json`` (graph URL
-        and embedder; a server's password from ``DUALMEM_GRAPH_PASSWORD`` or the home's
-        ``graph-password`` when the URL has none: ``memory.store.settings``). Without either,
+        ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``[NAME:]MODEL[@URL]``; keys in
+        ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else the provider's own variable,
+        ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...; ``DUALMEM_EMBEDDER_DIMENSION``), and
+        those over the home's ``config.json`` (graph URL, embedder and LLM; a server's password
+        from ``DUALMEM_GRAPH_PASSWORD`` or the home's ``graph-password`` when the URL has none:
+        ``memory.store.settings``). Without either,
         the home is the nearest ``.dualmem/`` in ``cwd`` (default: the working folder) or its
         parents, else ``cwd/.dualmem``; one found so that belongs to another user raises
         ``ForeignHome`` unless ``DUALMEM_SAFE_HOMES`` lists it. A bad graph URL or engine
@@ -172,11 +191,10 @@ class Config:
                               "(--graph-engine), not both")
         providers = {}
         for what, given in (("DUALMEM_EMBEDDER", embedder), ("DUALMEM_LLM", llm)):
-            spec = given or env.get(what) or (kept.get("embedder") if what == "DUALMEM_EMBEDDER"
-                                               else None)
+            spec = given or env.get(what) or kept.get(what.removeprefix("DUALMEM_").lower())
             providers[what] = None if not spec else Provider.parse(
-                spec, what=what, key=env.get(f"{what}_KEY") or env.get("OPENAI_API_KEY"),
-                dimension=env.get(f"{what}_DIMENSION"))
+                spec, what=what, key=env.get(f"{what}_KEY"),
+                dimension=env.get(f"{what}_DIMENSION"), environ=env)
         return cls(
             home=root,
             backend=chosen,

@@ -23,7 +23,8 @@ def embedder_for(config: Config) -> AnyEmbedder | None:
         return local_model.embedder(given.model.removeprefix(LOCAL), dimension=given.dimension)
     from backends.graph import remote
 
-    return remote.embedder(given.model, url=given.url, key=given.key, dimension=given.dimension)
+    return remote.embedder(given.model, provider=given.provider, url=given.url, key=given.key,
+                           dimension=given.dimension)
 
 
 def llm_for(config: Config) -> Any | None:
@@ -33,4 +34,4 @@ def llm_for(config: Config) -> Any | None:
     from backends.graph import remote
 
     given = config.llm
-    return remote.llm(given.model, url=given.url, key=given.key)
+    return remote.llm(given.model, provider=given.provider, url=given.url, key=given.key)

@@ -28,7 +28,7 @@ from backends.safe_files import open_for_write, read_regular
 CONFIG = "config.json"
 PASSWORD = "graph-password"
 GITIGNORE = ".gitignore"
-SETTINGS = {"graph-url": "graph_url", "embedder": "embedder"}
+SETTINGS = {"graph-url": "graph_url", "embedder": "embedder", "llm": "llm"}
 """what ``dualmem config set NAME VALUE`` keeps, by the name the command takes"""
 _LIMIT = 64 * 1024
 IGNORED = """\
@@ -87,9 +87,9 @@ def read_settings(home: Path) -> dict[str, str]:
 
 
 def store_setting(home: Path, name: str, value: str) -> str:
-    """Keep setting ``name`` (``graph-url``, ``embedder``) in ``config.json``; '' removes it.
-    A password in a graph URL goes to ``graph-password`` instead. Returns what was kept, as
-    it may be printed."""
+    """Keep setting ``name`` (``graph-url``, ``embedder``, ``llm``) in ``config.json``; ''
+    removes it. A password in a graph URL goes to ``graph-password`` instead. Returns what was
+    kept, as it may be printed."""
     if name not in SETTINGS:
         raise SettingsError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})")
     settings = read_settings(home)

@@ -67,3 +67,82 @@ class ScriptedEndpoint:
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         })
 
+
+
+class ScriptedAnthropic:
+    """Anthropic's Messages API answered in process (an ``httpx`` transport the anthropic SDK
+    sends through, so graphiti's ``AnthropicClient`` runs): each call gets the next scripted
+    object as the tool call graphiti asked for."""
+
+    def __init__(self, script: list[dict[str, Any]]) -> None:
+        import httpx
+
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self.client = httpx.AsyncClient(transport=httpx.MockTransport(self._answer))
+
+    def _answer(self, request: Any) -> Any:
+        import httpx
+        import orjson
+
+        assert request.url.path.endswith("/messages"), request.url
+        asked = orjson.loads(request.content)
+        self.requests.append(asked)
+        return httpx.Response(200, json={
+            "id": "msg_1", "type": "message", "role": "assistant", "model": asked["model"],
+            "content": [{"type": "tool_use", "id": "tool_1", "name": asked["tools"][0]["name"],
+                         "input": self.script.pop(0)}],
+            "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 2},
+        })
+
+
+class ScriptedGemini:
+    """A ``genai.Client`` answered in process (``client.aio.models``): embeddings are the
+    built-in embedder's vectors at ``dimension``, answers the next scripted JSON text, in the
+    SDK's own response types."""
+
+    def __init__(self, dimension: int, script: list[str] | None = None) -> None:
+        from backends.graph import HashingEmbedder
+
+        self.embedder = HashingEmbedder(dimension)
+        self.script = list(script or [])
+        self.inputs: list[str] = []
+        self.aio = self
+        self.models = self
+
+    async def embed_content(self, *, model: str, contents: list[str], config: Any) -> Any:
+        from google.genai import types
+
+        self.inputs += contents
+        return types.EmbedContentResponse(embeddings=[
+            types.ContentEmbedding(values=row.tolist()) for row in self.embedder.embed(contents)])
+
+    async def generate_content(self, *, model: str, contents: Any, config: Any) -> Any:
+        from google.genai import types
+
+        return types.GenerateContentResponse(candidates=[types.Candidate(content=types.Content(
+            role="model", parts=[types.Part(text=self.script.pop(0))]))])
+
+
+class ScriptedVoyage:
+    """A ``voyageai.AsyncClient`` answered in process: the built-in embedder's vectors;
+    ``failing`` raises the SDK's own error, as an endpoint that is down does."""
+
+    def __init__(self, dimension: int) -> None:
+        from backends.graph import HashingEmbedder
+
+        self.embedder = HashingEmbedder(dimension)
+        self.inputs: list[str] = []
+        self.failing = False
+
+    async def embed(self, texts: list[str], model: str | None = None, **_: Any) -> Any:
+        import voyageai.error
+        from voyageai.object.embeddings import EmbeddingsObject
+
+        if self.failing:
+            raise voyageai.error.ServiceUnavailableError("overloaded")
+        self.inputs += texts
+        answer = EmbeddingsObject()
+        answer.embeddings = [row.tolist() for row in self.embedder.embed(texts)]
+        return answer
