@@ -69,7 +69,11 @@ class Curator:
     async def resolve(self, given: str, *, forgotten: bool = False) -> str:
         """The id ``given`` names (or starts), of any group; with ``forgotten``, forgotten
         memories' ids count too."""
-        return await resolve(self.store, given, also=self.versions.ids() if forgotten else ())
+        if not forgotten:
+            return await resolve(self.store, given)
+        aside = ([item.episode.id for item in self.store.set_aside()]
+                 if isinstance(self.store, Restores) else [])
+        return await resolve(self.store, given, also=[*self.versions.ids(), *aside])
 
     async def get(self, given: str) -> Episode:
         episode = await self.store.get(await self.resolve(given))
@@ -121,7 +125,8 @@ class Curator:
                 self.versions.keep("restored", back)
             return back
         if kept is None or await self.store.get(key) is not None:
-            raise NotForgotten(f"memory {key} is not forgotten: nothing to restore")
+            raise NotForgotten(f"nothing set aside or forgotten with id {key}: nothing to "
+                               "restore (dualmem status lists what views set aside)")
         self.versions.keep("restored", kept)
         await self.store.upsert(kept)
         return kept
