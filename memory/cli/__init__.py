@@ -54,6 +54,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("curation", "bring back a forgotten memory, or a hand bullet taken out of its "
                 "view (status lists them)"),
     "history": ("curation", "a memory's earlier versions, retired facts and successor"),
+    "entities": ("curation", "the knowledge graph's entities (files, components, decisions, "
+                 "...) a query names"),
+    "facts": ("curation", "the knowledge graph's facts a query names, with their validity"),
     "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
                "every clone: config set graph-url|embedder VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "

@@ -1,5 +1,6 @@
-"""Commands that correct memory: ``edit``, ``forget``, ``restore``, ``history``, over the
-operations of ``memory.curation`` (MCP calls the same). Ids may be given by a unique prefix."""
+"""Commands that correct memory (``edit``, ``forget``, ``restore``, ``history``) and show the
+graph's knowledge (``entities``, ``facts``), over the operations of ``memory.curation`` (MCP
+calls the same). Ids may be given by a unique prefix."""
 
 from __future__ import annotations
 
@@ -102,9 +103,44 @@ async def history(args: argparse.Namespace, config: Config) -> Output:
     return Output(found.to_json(), "\n".join(lines))
 
 
+def _knowledge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", nargs="?", default="",
+                        help="words of a name or fact, typos tolerated (default: every one)")
+    parser.add_argument("--limit", type=int, default=20, metavar="N",
+                        help="at most N (default 20)")
+
+
+async def entities(args: argparse.Namespace, config: Config) -> Output:
+    async with curating(config) as curator:
+        found = await curator.entities(args.query, args.limit)
+    lines = [f"{item.label:<10} {item.name}" for item in found.items]
+    return Output(found.to_json(), "\n".join(lines) or f"no entities{_why(found.reason)}")
+
+
+def _facts_arguments(parser: argparse.ArgumentParser) -> None:
+    _knowledge_arguments(parser)
+    parser.add_argument("--retired", action="store_true",
+                        help="also facts no longer true (superseded, retired)")
+
+
+async def facts(args: argparse.Namespace, config: Config) -> Output:
+    async with curating(config) as curator:
+        found = await curator.facts(args.query, args.limit, retired=args.retired)
+    lines = [f"{item.source} {item.name} {item.target}: {item.fact}"
+             + ("" if item.invalid_at is None else f" (until {item.invalid_at:%Y-%m-%d %H:%M})")
+             for item in found.items]
+    return Output(found.to_json(), "\n".join(lines) or f"no facts{_why(found.reason)}")
+
+
+def _why(reason: str) -> str:
+    return f": {reason}" if reason else ""
+
+
 COMMANDS = {
     "edit": Command(_edit_arguments, edit),
     "forget": Command(_forget_arguments, forget),
     "restore": Command(_id_argument, restore),
     "history": Command(_id_argument, history),
+    "entities": Command(_knowledge_arguments, entities),
+    "facts": Command(_facts_arguments, facts),
 }

@@ -14,11 +14,12 @@ from backends.errors import InvalidEpisode
 from backends.graph.history import KeptFact
 from backends.insights import Scope
 from backends.model import Episode, utc
-from backends.protocol import MemoryBackend, Restores
+from backends.protocol import KnownEntity, KnownFact, MemoryBackend, Restores
 from memory.agent.decisions import Adr, DecisionError, deprecate_adr, supersede_adr
 from memory.agent.records import fetch
 from memory.agent.scopes import ADR, project_group
 from memory.curation.ids import UnknownId, resolve
+from memory.curation.knowledge import Found, search_entities, search_facts
 from memory.curation.versions import FOLDER, Version, Versions
 from memory.store import kept_log
 from memory.store.config import Config
@@ -57,10 +58,14 @@ def versions_of(config: Config) -> Versions:
 
 class Curator:
     """Curation of project ``project_id``'s memories in ``store``; ``files`` is the journal's
-    folder, where earlier versions and the graph's retired facts are kept."""
+    folder, where earlier versions and the graph's retired facts are kept. ``layer``: the
+    layer itself when ``store`` wraps it (a cache), whose optional capabilities (views set
+    aside, a knowledge graph) a wrapper does not show."""
 
-    def __init__(self, store: MemoryBackend, project_id: str, files: Path) -> None:
+    def __init__(self, store: MemoryBackend, project_id: str, files: Path, *,
+                 layer: MemoryBackend | None = None) -> None:
         self.store = store
+        self.layer = store if layer is None else layer
         self.project_id = project_id
         self.group = project_group(project_id)
         self.versions = Versions(files / FOLDER)
@@ -71,8 +76,8 @@ class Curator:
         memories' ids count too."""
         if not forgotten:
             return await resolve(self.store, given)
-        aside = ([item.episode.id for item in self.store.set_aside()]
-                 if isinstance(self.store, Restores) else [])
+        aside = ([item.episode.id for item in self.layer.set_aside()]
+                 if isinstance(self.layer, Restores) else [])
         return await resolve(self.store, given, also=[*self.versions.ids(), *aside])
 
     async def get(self, given: str) -> Episode:
@@ -120,7 +125,7 @@ class Curator:
         """Bring back a forgotten memory (or a hand bullet a view set aside) as it was."""
         key = await self.resolve(given, forgotten=True)
         kept = self.versions.forgotten(key)
-        if isinstance(self.store, Restores) and (back := await self.store.restore(key)):
+        if isinstance(self.layer, Restores) and (back := await self.layer.restore(key)):
             if kept is not None:
                 self.versions.keep("restored", back)
             return back
@@ -153,6 +158,15 @@ class Curator:
         episode = await self._decision(given)
         self.versions.keep("updated", episode, reason=reason or "deprecated")
         return await deprecate_adr(self.store, self.project_id, _adr_id(episode), reason)
+
+    async def entities(self, query: str = "", limit: int = 20) -> Found[KnownEntity]:
+        """The project's entities that ``query`` names (``knowledge.search_entities``)."""
+        return await search_entities(self.layer, [self.group], query, limit)
+
+    async def facts(self, query: str = "", limit: int = 20, *,
+                    retired: bool = False) -> Found[KnownFact]:
+        """The project's facts that ``query`` names (``knowledge.search_facts``)."""
+        return await search_facts(self.layer, [self.group], query, limit, retired=retired)
 
     async def _decision(self, given: str) -> Episode:
         found = await fetch(self.store, self.group, ADR, given, Adr)

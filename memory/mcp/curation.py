@@ -56,6 +56,42 @@ class Decision(BaseModel):
     invalid_at: datetime | None
 
 
+class Entity(BaseModel):
+    uuid: str
+    name: str
+    label: str = Field(description="What it is: File, Component, Decision, Task, ...")
+    group_id: str
+    summary: str
+
+
+class Fact(BaseModel):
+    uuid: str
+    name: str = Field(description="The relation: GOVERNS, FAILED_ON, SUPERSEDES, ...")
+    fact: str
+    group_id: str
+    source: str
+    target: str
+    valid_at: datetime | None
+    invalid_at: datetime | None = Field(description="When it stopped being true.")
+    expired_at: datetime | None = Field(description="When a rewrite of its memory retired it.")
+    episodes: list[str] = Field(description="The memories that state it.")
+
+
+class Entities(BaseModel):
+    entities: list[Entity]
+    reason: str = Field(description="Why nothing could be searched, when so.")
+
+
+class Facts(BaseModel):
+    facts: list[Fact]
+    reason: str = Field(description="Why nothing could be searched, when so.")
+
+
+Query = Annotated[str, Field(description="Words of a name or a fact (typos are tolerated); "
+                             "empty: every one.")]
+Limit = Annotated[int, Field(ge=1, le=200, description="At most this many.")]
+
+
 def _memory(episode: Episode) -> Memory:
     return Memory(id=episode.id, group_id=episode.group_id, kind=episode.kind, name=episode.name,
                   text=episode.body, source=episode.source, created_at=episode.created_at,
@@ -145,6 +181,25 @@ class CurationTools:
         """End a decision in force without a successor."""
         return _decision(await self.curator.deprecate_decision(decision, reason))
 
+    async def search_entities(self, query: Query = "", limit: Limit = 20) -> Entities:
+        """The knowledge graph's entities (files, components, decisions, tasks, ...) of this
+        project that the query names."""
+        found = await self.curator.entities(query, limit)
+        return Entities(entities=[Entity.model_validate(item, from_attributes=True)
+                                  for item in found.items], reason=found.reason)
+
+    async def search_facts(
+        self, query: Query = "", limit: Limit = 20,
+        retired: Annotated[bool, Field(
+            description="Include facts no longer true (superseded, retired).")] = False,
+    ) -> Facts:
+        """The knowledge graph's facts between entities (a decision governs a component, a
+        task failed on a file, ...) that the query names, with when each held."""
+        found = await self.curator.facts(query, limit, retired=retired)
+        return Facts(facts=[Fact.model_validate(item, from_attributes=True)
+                            for item in found.items], reason=found.reason)
+
     def tools(self) -> Sequence[Any]:
         return (self.get_memory, self.list_memories, self.update_memory, self.forget_memory,
-                self.memory_history, self.supersede_decision, self.deprecate_decision)
+                self.memory_history, self.supersede_decision, self.deprecate_decision,
+                self.search_entities, self.search_facts)

@@ -118,7 +118,7 @@ async def serve(config: Config) -> None:
     try:
         tools = MemoryTools(store, config.home)
         # Through the tools' cache, which a write drops, as any write of theirs does.
-        curator = Curator(tools.store, tools.project_id, config.files_dir)
+        curator = Curator(tools.store, tools.project_id, config.files_dir, layer=store)
         await build_server(tools, CurationTools(curator)).run_stdio_async()
     finally:
         await store.aclose()

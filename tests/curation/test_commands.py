@@ -47,6 +47,14 @@ def test_edit_forget_restore_history(layer: str, tmp_path: Path,
     assert code == 0 and back["episode"]["body"] == "the cache is flushed daily"
     assert run(capsys, *where, "get", added["id"])[1]["episode"]["body"] == (
         "the cache is flushed daily")
+    run(capsys, *where, "add", "--kind", "gotcha", "--name", "store",
+        "--body", "`SessionStore` drops sessions past 4 KB")
+    code, found = run(capsys, *where, "entities", "sessionstore")
+    assert code == 0
+    if layer == "file":
+        assert found["items"] == [] and "no knowledge graph" in found["reason"]
+    else:  # in auto, the command takes the graph (a write would), caught up to the journal
+        assert [item["name"] for item in found["items"]] == ["SessionStore"]
 
 
 def test_edit_in_the_editor_and_the_version(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -100,3 +100,24 @@ async def test_decisions_are_superseded_and_deprecated(curator: Curator) -> None
     await curator.store.upsert(memory("g1", "a gotcha"))
     with pytest.raises(DecisionError, match="not a decision"):
         await curator.deprecate_decision("g1")
+
+
+async def test_entities_and_facts_with_their_validity(curator: Curator, layer: str) -> None:
+    await record_adr(curator.store, PROJECT, Adr(adr_id="ADR-1", title="Cookies",
+                                                 decision="Keep `SessionStore` in cookies"))
+    await curator.supersede_decision("ADR-1", Adr(adr_id="ADR-2", title="Redis",
+                                                  decision="Move `SessionStore` to Redis"))
+    entities = await curator.entities("SessionStor")  # a typo still finds it
+    facts = await curator.facts("SessionStore", retired=True)
+    if layer == "file":  # the journal keeps no knowledge graph, and says so
+        assert entities.items == [] and facts.items == [] and "no knowledge graph" in (
+            entities.reason)
+        return
+    assert entities.reason == "" and entities.items[0].name == "SessionStore"
+    assert entities.items[0].label == "Component"
+    governs = {(f.source, f.invalid_at is None) for f in facts.items if f.name == "GOVERNS"}
+    assert governs == {("ADR-1", False), ("ADR-2", True)}
+    current = await curator.facts("SessionStore")
+    assert {(f.source, f.name) for f in current.items if f.name == "GOVERNS"} == {
+        ("ADR-2", "GOVERNS")}
+    assert (await curator.entities("nothing like it")).items == []

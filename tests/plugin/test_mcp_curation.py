@@ -44,10 +44,19 @@ async def test_an_agent_curates_memory_through_mcp(layer: str, tmp_path: Path) -
         assert [memory["text"] for memory in listed] == ["the cache is flushed every minute"]
 
         await call(client, "add_memory", kind="decision", title="Cookies", decision_id="ADR-1",
-                   text="sessions in cookies")
+                   text="Keep `SessionStore` in cookies")
         new = await call(client, "supersede_decision", decision="ADR-1", title="Redis",
-                         text="sessions in Redis", decision_id="ADR-2")
+                         text="Move `SessionStore` to Redis", decision_id="ADR-2")
         assert new["adr_id"] == "ADR-2" and new["status"] == "accepted"
+        entities = await call(client, "search_entities", query="SessionStore")
+        facts = await call(client, "search_facts", query="SessionStore", retired=True)
+        if layer == "file":
+            assert entities["entities"] == [] and "no knowledge graph" in entities["reason"]
+        else:
+            assert entities["entities"][0]["name"] == "SessionStore"
+            governs = {(f["source"], f["invalid_at"] is None) for f in facts["facts"]
+                       if f["name"] == "GOVERNS"}
+            assert governs == {("ADR-1", False), ("ADR-2", True)}
         ended = await call(client, "deprecate_decision", decision="ADR-2")
         assert ended["status"] == "deprecated" and ended["invalid_at"]
 

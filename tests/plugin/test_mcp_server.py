@@ -20,7 +20,7 @@ TOOLS = {
     "get_session_history", "get_latest_turn", "get_role_constraints", "get_quality_gates",
     "suggest_implementation_mode", "get_critical_context", "get_memory", "list_memories",
     "update_memory", "forget_memory", "memory_history", "supersede_decision",
-    "deprecate_decision",
+    "deprecate_decision", "search_entities", "search_facts",
 }
 
 
