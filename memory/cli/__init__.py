@@ -57,6 +57,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "entities": ("curation", "the knowledge graph's entities (files, components, decisions, "
                  "...) a query names"),
     "facts": ("curation", "the knowledge graph's facts a query names, with their validity"),
+    "dedupe": ("curation", "merge near-duplicate memories (same kind, nearly the same text) "
+               "into the oldest, history kept; --dry-run lists them"),
     "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
                "every clone: config set graph-url|embedder VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "

@@ -132,6 +132,23 @@ async def facts(args: argparse.Namespace, config: Config) -> Output:
     return Output(found.to_json(), "\n".join(lines) or f"no facts{_why(found.reason)}")
 
 
+def _dedupe_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true",
+                        help="only list the near-duplicates, merging nothing")
+
+
+async def dedupe(args: argparse.Namespace, config: Config) -> Output:
+    async with curating(config) as curator:
+        found = await curator.dedupe(apply=not args.dry_run)
+    verb = "would merge" if args.dry_run else "merged"
+    lines = [f"{verb} into {summary(item.keep)}:\n" + "\n".join(
+        f"    {summary(other)}" for other in item.others) for item in found]
+    lines.append(f"{sum(len(item.others) for item in found)} near-duplicate(s) "
+                 f"{'found' if args.dry_run else 'merged (dualmem history ID shows each)'}")
+    return Output({"dry_run": args.dry_run, "sets": [item.to_json() for item in found]},
+                  "\n".join(lines))
+
+
 def _why(reason: str) -> str:
     return f": {reason}" if reason else ""
 
@@ -143,4 +160,5 @@ COMMANDS = {
     "history": Command(_id_argument, history),
     "entities": Command(_knowledge_arguments, entities),
     "facts": Command(_facts_arguments, facts),
+    "dedupe": Command(_dedupe_arguments, dedupe),
 }

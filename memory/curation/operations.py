@@ -4,6 +4,7 @@ decisions. Works on any ``MemoryBackend``; earlier versions are kept by ``Versio
 
 from __future__ import annotations
 
+import builtins  # Curator.list shadows the type in the class
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,6 +19,7 @@ from backends.protocol import KnownEntity, KnownFact, MemoryBackend, Restores
 from memory.agent.decisions import Adr, DecisionError, deprecate_adr, supersede_adr
 from memory.agent.records import fetch
 from memory.agent.scopes import ADR, project_group
+from memory.curation.dedupe import Duplicates, merge, near_duplicates
 from memory.curation.ids import UnknownId, resolve
 from memory.curation.knowledge import Found, search_entities, search_facts
 from memory.curation.versions import FOLDER, Version, Versions
@@ -167,6 +169,15 @@ class Curator:
                     retired: bool = False) -> Found[KnownFact]:
         """The project's facts that ``query`` names (``knowledge.search_facts``)."""
         return await search_facts(self.layer, [self.group], query, limit, retired=retired)
+
+    async def dedupe(self, *, apply: bool = False) -> builtins.list[Duplicates]:
+        """The project's near-duplicate memories (``dedupe.near_duplicates``); with ``apply``,
+        each set merged into its oldest, the others' texts kept in their histories."""
+        found = await near_duplicates(self.store, [self.group])
+        if apply:
+            for duplicates in found:
+                await merge(self.store, self.versions, duplicates)
+        return found
 
     async def _decision(self, given: str) -> Episode:
         found = await fetch(self.store, self.group, ADR, given, Adr)

@@ -73,6 +73,16 @@ def test_edit_in_the_editor_and_the_version(tmp_path: Path, capsys: pytest.Captu
     monkeypatch.delenv("EDITOR")
     code, error = run(capsys, *where, "edit", added["id"])
     assert code == 2 and "no $EDITOR is set" in error["error"]["message"]
+    run(capsys, *where, "add", "--kind", "note", "--name", "n", "--body", "tw0")
+    code, listed = run(capsys, *where, "dedupe", "--dry-run")
+    assert code == 0 and listed["dry_run"] and len(listed["sets"]) == 0  # "two", "tw0": short
+    for body in ("Retry flaky HTTP calls with backoff", "retry flaky HTTP calls with back-off"):
+        run(capsys, *where, "add", "--kind", "note", "--name", "n", "--body", body)
+    code, listed = run(capsys, *where, "dedupe", "--dry-run")
+    assert [len(item["others"]) for item in listed["sets"]] == [1]
+    code, merged = run(capsys, *where, "dedupe")
+    assert code == 0 and not merged["dry_run"] and len(merged["sets"]) == 1
+    assert run(capsys, *where, "dedupe", "--dry-run")[1]["sets"] == []
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"dualmem {version()}\n"
 

@@ -121,3 +121,20 @@ async def test_entities_and_facts_with_their_validity(curator: Curator, layer: s
     assert {(f.source, f.name) for f in current.items if f.name == "GOVERNS"} == {
         ("ADR-2", "GOVERNS")}
     assert (await curator.entities("nothing like it")).items == []
+
+
+async def test_near_duplicates_are_listed_then_merged_with_history(curator: Curator) -> None:
+    old = now() - timedelta(hours=1)
+    await curator.store.upsert(memory("dup-1", "Retry flaky calls with backoff.", created_at=old))
+    await curator.store.upsert(memory("dup-2", "retry flaky calls, with back-off"))
+    await curator.store.upsert(memory("dup-3", "Retry flaky calls with backoff.", kind="pattern"))
+    await curator.store.upsert(memory("dup-4", "Cache the token for an hour"))
+    listed = await curator.dedupe()
+    assert [(d.keep.id, [o.id for o in d.others]) for d in listed] == [("dup-1", ["dup-2"])]
+    assert await curator.store.count() == 4  # a dry run merges nothing
+    await curator.dedupe(apply=True)
+    assert await curator.store.get("dup-2") is None and await curator.store.count() == 3
+    [merged] = (await curator.history("dup-2")).versions
+    assert (merged.change, merged.into) == ("merged", "dup-1")
+    assert (await curator.restore("dup-2")).body == "retry flaky calls, with back-off"
+    assert await curator.dedupe() != []  # back again, so listed again
