@@ -1,0 +1,158 @@
+"""The browser's server: the page, and a JSON API over one open store.
+
+Every answer comes from the operations the CLI and the MCP server use (the store's search,
+the agent API's decisions, the status the CLI prints), never a second implementation. Errors
+are our one-line messages: 404 for an unknown id, 400 for anything else refused."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from backends.errors import DualmemError
+from backends.model import Episode
+from backends.protocol import Journal, MemoryBackend, Position
+from memory.agent.decisions import list_adrs
+from memory.output import Output, one_line
+from memory.tool_hook import told_sessions
+from memory.ui.guard import TokenGuard
+
+STATIC = Path(str(files("memory.ui") / "static"))
+PREVIEW_CHARS = 280
+SEARCH_LIMIT = 50
+TIMELINE_LIMIT = 300
+HEADERS = {
+    # The token is in the page's URL: no other site may learn it from a Referer.
+    "referrer-policy": "no-referrer",
+    "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "img-src 'self' data:; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "cache-control": "no-store",
+}
+
+StatusReport = Callable[[], Awaitable[Output]]
+
+
+class Missing(DualmemError):
+    """The page asked for a memory no layer holds."""
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status, HEADERS, "application/json")
+
+
+def _preview(episode: Episode) -> dict[str, Any]:
+    text = " ".join(episode.body.split())
+    return {"id": episode.id, "group_id": episode.group_id, "kind": episode.kind,
+            "name": episode.name, "created_at": episode.created_at.isoformat(),
+            "text": text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"}
+
+
+def _limit(request: Request, default: int) -> int:
+    try:
+        return max(1, min(int(request.query_params.get("limit", default)), 1000))
+    except ValueError:
+        return default
+
+
+class Browser:
+    """What the page reads and changes, over ``store`` (opened and closed by the caller)."""
+
+    def __init__(self, store: MemoryBackend, home: Path, project: str,
+                 status: StatusReport) -> None:
+        self.store, self.home, self.project, self.status_report = store, home, project, status
+        self._timeline: tuple[Position, list[Episode]] | None = None
+
+    @property
+    def groups(self) -> list[str]:
+        return [self.project]
+
+    async def search(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        if not query:
+            return _json({"query": "", "hits": []})
+        hits = await self.store.search(query, limit=_limit(request, SEARCH_LIMIT),
+                                       group_ids=self.groups)
+        return _json({"query": query, "hits": [
+            _preview(hit.episode) | {"score": round(hit.score, 3)} for hit in hits]})
+
+    async def timeline(self, request: Request) -> Response:
+        episodes = await self._newest_first()
+        limit = _limit(request, TIMELINE_LIMIT)
+        return _json({"total": len(episodes),
+                      "items": [_preview(episode) for episode in episodes[:limit]]})
+
+    async def _newest_first(self) -> list[Episode]:
+        # A scan of 10k memories costs more than the page's budget: keep it until the journal
+        # moves (every layer's writes in auto go through the journal first).
+        position = _position(self.store)
+        if position is not None and self._timeline and self._timeline[0] == position:
+            return self._timeline[1]
+        episodes = [e async for e in self.store.scan(group_ids=self.groups)]
+        episodes.sort(key=lambda episode: episode.created_at, reverse=True)
+        if position is not None:
+            self._timeline = (position, episodes)
+        return episodes
+
+    async def memory(self, request: Request) -> Response:
+        episode = await self.store.get(request.path_params["id"])
+        if episode is None:
+            raise Missing(f"no memory with id {request.path_params['id']}")
+        return _json({"memory": episode.model_dump(mode="json")})
+
+    async def decisions(self, request: Request) -> Response:
+        adrs = await list_adrs(self.store, self.project)
+        shown = [adr.model_dump(mode="json") | {"in_force": adr.in_force} for adr in adrs]
+        return _json({"in_force": [a for a in shown if a["in_force"]],
+                      "retired": [a for a in shown if not a["in_force"]]})
+
+    async def status(self, request: Request) -> Response:
+        report = await self.status_report()
+        return _json({"text": report.text, "data": report.data})
+
+    async def workset(self, request: Request) -> Response:
+        return _json({"sessions": [{"session": session, "files": files_}
+                                   for session, files_ in told_sessions(self.home)]})
+
+
+def _position(store: MemoryBackend) -> Position | None:
+    journal = getattr(store, "journal", store)
+    return journal.position() if isinstance(journal, Journal) else None
+
+
+def _answering(handler: Callable[[Request], Awaitable[Response]]) -> Callable[..., Any]:
+    async def answer(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Missing as exc:
+            return _json({"error": one_line(exc)}, 404)
+        except DualmemError as exc:
+            return _json({"error": one_line(exc)}, 400)
+
+    return answer
+
+
+async def _page(request: Request) -> Response:
+    return Response((STATIC / "index.html").read_bytes(), 200, HEADERS, "text/html")
+
+
+def build_app(browser: Browser, token: str) -> TokenGuard:
+    """The server's ASGI app: the page, its static files and the API, behind the token."""
+    api = [Route("/api/search", _answering(browser.search)),
+           Route("/api/timeline", _answering(browser.timeline)),
+           Route("/api/memory/{id}", _answering(browser.memory)),
+           Route("/api/decisions", _answering(browser.decisions)),
+           Route("/api/status", _answering(browser.status)),
+           Route("/api/workset", _answering(browser.workset))]
+    app = Starlette(routes=[Route("/", _page), *api,
+                            Mount("/static", StaticFiles(directory=STATIC), name="static")])
+    return TokenGuard(app, token)

@@ -1,0 +1,179 @@
+// The memory browser's page: plain DOM, no framework, no build step. Every text from the store
+// is set with textContent, never as HTML: a memory may hold anything.
+"use strict";
+
+const TOKEN = new URLSearchParams(location.search).get("token") || "";
+const $ = (sel) => document.querySelector(sel);
+const list = $("#list"), detail = $("#detail");
+let tab = "timeline", selected = null, searchSeq = 0;
+
+async function api(path, body) {
+  const init = { headers: { "X-Dualmem-Token": TOKEN } };
+  if (body !== undefined) {
+    init.method = "POST";
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || response.statusText);
+  return data;
+}
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function notice(text) {
+  const n = $("#notice");
+  n.textContent = text;
+  n.classList.add("shown");
+  clearTimeout(notice.timer);
+  notice.timer = setTimeout(() => n.classList.remove("shown"), 2500);
+}
+
+function failed(error) { notice(error.message); }
+
+function row(memory, extra) {
+  const item = el("div", { class: "item" + (memory.kind === "session_insight" ? " session" : ""),
+                           "data-id": memory.id, onclick: () => showMemory(memory.id) },
+    el("div", { class: "meta" }, el("span", { class: "kind " + memory.kind }, memory.kind),
+       el("span", {}, memory.created_at.slice(0, 16).replace("T", " ")),
+       extra === undefined ? "" : el("span", {}, extra)),
+    el("div", { class: "name" }, memory.name),
+    el("div", { class: "text" }, memory.text));
+  if (memory.id === selected) item.classList.add("selected");
+  return item;
+}
+
+function fill(...nodes) { list.replaceChildren(...nodes); }
+
+async function showSearch(query) {
+  const seq = ++searchSeq;
+  const data = await api("/api/search?q=" + encodeURIComponent(query));
+  if (seq !== searchSeq) return;  // a later keystroke's answer wins
+  fill(...(data.hits.length ? data.hits.map((hit) => row(hit, "score " + hit.score))
+                            : [el("p", { class: "hint item" }, "No matches.")]));
+}
+
+async function showTimeline() {
+  const data = await api("/api/timeline");
+  const nodes = [];
+  let day = "";
+  for (const memory of data.items) {
+    const d = memory.created_at.slice(0, 10);
+    if (d !== day) { nodes.push(el("div", { class: "day" }, d)); day = d; }
+    nodes.push(row(memory));
+  }
+  if (data.total > data.items.length) {
+    nodes.push(el("p", { class: "hint item" }, `${data.items.length} newest of ${data.total}; search to find older ones.`));
+  }
+  fill(...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No memories yet.")]));
+}
+
+function decisionRow(adr) {
+  return el("div", { class: "item", onclick: () => showDecision(adr) },
+    el("div", { class: "meta" }, el("span", { class: "kind adr" }, adr.adr_id),
+       el("span", {}, adr.status), adr.superseded_by ? el("span", {}, "→ " + adr.superseded_by) : ""),
+    el("div", { class: "name" + (adr.in_force ? "" : " retired") }, adr.title),
+    el("div", { class: "text" }, adr.decision));
+}
+
+async function showDecisions() {
+  const data = await api("/api/decisions");
+  fill(el("div", { class: "day" }, `In force (${data.in_force.length})`),
+       ...data.in_force.map(decisionRow),
+       el("div", { class: "day" }, `Superseded or deprecated (${data.retired.length})`),
+       ...data.retired.map(decisionRow));
+}
+
+async function showWorkset() {
+  const data = await api("/api/workset");
+  const nodes = [];
+  for (const s of data.sessions) {
+    nodes.push(el("div", { class: "day" }, "session " + s.session));
+    for (const file of s.files) {
+      nodes.push(el("div", { class: "item", onclick: () => { $("#search").value = file; showSearch(file).catch(failed); } },
+                    el("div", { class: "name" }, file)));
+    }
+  }
+  fill(...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No session has recorded a working set (the hooks record one).")]));
+}
+
+async function showStatus() {
+  const data = await api("/api/status");
+  fill(el("pre", { id: "status-text" }, data.text));
+}
+
+function field(name, value) {
+  return [el("span", {}, name), el("span", {}, value === null || value === undefined ? "" : String(value))];
+}
+
+async function showMemory(id) {
+  selected = id;
+  for (const item of list.querySelectorAll(".item")) item.classList.toggle("selected", item.dataset.id === id);
+  const data = await api("/api/memory/" + encodeURIComponent(id));
+  const m = data.memory;
+  const body = el("pre", { id: "body" }, m.body);
+  const actions = el("div", { class: "actions" });
+  for (const [label, run, kind] of memoryActions(m, body)) {
+    actions.append(el("button", { class: kind || "", onclick: () => run().catch(failed) }, label));
+  }
+  const parts = [el("h2", {}, m.name),
+                 el("div", { class: "fields" }, ...field("id", m.id), ...field("kind", m.kind),
+                    ...field("group", m.group_id), ...field("created", m.created_at),
+                    ...field("valid from", m.valid_at), ...field("invalid from", m.invalid_at),
+                    ...field("source", m.source)),
+                 actions, body];
+  if (data.history) parts.push(historyList(data.history));
+  detail.replaceChildren(...parts);
+}
+
+function historyList(history) {
+  const items = history.map((h) => el("li", { class: h.retired ? "retired" : "" },
+    `${h.at ? h.at.slice(0, 16).replace("T", " ") + "  " : ""}${h.what}`));
+  return el("div", { class: "history" }, el("h3", {}, "History"),
+            items.length ? el("ul", {}, ...items) : el("p", { class: "hint" }, "No earlier versions."));
+}
+
+function memoryActions(memory, body) {
+  const actions = [];
+  if (window.DUALMEM_CAN && DUALMEM_CAN.edit) actions.push(["Edit", () => editMemory(memory, body), "primary"]);
+  if (window.DUALMEM_CAN && DUALMEM_CAN.forget) actions.push(["Forget", () => forgetMemory(memory), "danger"]);
+  return actions;
+}
+
+function showDecision(adr) {
+  detail.replaceChildren(el("h2", {}, `${adr.adr_id}: ${adr.title}`),
+    el("div", { class: "fields" }, ...field("status", adr.status), ...field("in force", adr.in_force),
+       ...field("supersedes", adr.supersedes), ...field("superseded by", adr.superseded_by),
+       ...field("decided", adr.decided_at || adr.created_at), ...field("invalid from", adr.invalid_at)),
+    el("pre", {}, [adr.decision, adr.context && "Context: " + adr.context,
+                   adr.rationale && "Rationale: " + adr.rationale].filter(Boolean).join("\n\n")));
+}
+
+async function show(name) {
+  tab = name;
+  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
+  const views = { timeline: showTimeline, decisions: showDecisions, workset: showWorkset,
+                  status: showStatus, graph: window.showGraph || showTimeline };
+  await views[name]();
+}
+
+let typing = null;
+$("#search").addEventListener("input", (event) => {
+  clearTimeout(typing);
+  const query = event.target.value.trim();
+  typing = setTimeout(() => (query ? showSearch(query) : show(tab)).catch(failed), 120);
+});
+for (const b of document.querySelectorAll("#tabs button")) {
+  b.addEventListener("click", () => { $("#search").value = ""; show(b.dataset.tab).catch(failed); });
+}
+show("timeline").catch(failed);

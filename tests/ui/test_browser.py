@@ -1,0 +1,136 @@
+"""The memory browser in a real browser: ``dualmem ui`` in a process of its own over a home of
+1k memories, driven by Playwright in Debian's Chromium (the system's, no browser download).
+Screenshots go to ``.artifacts/ui/`` of the checkout. Without Chromium the tests skip, saying
+so; ``.ci/run`` installs it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.model import Episode
+from backends.protocol import upsert_all
+from memory.cli import run
+from memory.store.config import Config
+from memory.store.project import project_id
+from memory.store.selection import open_backend
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / ".artifacts" / "ui"
+CHROMIUM = shutil.which("chromium")
+# Flags for a closed network: without them Chromium keeps calling Google's hosts.
+QUIET = ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+MEMORIES = 1000
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None,
+                                reason="Debian's chromium is not installed (.ci/run installs it)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
+
+
+def _fill(home: Path) -> str:
+    async def fill() -> str:
+        await run(["--home", str(home), "--backend", "file", "init"])
+        store, _ = await open_backend(Config.from_env({}, home=home, backend="file"))
+        project = project_id(home)
+        topics = ["retry", "cache", "schema", "lock", "index", "webhook", "queue", "auth"]
+        episodes = [Episode(id=f"mem-{n:04d}", group_id=project,
+                            kind="gotcha" if n % 5 == 0 else "pattern",
+                            name=f"{topics[n % 8].title()} note {n}",
+                            body=f"Memory {n} about the {topics[n % 8]} of module m{n % 37}.",
+                            created_at=datetime(2025, 1 + n % 11, 1 + n % 28, 9, tzinfo=UTC))
+                    for n in range(MEMORIES - 1)]
+        episodes.append(Episode(id="stripe-refunds", group_id=project, kind="gotcha",
+                                name="Stripe refunds need an idempotency key",
+                                body="Retry Stripe refunds only with the same idempotency key.",
+                                created_at=datetime(2026, 11, 20, 12, tzinfo=UTC)))
+        await upsert_all(store, episodes)
+        await store.aclose()
+        return project
+
+    return asyncio.run(fill())
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    home = tmp_path_factory.mktemp("ui") / "proj" / ".dualmem"
+    _fill(home)  # before the browser fixture, whose Playwright runs an event loop here
+    log = home.parent / "ui.log"
+    with log.open("w") as errors, subprocess.Popen(
+        [sys.executable, "-m", "memory", "--home", str(home), "--backend", "file", "ui"],
+        stdout=subprocess.PIPE, stderr=errors, text=True,
+    ) as server:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", first)
+        try:
+            assert match, f"no URL on start: {first!r} {log.read_text()}"
+            yield match.group(0), home
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(served: tuple[str, Path], browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    opened.goto(served[0])
+    yield opened
+    context.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_the_timeline_shows_the_newest_memories(page: Any) -> None:
+    page.wait_for_selector("#list .item")
+    first = page.locator("#list .item .name").first
+    assert first.inner_text() == "Stripe refunds need an idempotency key"
+    assert "of 1000" in page.locator("#list").inner_text()
+    _shot(page, "timeline")
+
+
+def test_search_as_you_type_with_typos_then_read_a_memory(page: Any) -> None:
+    page.fill("#search", "stirpe refnuds")
+    page.wait_for_selector("#list .item[data-id='stripe-refunds']")
+    assert page.locator("#list .item").first.get_attribute("data-id") == "stripe-refunds"
+    page.click("#list .item[data-id='stripe-refunds']")
+    page.wait_for_selector("#detail h2")
+    assert page.inner_text("#detail h2") == "Stripe refunds need an idempotency key"
+    assert "same idempotency key" in page.inner_text("#body")
+    _shot(page, "memory")
+
+
+def test_status_says_which_layer_answers(page: Any) -> None:
+    page.click("#tabs button[data-tab='status']")
+    page.wait_for_selector("#status-text")
+    assert "file" in page.inner_text("#status-text")
+    _shot(page, "status")
+
+
+def test_a_page_without_the_token_is_refused(served: tuple[str, Path], browser: Any) -> None:
+    context = browser.new_context()
+    opened = context.new_page()
+    response = opened.goto(served[0].split("?")[0])
+    assert response is not None and response.status == 403
+    context.close()
