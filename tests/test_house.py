@@ -27,6 +27,7 @@ ROOMS = (
     ("memory.agent", "agent"),
     ("memory.context", "context"),
     ("memory.capture", "capture"),
+    ("memory.curation", "curation"),
     ("memory", "interfaces"),
 )
 BELOW = {
@@ -44,6 +45,7 @@ BELOW = {
     "agent": {"model", "file layer", "seeds", "store"},
     "context": {"model", "search", "seeds", "agent"},
     "capture": {"model", "graph layer", "file layer", "store", "agent"},
+    "curation": {"model", "graph layer", "file layer", "store", "agent"},
     "interfaces": {"model", "search", "graph layer", "falkor engine", "file layer", "seeds",
                    "store", "agent", "context", "capture"},
 }
