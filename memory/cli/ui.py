@@ -39,12 +39,14 @@ async def ui(args: argparse.Namespace, config: Config) -> Output:
     import uvicorn
 
     from memory.cli.home import status_report
+    from memory.curation.operations import Curator
     from memory.ui.app import Browser, build_app
 
     sock = _listen(args.port)
     token = secrets.token_urlsafe(24)
     async with opened(config, create=False) as (backend, selection):
-        browser = Browser(backend, config.home, project_id(config.home),
+        curator = Curator(backend, project_id(config.home), config.files_dir)
+        browser = Browser(backend, config.home, curator,
                           partial(status_report, backend, selection, config))
         server = uvicorn.Server(uvicorn.Config(build_app(browser, token), log_level="warning",
                                                lifespan="off", access_log=False))

@@ -1,8 +1,9 @@
 """The browser's server: the page, and a JSON API over one open store.
 
 Every answer comes from the operations the CLI and the MCP server use (the store's search,
-the agent API's decisions, the status the CLI prints), never a second implementation. Errors
-are our one-line messages: 404 for an unknown id, 400 for anything else refused."""
+the curation room's get/update/forget/restore/history/supersede, the status the CLI prints),
+never a second implementation. Errors are our one-line messages: 404 for an unknown id, 400
+for anything else refused."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from backends.errors import DualmemError
-from backends.model import Episode
+from backends.errors import DualmemError, InvalidEpisode
+from backends.model import Episode, problems
 from backends.protocol import Journal, MemoryBackend, Position
-from memory.agent.decisions import list_adrs
+from memory.agent.decisions import Adr, list_adrs
+from memory.agent.records import next_id
+from memory.curation.operations import Curator
 from memory.output import Output, one_line
 from memory.tool_hook import told_sessions
 from memory.ui.guard import TokenGuard
@@ -40,10 +44,6 @@ HEADERS = {
 }
 
 StatusReport = Callable[[], Awaitable[Output]]
-
-
-class Missing(DualmemError):
-    """The page asked for a memory no layer holds."""
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -67,9 +67,10 @@ def _limit(request: Request, default: int) -> int:
 class Browser:
     """What the page reads and changes, over ``store`` (opened and closed by the caller)."""
 
-    def __init__(self, store: MemoryBackend, home: Path, project: str,
+    def __init__(self, store: MemoryBackend, home: Path, curator: Curator,
                  status: StatusReport) -> None:
-        self.store, self.home, self.project, self.status_report = store, home, project, status
+        self.store, self.home, self.curator, self.status_report = store, home, curator, status
+        self.project = curator.project_id
         self._timeline: tuple[Position, list[Episode]] | None = None
 
     @property
@@ -104,10 +105,36 @@ class Browser:
         return episodes
 
     async def memory(self, request: Request) -> Response:
-        episode = await self.store.get(request.path_params["id"])
-        if episode is None:
-            raise Missing(f"no memory with id {request.path_params['id']}")
+        """A memory (an id or its unique start) with its history; a forgotten one too."""
+        history = await self.curator.history(request.path_params["id"])
+        current = history.current
+        return _json({"memory": None if current is None else current.model_dump(mode="json"),
+                      "history": history.to_json()})
+
+    async def edit(self, request: Request) -> Response:
+        given = await _body(request)
+        episode = await self.curator.update(request.path_params["id"], body=given.get("body"),
+                                            name=given.get("name"), reason="edited in dualmem ui")
         return _json({"memory": episode.model_dump(mode="json")})
+
+    async def forget(self, request: Request) -> Response:
+        given = await _body(request)
+        episode = await self.curator.forget(request.path_params["id"],
+                                            reason=str(given.get("reason") or ""))
+        return _json({"forgotten": episode.id})
+
+    async def restore(self, request: Request) -> Response:
+        episode = await self.curator.restore(request.path_params["id"])
+        return _json({"memory": episode.model_dump(mode="json")})
+
+    async def supersede(self, request: Request) -> Response:
+        """A new decision in place of the one the path names, with the next ``ADR-NNNN``."""
+        given = await _body(request)
+        taken = [adr.adr_id for adr in await list_adrs(self.store, self.project)]
+        new = Adr(adr_id=next_id("ADR", taken, 4), title=str(given.get("title") or ""),
+                  decision=str(given.get("decision") or ""))
+        adr = await self.curator.supersede_decision(request.path_params["id"], new)
+        return _json({"decision": adr.model_dump(mode="json")})
 
     async def decisions(self, request: Request) -> Response:
         adrs = await list_adrs(self.store, self.project)
@@ -129,14 +156,24 @@ def _position(store: MemoryBackend) -> Position | None:
     return journal.position() if isinstance(journal, Journal) else None
 
 
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        given = orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        raise InvalidEpisode("the request's body is not JSON") from None
+    if not isinstance(given, dict):
+        raise InvalidEpisode("the request's body is not a JSON object")
+    return given
+
+
 def _answering(handler: Callable[[Request], Awaitable[Response]]) -> Callable[..., Any]:
     async def answer(request: Request) -> Response:
         try:
             return await handler(request)
-        except Missing as exc:
-            return _json({"error": one_line(exc)}, 404)
-        except DualmemError as exc:
-            return _json({"error": one_line(exc)}, 400)
+        except DualmemError as exc:  # an unknown id is a LookupError too
+            return _json({"error": one_line(exc)}, 404 if isinstance(exc, LookupError) else 400)
+        except ValidationError as exc:
+            return _json({"error": problems(exc)}, 400)
 
     return answer
 
@@ -150,6 +187,11 @@ def build_app(browser: Browser, token: str) -> TokenGuard:
     api = [Route("/api/search", _answering(browser.search)),
            Route("/api/timeline", _answering(browser.timeline)),
            Route("/api/memory/{id}", _answering(browser.memory)),
+           Route("/api/memory/{id}/edit", _answering(browser.edit), methods=["POST"]),
+           Route("/api/memory/{id}/forget", _answering(browser.forget), methods=["POST"]),
+           Route("/api/memory/{id}/restore", _answering(browser.restore), methods=["POST"]),
+           Route("/api/decisions/{id}/supersede", _answering(browser.supersede),
+                 methods=["POST"]),
            Route("/api/decisions", _answering(browser.decisions)),
            Route("/api/status", _answering(browser.status)),
            Route("/api/workset", _answering(browser.workset))]

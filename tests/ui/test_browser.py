@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 from backends.model import Episode
 from backends.protocol import upsert_all
+from memory.agent.decisions import Adr, record_adr
 from memory.cli import run
 from memory.store.config import Config
 from memory.store.project import project_id
@@ -54,6 +56,8 @@ def _fill(home: Path) -> str:
                                 body="Retry Stripe refunds only with the same idempotency key.",
                                 created_at=datetime(2026, 11, 20, 12, tzinfo=UTC)))
         await upsert_all(store, episodes)
+        await record_adr(store, project, Adr(adr_id="ADR-0001", title="Embedded Kùzu",
+                                             decision="The graph is Kùzu, embedded."))
         await store.aclose()
         return project
 
@@ -103,16 +107,16 @@ def _shot(page: Any, name: str) -> None:
 
 
 def test_the_timeline_shows_the_newest_memories(page: Any) -> None:
-    page.wait_for_selector("#list .item")
-    first = page.locator("#list .item .name").first
-    assert first.inner_text() == "Stripe refunds need an idempotency key"
-    assert "of 1000" in page.locator("#list").inner_text()
+    page.wait_for_selector("#list[data-view='timeline'] .item")
+    names = page.locator("#list .item .name").all_inner_texts()
+    # The decision was recorded last, now; the newest of the rest is the Stripe gotcha.
+    assert names[:2] == ["ADR-0001: Embedded Kùzu", "Stripe refunds need an idempotency key"]
+    assert "300 newest of 1001" in page.locator("#list").inner_text()
     _shot(page, "timeline")
 
 
 def test_search_as_you_type_with_typos_then_read_a_memory(page: Any) -> None:
-    page.fill("#search", "stirpe refnuds")
-    page.wait_for_selector("#list .item[data-id='stripe-refunds']")
+    _search(page, "stirpe refnuds")
     assert page.locator("#list .item").first.get_attribute("data-id") == "stripe-refunds"
     page.click("#list .item[data-id='stripe-refunds']")
     page.wait_for_selector("#detail h2")
@@ -121,9 +125,71 @@ def test_search_as_you_type_with_typos_then_read_a_memory(page: Any) -> None:
     _shot(page, "memory")
 
 
+def _stored(home: Path, memory_id: str) -> Episode | None:
+    async def get() -> Episode | None:
+        store, _ = await open_backend(Config.from_env({}, home=home, backend="file"))
+        try:
+            return await store.get(memory_id)
+        finally:
+            await store.aclose()
+
+    # Another thread: Playwright's sync API runs an event loop in this one.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, get()).result()
+
+
+def _search(page: Any, query: str) -> None:
+    page.fill("#search", query)
+    page.wait_for_selector(f"#list[data-view='search:{query}'] .item")
+
+
+def _open(page: Any, memory_id: str, query: str) -> None:
+    _search(page, query)
+    page.click(f"#list .item[data-id='{memory_id}']")
+    page.wait_for_selector("#detail .actions button")
+
+
+def test_edit_forget_and_restore_a_memory(page: Any, served: tuple[str, Path]) -> None:
+    home = served[1]
+    _open(page, "mem-0007", "cache note 7")
+    page.click("#detail button:text('Edit')")
+    page.fill("#detail textarea", "Memory 7, corrected in the browser.")
+    page.click("#detail button:text('Save')")
+    page.wait_for_selector("#detail .history li")
+    assert page.inner_text("#body") == "Memory 7, corrected in the browser."
+    assert "updated" in page.inner_text("#detail .history")
+    _shot(page, "edited")
+    stored = _stored(home, "mem-0007")
+    assert stored is not None and stored.body == "Memory 7, corrected in the browser."
+
+    page.click("#detail button:text('Forget')")
+    page.fill("#detail input", "wrong module")
+    page.click("#detail button:text('Save')")
+    page.wait_for_selector("#forgotten")
+    assert _stored(home, "mem-0007") is None
+    page.click("#detail button:text('Restore')")
+    page.wait_for_selector("#detail button:text('Forget')")
+    restored = _stored(home, "mem-0007")
+    assert restored is not None and restored.body == "Memory 7, corrected in the browser."
+
+
+def test_supersede_a_decision(page: Any, served: tuple[str, Path]) -> None:
+    _search(page, "Embedded Kùzu")
+    page.click("#list .item:has(.kind.adr)")
+    page.click("#detail button:text('Supersede')")
+    page.fill("#detail input", "LadybugDB")
+    page.fill("#detail textarea", "The graph is LadybugDB, Kùzu's maintained fork.")
+    page.click("#detail button:text('Save')")
+    page.wait_for_selector("#detail .fields :text('ADR-0002')")
+    page.click("#tabs button[data-tab='decisions']")
+    page.wait_for_selector("#list[data-view='decisions'] .name.retired")
+    assert page.inner_text("#list .name.retired") == "Embedded Kùzu"
+    _shot(page, "decisions")
+
+
 def test_status_says_which_layer_answers(page: Any) -> None:
     page.click("#tabs button[data-tab='status']")
-    page.wait_for_selector("#status-text")
+    page.wait_for_selector("#list[data-view='status'] #status-text")
     assert "file" in page.inner_text("#status-text")
     _shot(page, "status")
 

@@ -19,6 +19,7 @@ from backends.protocol import MemoryBackend, upsert_all
 from memory.agent.decisions import Adr, record_adr, supersede_adr
 from memory.cli import run
 from memory.cli.home import status_report
+from memory.curation.operations import Curator
 from memory.store.config import Config
 from memory.store.project import project_id
 from memory.store.selection import open_backend
@@ -40,6 +41,11 @@ class Page:
         assert response.status_code == status, response.text
         return orjson.loads(response.content)
 
+    async def post(self, path: str, body: dict[str, object]) -> Any:
+        response = await self.client.post(path, json=body, headers={"X-Dualmem-Token": TOKEN})
+        assert response.status_code == 200, response.text
+        return orjson.loads(response.content)
+
 
 def _memory(project: str, n: int, name: str, body: str, kind: str = "pattern") -> Episode:
     return Episode(id=f"m{n}", group_id=project, kind=kind, name=name, body=body,
@@ -58,7 +64,8 @@ async def page(tmp_path: Path) -> AsyncIterator[Page]:
         _memory(project, 2, "Kùzu lock", "Only one process may open the graph read-write.",
                 "gotcha"),
         _memory(project, 3, "Hostile", "<img src=x onerror=alert(1)> stays text")])
-    browser = Browser(store, home, project, partial(status_report, store, selection, config))
+    browser = Browser(store, home, Curator(store, project, config.files_dir),
+                      partial(status_report, store, selection, config))
     transport = httpx.ASGITransport(app=build_app(browser, TOKEN))
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
         yield Page(client, store, project, home)
@@ -109,8 +116,9 @@ async def test_the_timeline_is_newest_first_and_follows_writes(page: Page) -> No
 async def test_a_memory_is_shown_whole_and_an_unknown_id_is_404(page: Page) -> None:
     shown = await page.api("/api/memory/m3")
     assert shown["memory"]["body"] == "<img src=x onerror=alert(1)> stays text"
+    assert shown["history"]["versions"] == []
     missing = await page.api("/api/memory/nope", status=404)
-    assert missing == {"error": "no memory with id nope"}
+    assert "nope" in missing["error"]
 
 
 async def test_decisions_in_force_apart_from_superseded(page: Page) -> None:
@@ -134,3 +142,46 @@ async def test_the_working_set_the_hooks_recorded(page: Page) -> None:
     await tool_context(page.store, page.project, page.home, "session-1", ["fallback/store.py"])
     shown = await page.api("/api/workset")
     assert shown["sessions"] == [{"session": "session-1", "files": ["fallback/store.py"]}]
+
+
+async def test_edit_forget_and_restore_go_through_the_curation_room(page: Page) -> None:
+    edited = await page.post("/api/memory/m1/edit", {"body": "Refunds: one idempotency key."})
+    assert edited["memory"]["id"] == "m1"
+    stored = await page.store.get("m1")
+    assert stored is not None and stored.body == "Refunds: one idempotency key."
+    assert (await page.post("/api/memory/m1/forget", {"reason": "stale"})) == {"forgotten": "m1"}
+    assert await page.store.get("m1") is None
+    shown = await page.api("/api/memory/m1")
+    assert shown["memory"] is None
+    assert [v["change"] for v in shown["history"]["versions"]] == ["updated", "forgotten"]
+    await page.post("/api/memory/m1/restore", {})
+    back = await page.store.get("m1")
+    assert back is not None and back.body == "Refunds: one idempotency key."
+
+
+async def test_superseding_a_decision_mints_the_next_adr(page: Page) -> None:
+    await record_adr(page.store, page.project, Adr(adr_id="ADR-0001", title="Kùzu embedded",
+                                                   decision="Use embedded Kùzu."))
+    made = await page.post("/api/decisions/ADR-0001/supersede",
+                           {"title": "LadybugDB", "decision": "Use LadybugDB, Kùzu's fork."})
+    assert made["decision"]["adr_id"] == "ADR-0002"
+    assert made["decision"]["supersedes"] == "ADR-0001"
+    shown = await page.api("/api/decisions")
+    assert [a["adr_id"] for a in shown["retired"]] == ["ADR-0001"]
+
+
+async def test_bad_requests_get_one_line_and_change_nothing(page: Page) -> None:
+    headers = {"X-Dualmem-Token": TOKEN}
+    response = await page.client.post("/api/memory/m2/edit", content=b"{not json",
+                                      headers=headers)
+    assert response.status_code == 400 and "not JSON" in response.json()["error"]
+    response = await page.client.post("/api/memory/m2/edit", json={"name": "x" * 400},
+                                      headers=headers)
+    assert response.status_code == 400
+    stored = await page.store.get("m2")
+    assert stored is not None and stored.body.startswith("Only one process")
+    response = await page.client.post("/api/memory/nope/forget", json={}, headers=headers)
+    assert response.status_code == 404
+    # Without the token, a cross-site form post changes nothing.
+    response = await page.client.post("/api/memory/m2/forget", json={})
+    assert response.status_code == 403 and await page.store.get("m2") is not None

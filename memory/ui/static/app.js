@@ -53,13 +53,14 @@ function row(memory, extra) {
   return item;
 }
 
-function fill(...nodes) { list.replaceChildren(...nodes); }
+// What the list shows (a tab's name, or "search:" and the query): tests wait on it.
+function fill(view, ...nodes) { list.dataset.view = view; list.replaceChildren(...nodes); }
 
 async function showSearch(query) {
   const seq = ++searchSeq;
   const data = await api("/api/search?q=" + encodeURIComponent(query));
   if (seq !== searchSeq) return;  // a later keystroke's answer wins
-  fill(...(data.hits.length ? data.hits.map((hit) => row(hit, "score " + hit.score))
+  fill("search:" + query, ...(data.hits.length ? data.hits.map((hit) => row(hit, "score " + hit.score))
                             : [el("p", { class: "hint item" }, "No matches.")]));
 }
 
@@ -75,7 +76,7 @@ async function showTimeline() {
   if (data.total > data.items.length) {
     nodes.push(el("p", { class: "hint item" }, `${data.items.length} newest of ${data.total}; search to find older ones.`));
   }
-  fill(...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No memories yet.")]));
+  fill("timeline", ...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No memories yet.")]));
 }
 
 function decisionRow(adr) {
@@ -88,7 +89,7 @@ function decisionRow(adr) {
 
 async function showDecisions() {
   const data = await api("/api/decisions");
-  fill(el("div", { class: "day" }, `In force (${data.in_force.length})`),
+  fill("decisions", el("div", { class: "day" }, `In force (${data.in_force.length})`),
        ...data.in_force.map(decisionRow),
        el("div", { class: "day" }, `Superseded or deprecated (${data.retired.length})`),
        ...data.retired.map(decisionRow));
@@ -104,12 +105,12 @@ async function showWorkset() {
                     el("div", { class: "name" }, file)));
     }
   }
-  fill(...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No session has recorded a working set (the hooks record one).")]));
+  fill("workset", ...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No session has recorded a working set (the hooks record one).")]));
 }
 
 async function showStatus() {
   const data = await api("/api/status");
-  fill(el("pre", { id: "status-text" }, data.text));
+  fill("status", el("pre", { id: "status-text" }, data.text));
 }
 
 function field(name, value) {
@@ -120,34 +121,79 @@ async function showMemory(id) {
   selected = id;
   for (const item of list.querySelectorAll(".item")) item.classList.toggle("selected", item.dataset.id === id);
   const data = await api("/api/memory/" + encodeURIComponent(id));
-  const m = data.memory;
+  const versions = data.history.versions;
+  const m = data.memory || versions[versions.length - 1].episode;
   const body = el("pre", { id: "body" }, m.body);
   const actions = el("div", { class: "actions" });
-  for (const [label, run, kind] of memoryActions(m, body)) {
+  const buttons = data.memory ? [["Edit", () => editMemory(m, body, actions), "primary"],
+                                 ["Forget", () => forgetMemory(m, actions), "danger"]]
+                              : [["Restore", () => restoreMemory(m), "primary"]];
+  if (data.memory && m.kind === "adr" && !data.history.superseded_by) {
+    buttons.push(["Supersede", () => supersedeDecision(m, actions)]);
+  }
+  for (const [label, run, kind] of buttons) {
     actions.append(el("button", { class: kind || "", onclick: () => run().catch(failed) }, label));
   }
-  const parts = [el("h2", {}, m.name),
-                 el("div", { class: "fields" }, ...field("id", m.id), ...field("kind", m.kind),
-                    ...field("group", m.group_id), ...field("created", m.created_at),
-                    ...field("valid from", m.valid_at), ...field("invalid from", m.invalid_at),
-                    ...field("source", m.source)),
-                 actions, body];
-  if (data.history) parts.push(historyList(data.history));
-  detail.replaceChildren(...parts);
+  const fields = [...field("id", m.id), ...field("kind", m.kind), ...field("group", m.group_id),
+                  ...field("created", m.created_at), ...field("source", m.source)];
+  if (m.valid_at) fields.push(...field("valid from", m.valid_at));
+  if (m.invalid_at) fields.push(...field("invalid from", m.invalid_at));
+  if (data.history.superseded_by) fields.push(...field("superseded by", data.history.superseded_by));
+  detail.replaceChildren(el("h2", { class: data.memory ? "" : "retired" }, m.name),
+                         data.memory ? "" : el("p", { class: "hint", id: "forgotten" }, "Forgotten: restore brings it back."),
+                         el("div", { class: "fields" }, ...fields), actions, body,
+                         historyList(data.history));
 }
 
 function historyList(history) {
-  const items = history.map((h) => el("li", { class: h.retired ? "retired" : "" },
-    `${h.at ? h.at.slice(0, 16).replace("T", " ") + "  " : ""}${h.what}`));
+  const items = history.versions.map((v) => el("li", {},
+    el("strong", {}, `${v.at.slice(0, 16).replace("T", " ")} ${v.change}`),
+    v.reason ? ` (${v.reason})` : "", el("div", { class: "retired" }, v.episode.body)));
+  for (const fact of history.retired_facts) {
+    items.push(el("li", { class: "retired" }, `fact retired ${(fact.expired_at || "").slice(0, 10)}: ${fact.fact}`));
+  }
   return el("div", { class: "history" }, el("h3", {}, "History"),
             items.length ? el("ul", {}, ...items) : el("p", { class: "hint" }, "No earlier versions."));
 }
 
-function memoryActions(memory, body) {
-  const actions = [];
-  if (window.DUALMEM_CAN && DUALMEM_CAN.edit) actions.push(["Edit", () => editMemory(memory, body), "primary"]);
-  if (window.DUALMEM_CAN && DUALMEM_CAN.forget) actions.push(["Forget", () => forgetMemory(memory), "danger"]);
-  return actions;
+function form(actions, fields, submit) {
+  const inputs = fields.map(([name, value, multi]) => multi
+    ? el("textarea", { name }, value) : el("input", { name, value, placeholder: name }));
+  const save = el("button", { class: "primary", onclick: () => submit(...inputs.map((i) => i.value)).catch(failed) }, "Save");
+  const cancel = el("button", { onclick: () => showMemory(selected).catch(failed) }, "Cancel");
+  actions.replaceChildren(...inputs, save, cancel);
+  inputs[0].focus();
+}
+
+async function editMemory(memory, body, actions) {
+  body.remove();
+  form(actions, [["body", memory.body, true]], async (text) => {
+    await api(`/api/memory/${encodeURIComponent(memory.id)}/edit`, { body: text });
+    notice("Saved; the earlier text is in its history.");
+    await showMemory(memory.id);
+  });
+}
+
+async function forgetMemory(memory, actions) {
+  form(actions, [["why forget it?", ""]], async (reason) => {
+    await api(`/api/memory/${encodeURIComponent(memory.id)}/forget`, { reason });
+    notice("Forgotten; restore brings it back.");
+    await showMemory(memory.id);
+  });
+}
+
+async function restoreMemory(memory) {
+  await api(`/api/memory/${encodeURIComponent(memory.id)}/restore`, {});
+  notice("Restored.");
+  await showMemory(memory.id);
+}
+
+async function supersedeDecision(memory, actions) {
+  form(actions, [["title of the new decision", ""], ["decision", "", true]], async (title, decision) => {
+    const made = await api(`/api/decisions/${encodeURIComponent(memory.id)}/supersede`, { title, decision });
+    notice(`${made.decision.adr_id} now supersedes it.`);
+    await showMemory(memory.id);
+  });
 }
 
 function showDecision(adr) {
