@@ -113,6 +113,15 @@ async function showStatus() {
   fill("status", el("pre", { id: "status-text" }, data.text));
 }
 
+// A structured memory's body is JSON: shown indented, edited as stored.
+function pretty(body) {
+  try {
+    const value = JSON.parse(body);
+    if (value && typeof value === "object") return JSON.stringify(value, null, 2);
+  } catch (error) { /* free text */ }
+  return body;
+}
+
 function field(name, value) {
   return [el("span", {}, name), el("span", {}, value === null || value === undefined ? "" : String(value))];
 }
@@ -123,7 +132,7 @@ async function showMemory(id) {
   const data = await api("/api/memory/" + encodeURIComponent(id));
   const versions = data.history.versions;
   const m = data.memory || versions[versions.length - 1].episode;
-  const body = el("pre", { id: "body" }, m.body);
+  const body = el("pre", { id: "body" }, pretty(m.body));
   const actions = el("div", { class: "actions" });
   const buttons = data.memory ? [["Edit", () => editMemory(m, body, actions), "primary"],
                                  ["Forget", () => forgetMemory(m, actions), "danger"]]
@@ -148,7 +157,7 @@ async function showMemory(id) {
 function historyList(history) {
   const items = history.versions.map((v) => el("li", {},
     el("strong", {}, `${v.at.slice(0, 16).replace("T", " ")} ${v.change}`),
-    v.reason ? ` (${v.reason})` : "", el("div", { class: "retired" }, v.episode.body)));
+    v.reason ? ` (${v.reason})` : "", el("pre", { class: "retired" }, pretty(v.episode.body))));
   for (const fact of history.retired_facts) {
     items.push(el("li", { class: "retired" }, `fact retired ${(fact.expired_at || "").slice(0, 10)}: ${fact.fact}`));
   }
