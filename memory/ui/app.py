@@ -8,6 +8,7 @@ for anything else refused."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from backends.model import Episode, problems
 from backends.protocol import Journal, MemoryBackend, Position
 from memory.agent.decisions import Adr, list_adrs
 from memory.agent.records import next_id
+from memory.curation.knowledge import search_facts
 from memory.curation.operations import Curator
 from memory.output import Output, one_line
 from memory.tool_hook import told_sessions
@@ -34,6 +36,7 @@ STATIC = Path(str(files("memory.ui") / "static"))
 PREVIEW_CHARS = 280
 SEARCH_LIMIT = 50
 TIMELINE_LIMIT = 300
+GRAPH_FACTS = 80
 HEADERS = {
     # The token is in the page's URL: no other site may learn it from a Referer.
     "referrer-policy": "no-referrer",
@@ -142,6 +145,17 @@ class Browser:
         return _json({"in_force": [a for a in shown if a["in_force"]],
                       "retired": [a for a in shown if not a["in_force"]]})
 
+    async def graph(self, request: Request) -> Response:
+        """The facts (in force and retired) about what ``around`` names, and their ends."""
+        around = request.query_params.get("around", "").strip()
+        found = await search_facts(self.store, self.groups, around, GRAPH_FACTS, retired=True)
+        facts = [{"id": f.uuid, "name": f.name, "fact": f.fact, "source": f.source,
+                  "target": f.target, "valid_at": _iso(f.valid_at),
+                  "invalid_at": _iso(f.invalid_at or f.expired_at)} for f in found.items]
+        ends = dict.fromkeys(name for f in found.items for name in (f.source, f.target))
+        return _json({"around": around, "reason": found.reason, "facts": facts,
+                      "entities": [{"id": name, "name": name} for name in ends]})
+
     async def status(self, request: Request) -> Response:
         report = await self.status_report()
         return _json({"text": report.text, "data": report.data})
@@ -149,6 +163,10 @@ class Browser:
     async def workset(self, request: Request) -> Response:
         return _json({"sessions": [{"session": session, "files": files_}
                                    for session, files_ in told_sessions(self.home)]})
+
+
+def _iso(when: datetime | None) -> str | None:
+    return None if when is None else when.isoformat()
 
 
 def _position(store: MemoryBackend) -> Position | None:
@@ -194,7 +212,8 @@ def build_app(browser: Browser, token: str) -> TokenGuard:
                  methods=["POST"]),
            Route("/api/decisions", _answering(browser.decisions)),
            Route("/api/status", _answering(browser.status)),
-           Route("/api/workset", _answering(browser.workset))]
+           Route("/api/workset", _answering(browser.workset)),
+           Route("/api/graph", _answering(browser.graph))]
     app = Starlette(routes=[Route("/", _page), *api,
                             Mount("/static", StaticFiles(directory=STATIC), name="static")])
     return TokenGuard(app, token)

@@ -214,11 +214,64 @@ function showDecision(adr) {
                    adr.rationale && "Rationale: " + adr.rationale].filter(Boolean).join("\n\n")));
 }
 
+// The entity and fact graph around a file, module or task: facts as edges, drawn by
+// cytoscape.js; the slider shows the graph as it stood at a time (facts valid then).
+let graph = null;
+
+function validAt(fact, at) {
+  return (!fact.valid_at || fact.valid_at <= at) && (!fact.invalid_at || fact.invalid_at > at);
+}
+
+async function showGraph() {
+  const around = (detail.querySelector("#around") || {}).value || "";
+  if (!detail.querySelector("#graph-canvas")) {
+    detail.replaceChildren($("#graph-template").content.cloneNode(true));
+    detail.querySelector("#around").addEventListener("change", () => showGraph().catch(failed));
+    detail.querySelector("#asof").addEventListener("input", () => drawAsOf());
+  }
+  fill("graph", el("p", { class: "hint item" }, around ? "Loading…" : "Name a file, module or task above the graph."));
+  if (!around) return;
+  const data = await api("/api/graph?around=" + encodeURIComponent(around));
+  graph = data;
+  fill("graph", ...data.facts.map((f) => el("div", { class: "item fact" },
+    el("div", { class: "meta" }, el("span", {}, (f.valid_at || "").slice(0, 10) || "always"),
+       el("span", {}, f.invalid_at ? "until " + f.invalid_at.slice(0, 10) : "in force")),
+    el("div", { class: "text" + (f.invalid_at ? " retired" : "") }, f.fact))),
+    ...(data.facts.length ? [] : [el("p", { class: "hint item" }, data.reason || "No facts found.")]));
+  drawAsOf();
+}
+
+function drawAsOf() {
+  if (!graph) return;
+  const times = graph.facts.flatMap((f) => [f.valid_at, f.invalid_at]).filter(Boolean).sort();
+  const slider = detail.querySelector("#asof");
+  const at = times.length ? times[Math.round((times.length - 1) * slider.value / 100)] : "";
+  const now = slider.value === "100";
+  detail.querySelector("#asof-label").textContent = now ? "now" : at.slice(0, 10);
+  const facts = graph.facts.filter((f) => now ? !f.invalid_at : validAt(f, at));
+  const used = new Set(facts.flatMap((f) => [f.source, f.target]));
+  const elements = [
+    ...graph.entities.filter((e) => used.has(e.id)).map((e) => ({ data: { id: e.id, label: e.name } })),
+    ...facts.map((f) => ({ data: { id: f.id, source: f.source, target: f.target, label: f.name } })),
+  ];
+  cytoscape({
+    container: detail.querySelector("#graph-canvas"), elements,
+    layout: { name: "cose", animate: false },
+    style: [
+      { selector: "node", style: { label: "data(label)", "font-size": 11, "background-color": "#2f6fde",
+                                   color: "#1d2330", "text-valign": "bottom", width: 14, height: 14 } },
+      { selector: "edge", style: { label: "data(label)", "font-size": 9, color: "#6a7385", width: 1.5,
+                                   "curve-style": "bezier", "target-arrow-shape": "triangle",
+                                   "line-color": "#b9c3d6", "target-arrow-color": "#b9c3d6" } },
+    ],
+  });
+}
+
 async function show(name) {
   tab = name;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
   const views = { timeline: showTimeline, decisions: showDecisions, workset: showWorkset,
-                  status: showStatus, graph: window.showGraph || showTimeline };
+                  status: showStatus, graph: showGraph };
   await views[name]();
 }
 
