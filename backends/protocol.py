@@ -207,3 +207,47 @@ async def upsert_all(target: MemoryBackend, episodes: Sequence[Episode]) -> list
     if isinstance(target, BatchUpsert):
         return await target.upsert_many(episodes)
     return [await target.upsert(episode) for episode in episodes]
+
+
+@dataclass(frozen=True, slots=True)
+class KnownEntity:
+    """A thing the memories name (graphiti's ``EntityNode``): a file, a component, a
+    decision, ..."""
+
+    uuid: str
+    name: str
+    label: str
+    """its kind beside ``Entity`` (``File``, ``Component``, ``Decision``, ...)"""
+    group_id: str
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFact:
+    """A fact between two entities (graphiti's ``EntityEdge``), with when it held."""
+
+    uuid: str
+    name: str
+    fact: str
+    group_id: str
+    source: str
+    target: str
+    """the names of its ends"""
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    """when it stopped being true (a superseded decision's), None while it holds"""
+    expired_at: datetime | None
+    """when a rewrite of its memory retired it"""
+    episodes: tuple[str, ...] = ()
+    """the memories that state it"""
+
+
+@runtime_checkable
+class Knows(Protocol):
+    """Optional: a layer that keeps a knowledge graph of what its memories name."""
+
+    async def knowledge(
+        self, group_ids: Sequence[str]
+    ) -> tuple[list[KnownEntity], list[KnownFact]]:
+        """Every entity and fact of these groups, current and retired."""
+        ...

@@ -113,8 +113,8 @@ def test_add_search_get_list_delete(cli: Any) -> None:
     assert cli("list").doc == {"count": 0, "episodes": []}  # the project's group is another
 
     assert cli("delete", receipt["id"]).doc == {"id": receipt["id"], "deleted": True}
-    assert_error(cli("get", receipt["id"]), 1, "NotFound", receipt["id"])
-    assert_error(cli("delete", receipt["id"]), 1, "NotFound", "nothing deleted")
+    assert_error(cli("get", receipt["id"]), 1, "UnknownId", receipt["id"])
+    assert_error(cli("delete", receipt["id"]), 1, "UnknownId", "no memory with id")
     assert _count(cli) == 1
 
 
@@ -171,8 +171,8 @@ def test_human_output_is_concise(cli: Any) -> None:
 
 
 def test_status_counts_per_group(cli: Any, home: Path) -> None:
-    for group in ["a", "a", "b"]:
-        add(cli, group, "pattern", "n", "text")
+    for number, group in enumerate(["a", "a", "b"]):
+        add(cli, group, "pattern", "n", f"text {number}")
     status = cli("status").doc
     assert status == {"home": str(home), "layer": "file", "reason": status["reason"], "total": 3,
                       "groups": {"a": 2, "b": 1}, "problems": []}
@@ -382,8 +382,8 @@ def test_an_error_in_a_real_process(tmp_path: Path) -> None:
     assert _subprocess("--home", str(tmp_path), "--backend", "file", "init").returncode == 0
     done = _subprocess("--home", str(tmp_path), "--backend", "file", "get", "missing", "--json")
     assert done.returncode == 1
-    assert orjson.loads(done.stdout)["error"]["type"] == "NotFound"
-    assert done.stderr == "dualmem: error: no episode with id missing\n"
+    assert orjson.loads(done.stdout)["error"]["type"] == "UnknownId"
+    assert done.stderr == "dualmem: error: no memory with id 'missing' (nor one starting so)\n"
 
 
 def test_status_reports_hand_bullets_taken_out_of_a_view_and_restore_brings_them_back(
@@ -408,4 +408,5 @@ def test_status_reports_hand_bullets_taken_out_of_a_view_and_restore_brings_them
     assert "forgotten: 1 hand bullet(s)" in cli("status", json=False).out
     assert cli("restore", held["first typed"]["id"]).code == 0
     assert _count(cli) == 4 and "- first typed\n" in patterns.read_text()
-    assert_error(cli("restore", held["first typed"]["id"]), 1, "NotFound", "nothing set aside")
+    assert_error(cli("restore", held["first typed"]["id"]), 1, "NotForgotten",
+                 "nothing set aside")

@@ -47,7 +47,7 @@ BELOW = {
     "capture": {"model", "graph layer", "file layer", "store", "agent"},
     "curation": {"model", "graph layer", "file layer", "store", "agent"},
     "interfaces": {"model", "search", "graph layer", "falkor engine", "file layer", "seeds",
-                   "store", "agent", "context", "capture"},
+                   "store", "agent", "context", "capture", "curation"},
 }
 # A package's own ``__init__`` re-exports its public names (lazily), wherever they live.
 FACADES = {"memory", "backends", "backends.graph"}

@@ -161,7 +161,19 @@ class AgentMemory:
         if not record.id:
             record = record.model_copy(update={"id": outcome_id(self.scope.id(TASK_OUTCOME, key))})
         episode = self.scope.episode(TASK_OUTCOME, key, record.name(), record.body(), now())
-        return (await self._save([episode]))[0]
+        stored = await self.store.get(episode.id)
+        if stored is None:
+            return (await put_if_changed(self.store, episode))[1]
+        # A task captured again is in its latest state, whole: laid over the earlier capture,
+        # a completion kept the blocked capture's status and problems. The earlier ones are
+        # kept, newest last, in ``earlier``.
+        data = stored.data if isinstance(stored.data, dict) else {"outcome": stored.body}
+        previous = {k: v for k, v in data.items() if k != "earlier"}
+        if previous == episode.data:
+            return stored
+        body = {**episode.data, "earlier": [*data.get("earlier", ()), previous]}
+        return (await put_if_changed(self.store, self.scope.episode(
+            TASK_OUTCOME, key, record.name(), body, stored.created_at)))[1]
 
     async def save_session_insights(
         self, session_num: int, insights: Mapping[str, Any]

@@ -48,8 +48,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("memories", "list memories, oldest first (the project's group unless --group or "
              "--all-groups)"),
     "delete": ("memories", "remove one memory"),
-    "restore": ("memories", "show a hand bullet taken out of its view again (status lists "
-                "them), stored again if it was forgotten"),
+    "edit": ("curation", "correct a memory in $EDITOR (or --body): same id, the earlier "
+             "version kept in its history"),
+    "forget": ("curation", "forget memories, recoverably (restore, history)"),
+    "restore": ("curation", "bring back a forgotten memory, or a hand bullet taken out of its "
+                "view (status lists them)"),
+    "history": ("curation", "a memory's earlier versions, retired facts and successor"),
+    "entities": ("curation", "the knowledge graph's entities (files, components, decisions, "
+                 "...) a query names"),
+    "facts": ("curation", "the knowledge graph's facts a query names, with their validity"),
+    "dedupe": ("curation", "merge near-duplicate memories (same kind, nearly the same text) "
+               "into the oldest, history kept; --dry-run lists them"),
     "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
                "every clone: config set graph-url|embedder VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "
@@ -103,6 +112,16 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, width=_columns() - 2)
 
 
+class _Version(argparse.Action):
+    """``--version``: looked up only when asked (reading the installed metadata costs ~3 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        from memory.about import version
+
+        print(f"dualmem {version()}")
+        parser.exit()
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**{"formatter_class": _Formatter, **kwargs})
@@ -121,6 +140,7 @@ def build_parser(name: str | None = None) -> argparse.ArgumentParser:
     json_flag.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                            help="print exactly one JSON document")
     parser = _Parser(prog="dualmem", description="A dual-layer memory store for coding agents.")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     parser.add_argument("--home", type=Path, metavar="DIR",
                         help="memory home (default: $DUALMEM_HOME, else the nearest .dualmem/ "
                         "in this folder or its parents, else ./.dualmem)")

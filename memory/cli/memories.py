@@ -1,5 +1,4 @@
-"""Commands on single memories: ``add``, ``search``, ``get``, ``list``, ``delete``,
-``restore``."""
+"""Commands on single memories: ``add``, ``search``, ``get``, ``list``, ``delete``."""
 
 from __future__ import annotations
 
@@ -7,8 +6,7 @@ import argparse
 from pathlib import Path
 
 from backends.kinds import AGENT_KINDS
-from backends.model import Episode
-from backends.protocol import Restores
+from backends.model import Episode, natural_key
 from memory.cli.base import (
     Command,
     NotFound,
@@ -22,6 +20,7 @@ from memory.cli.base import (
     summary,
     utf8,
 )
+from memory.curation.ids import resolve
 from memory.output import Output, printable
 from memory.store.config import Config
 from memory.store.project import project_id
@@ -37,7 +36,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     body.add_argument("--body", metavar="TEXT", help="the memory itself")
     body.add_argument("--body-file", type=Path, metavar="F",
                       help="read the body from F instead (UTF-8 text or JSON)")
-    parser.add_argument("--key", help="a natural key: adding the same key again updates")
+    parser.add_argument("--key", help="a natural key: adding the same key again updates "
+                        "(default: the text's, as MCP's add_memory keys it)")
     parser.add_argument("--source", default="cli", help="who wrote it (default: cli)")
 
 
@@ -47,8 +47,11 @@ async def add(args: argparse.Namespace, config: Config) -> Output:
         raw = read_file(args.body_file, limit=config.max_body_bytes)
         body = utf8(raw, f"body file {args.body_file}")
     group = project_id(config.home) if args.group is None else args.group
+    # Without --key, the natural key every writer of free text uses (MCP's add_memory, the
+    # views): the same text again is the same memory, whoever wrote it.
+    key = args.key if args.key is not None else natural_key(body) or None
     episode = Episode.create(group_id=group, kind=args.kind, name=args.name, body=body,
-                             key=args.key, source=args.source)
+                             key=key, source=args.source)
     async with opened(config, create=True) as (backend, _):
         receipt = await backend.upsert(episode)
     pending = "" if not receipt.pending else (
@@ -82,13 +85,14 @@ async def search(args: argparse.Namespace, config: Config) -> Output:
 
 
 def _id_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="the memory's id (as add, search and list show it)")
+    parser.add_argument("id", help="the memory's id (as add, search and list show it), or a "
+                        "unique prefix of it")
 
 
 async def get(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False, one_shot=True) as (backend, _):
-        episode = await backend.get(args.id)
-    if episode is None:
+        episode = await backend.get(await resolve(backend, args.id))
+    if episode is None:  # deleted meanwhile
         raise NotFound(f"no episode with id {args.id}")
     fields = episode.model_dump(mode="json", exclude_none=True)
     body = fields.pop("body")
@@ -114,21 +118,11 @@ async def list_(args: argparse.Namespace, config: Config) -> Output:
 
 async def delete(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, _):
-        deleted = await backend.delete(args.id)
+        key = await resolve(backend, args.id)
+        deleted = await backend.delete(key)
     if not deleted:
-        raise NotFound(f"no episode with id {args.id}; nothing deleted")
-    return Output({"id": args.id, "deleted": True}, f"deleted {args.id}")
-
-
-async def restore(args: argparse.Namespace, config: Config) -> Output:
-    async with opened(config, create=False) as (backend, _):
-        if not isinstance(backend, Restores):
-            raise UsageError("this layer has no views, so nothing is set aside to restore")
-        episode = await backend.restore(args.id)
-    if episode is None:
-        raise NotFound(f"nothing set aside with id {args.id} (dualmem status lists it all)")
-    return Output({"id": args.id, "restored": True, "episode": episode.model_dump(mode="json")},
-                  f"restored to its view: {summary(episode)}")
+        raise NotFound(f"no episode with id {key}; nothing deleted")
+    return Output({"id": key, "deleted": True}, f"deleted {key}")
 
 
 COMMANDS = {
@@ -137,5 +131,4 @@ COMMANDS = {
     "get": Command(_id_argument, get),
     "list": Command(_list_arguments, list_),
     "delete": Command(_id_argument, delete),
-    "restore": Command(_id_argument, restore),
 }

@@ -4,6 +4,7 @@ decisions. Works on any ``MemoryBackend``; earlier versions are kept by ``Versio
 
 from __future__ import annotations
 
+import builtins  # Curator.list shadows the type in the class
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,11 +15,13 @@ from backends.errors import InvalidEpisode
 from backends.graph.history import KeptFact
 from backends.insights import Scope
 from backends.model import Episode, utc
-from backends.protocol import MemoryBackend, Restores
+from backends.protocol import KnownEntity, KnownFact, MemoryBackend, Restores
 from memory.agent.decisions import Adr, DecisionError, deprecate_adr, supersede_adr
 from memory.agent.records import fetch
 from memory.agent.scopes import ADR, project_group
+from memory.curation.dedupe import Duplicates, merge, near_duplicates
 from memory.curation.ids import UnknownId, resolve
+from memory.curation.knowledge import Found, search_entities, search_facts
 from memory.curation.versions import FOLDER, Version, Versions
 from memory.store import kept_log
 from memory.store.config import Config
@@ -57,10 +60,14 @@ def versions_of(config: Config) -> Versions:
 
 class Curator:
     """Curation of project ``project_id``'s memories in ``store``; ``files`` is the journal's
-    folder, where earlier versions and the graph's retired facts are kept."""
+    folder, where earlier versions and the graph's retired facts are kept. ``layer``: the
+    layer itself when ``store`` wraps it (a cache), whose optional capabilities (views set
+    aside, a knowledge graph) a wrapper does not show."""
 
-    def __init__(self, store: MemoryBackend, project_id: str, files: Path) -> None:
+    def __init__(self, store: MemoryBackend, project_id: str, files: Path, *,
+                 layer: MemoryBackend | None = None) -> None:
         self.store = store
+        self.layer = store if layer is None else layer
         self.project_id = project_id
         self.group = project_group(project_id)
         self.versions = Versions(files / FOLDER)
@@ -69,7 +76,11 @@ class Curator:
     async def resolve(self, given: str, *, forgotten: bool = False) -> str:
         """The id ``given`` names (or starts), of any group; with ``forgotten``, forgotten
         memories' ids count too."""
-        return await resolve(self.store, given, also=self.versions.ids() if forgotten else ())
+        if not forgotten:
+            return await resolve(self.store, given)
+        aside = ([item.episode.id for item in self.layer.set_aside()]
+                 if isinstance(self.layer, Restores) else [])
+        return await resolve(self.store, given, also=[*self.versions.ids(), *aside])
 
     async def get(self, given: str) -> Episode:
         episode = await self.store.get(await self.resolve(given))
@@ -116,12 +127,13 @@ class Curator:
         """Bring back a forgotten memory (or a hand bullet a view set aside) as it was."""
         key = await self.resolve(given, forgotten=True)
         kept = self.versions.forgotten(key)
-        if isinstance(self.store, Restores) and (back := await self.store.restore(key)):
+        if isinstance(self.layer, Restores) and (back := await self.layer.restore(key)):
             if kept is not None:
                 self.versions.keep("restored", back)
             return back
         if kept is None or await self.store.get(key) is not None:
-            raise NotForgotten(f"memory {key} is not forgotten: nothing to restore")
+            raise NotForgotten(f"nothing set aside or forgotten with id {key}: nothing to "
+                               "restore (dualmem status lists what views set aside)")
         self.versions.keep("restored", kept)
         await self.store.upsert(kept)
         return kept
@@ -148,6 +160,24 @@ class Curator:
         episode = await self._decision(given)
         self.versions.keep("updated", episode, reason=reason or "deprecated")
         return await deprecate_adr(self.store, self.project_id, _adr_id(episode), reason)
+
+    async def entities(self, query: str = "", limit: int = 20) -> Found[KnownEntity]:
+        """The project's entities that ``query`` names (``knowledge.search_entities``)."""
+        return await search_entities(self.layer, [self.group], query, limit)
+
+    async def facts(self, query: str = "", limit: int = 20, *,
+                    retired: bool = False) -> Found[KnownFact]:
+        """The project's facts that ``query`` names (``knowledge.search_facts``)."""
+        return await search_facts(self.layer, [self.group], query, limit, retired=retired)
+
+    async def dedupe(self, *, apply: bool = False) -> builtins.list[Duplicates]:
+        """The project's near-duplicate memories (``dedupe.near_duplicates``); with ``apply``,
+        each set merged into its oldest, the others' texts kept in their histories."""
+        found = await near_duplicates(self.store, [self.group])
+        if apply:
+            for duplicates in found:
+                await merge(self.store, self.versions, duplicates)
+        return found
 
     async def _decision(self, given: str) -> Episode:
         found = await fetch(self.store, self.group, ADR, given, Adr)

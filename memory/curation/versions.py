@@ -80,9 +80,11 @@ class Versions:
         return version
 
     def forgotten(self, episode_id: str) -> Episode | None:
-        """The memory as it was when last forgotten, unless it was restored since."""
+        """The memory as it was when last forgotten (or merged into another), unless it was
+        restored since."""
         found = self.of(episode_id)
-        return found[-1].episode if found and found[-1].change == "forgotten" else None
+        return found[-1].episode if found and found[-1].change in ("forgotten", "merged") \
+            else None
 
     def ids(self) -> list[str]:
         """Every id with a recorded change (for finding a forgotten memory by a prefix)."""

@@ -19,6 +19,9 @@ from pydantic import ValidationError
 
 from backends.errors import DualmemError
 from backends.model import problems
+from memory.about import version
+from memory.curation.operations import Curator
+from memory.mcp.curation import CurationTools
 from memory.mcp.stdio import stdio_streams
 from memory.mcp.tools import VIEWS, MemoryTools
 from memory.output import one_line
@@ -30,7 +33,9 @@ INSTRUCTIONS = """\
 This server is the project's memory, shared by every session of the project. Before a task,
 call get_task_context (or search_memories) to learn what earlier sessions found; when you learn
 something worth keeping (a gotcha, a pattern, what a file is for, a decision, how a task went),
-call add_memory; at the end of a session, call save_session_insights."""
+call add_memory; at the end of a session, call save_session_insights. When a memory is wrong
+or stale, correct it (update_memory), forget it (forget_memory), or supersede a decision
+(supersede_decision); memory_history shows what it was."""
 
 
 def _message(exc: Exception) -> str:
@@ -71,9 +76,10 @@ class _Server(MCPServer[Any]):
                 read_stream, write_stream, self._lowlevel_server.create_initialization_options())
 
 
-def build_server(tools: MemoryTools) -> MCPServer[Any]:
-    server = _Server("dualmem", instructions=INSTRUCTIONS, log_level="WARNING")
-    for method in tools.tools():
+def build_server(tools: MemoryTools, curation: CurationTools) -> MCPServer[Any]:
+    server = _Server("dualmem", instructions=INSTRUCTIONS, log_level="WARNING",
+                     version=version())
+    for method in (*tools.tools(), *curation.tools()):
         server.add_tool(_as_tool(method))
     for page in VIEWS:
         _publish_views(server, tools, page)
@@ -110,6 +116,9 @@ async def serve(config: Config) -> None:
     require_home(config.home)
     store, _ = await open_backend(config)
     try:
-        await build_server(MemoryTools(store, config.home)).run_stdio_async()
+        tools = MemoryTools(store, config.home)
+        # Through the tools' cache, which a write drops, as any write of theirs does.
+        curator = Curator(tools.store, tools.project_id, config.files_dir, layer=store)
+        await build_server(tools, CurationTools(curator)).run_stdio_async()
     finally:
         await store.aclose()

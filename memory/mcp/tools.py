@@ -125,7 +125,8 @@ def _saved(episode: Episode) -> SavedMemory:
                        name=episode.name)
 
 
-def _adr_id(title: str) -> str:
+def adr_id(title: str) -> str:
+    """The ADR id a decision of this title gets when none is given."""
     return "ADR-" + (re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-")[:60] or "decision")
 
 
@@ -220,7 +221,7 @@ class MemoryTools:
         if not title:
             raise InvalidEpisode("a decision needs a title")
         adr = await record_adr(self.store, self.project_id,
-                               Adr(adr_id=decision_id or _adr_id(title), title=title,
+                               Adr(adr_id=decision_id or adr_id(title), title=title,
                                    decision=text))
         group = project_group(self.project_id)
         return SavedMemory(id=stable_id(group, ADR, adr.adr_id), group_id=group, kind=ADR,

@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any
 from backends.errors import BackendUnavailable, DualmemError, MigrationError
 from backends.graph.protocol import Graph
 from backends.model import Episode, Hit, Receipt
-from backends.protocol import Enriched, Enriches, Position, SetAside, upsert_all
+from backends.protocol import (
+    Enriched,
+    Enriches,
+    KnownEntity,
+    KnownFact,
+    Knows,
+    Position,
+    SetAside,
+    upsert_all,
+)
 from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
@@ -251,6 +260,15 @@ class DualBackend:
                 async with self._holder.held() as held:
                     if held is replayer:
                         await held.save_kept()
+
+    async def knowledge(
+        self, group_ids: Sequence[str]
+    ) -> tuple[list[KnownEntity], list[KnownFact]]:
+        """``backends.protocol.Knows`` of the graph, up to the journal (holder only)."""
+        async with self.graph_held() as graph:
+            if not isinstance(graph, Knows):
+                raise BackendUnavailable("graph", "no knowledge graph", type(graph).__name__)
+            return await graph.knowledge(group_ids)
 
     async def aclose(self) -> None:
         try:

@@ -100,3 +100,41 @@ async def test_decisions_are_superseded_and_deprecated(curator: Curator) -> None
     await curator.store.upsert(memory("g1", "a gotcha"))
     with pytest.raises(DecisionError, match="not a decision"):
         await curator.deprecate_decision("g1")
+
+
+async def test_entities_and_facts_with_their_validity(curator: Curator, layer: str) -> None:
+    await record_adr(curator.store, PROJECT, Adr(adr_id="ADR-1", title="Cookies",
+                                                 decision="Keep `SessionStore` in cookies"))
+    await curator.supersede_decision("ADR-1", Adr(adr_id="ADR-2", title="Redis",
+                                                  decision="Move `SessionStore` to Redis"))
+    entities = await curator.entities("SessionStor")  # a typo still finds it
+    facts = await curator.facts("SessionStore", retired=True)
+    if layer == "file":  # the journal keeps no knowledge graph, and says so
+        assert entities.items == [] and facts.items == [] and "no knowledge graph" in (
+            entities.reason)
+        return
+    assert entities.reason == "" and entities.items[0].name == "SessionStore"
+    assert entities.items[0].label == "Component"
+    governs = {(f.source, f.invalid_at is None) for f in facts.items if f.name == "GOVERNS"}
+    assert governs == {("ADR-1", False), ("ADR-2", True)}
+    current = await curator.facts("SessionStore")
+    assert {(f.source, f.name) for f in current.items if f.name == "GOVERNS"} == {
+        ("ADR-2", "GOVERNS")}
+    assert (await curator.entities("nothing like it")).items == []
+
+
+async def test_near_duplicates_are_listed_then_merged_with_history(curator: Curator) -> None:
+    old = now() - timedelta(hours=1)
+    await curator.store.upsert(memory("dup-1", "Retry flaky calls with backoff.", created_at=old))
+    await curator.store.upsert(memory("dup-2", "retry flaky calls, with back-off"))
+    await curator.store.upsert(memory("dup-3", "Retry flaky calls with backoff.", kind="pattern"))
+    await curator.store.upsert(memory("dup-4", "Cache the token for an hour"))
+    listed = await curator.dedupe()
+    assert [(d.keep.id, [o.id for o in d.others]) for d in listed] == [("dup-1", ["dup-2"])]
+    assert await curator.store.count() == 4  # a dry run merges nothing
+    await curator.dedupe(apply=True)
+    assert await curator.store.get("dup-2") is None and await curator.store.count() == 3
+    [merged] = (await curator.history("dup-2")).versions
+    assert (merged.change, merged.into) == ("merged", "dup-1")
+    assert (await curator.restore("dup-2")).body == "retry flaky calls, with back-off"
+    assert await curator.dedupe() != []  # back again, so listed again

@@ -18,7 +18,9 @@ from plugin.processes import REPO, call, dualmem, servers, text_of
 TOOLS = {
     "search_memories", "add_memory", "get_task_context", "save_session_insights",
     "get_session_history", "get_latest_turn", "get_role_constraints", "get_quality_gates",
-    "suggest_implementation_mode", "get_critical_context",
+    "suggest_implementation_mode", "get_critical_context", "get_memory", "list_memories",
+    "update_memory", "forget_memory", "memory_history", "supersede_decision",
+    "deprecate_decision", "search_entities", "search_facts",
 }
 
 

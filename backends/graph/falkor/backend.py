@@ -55,7 +55,7 @@ from backends.model import (
     ensure_body_fits,
     now,
 )
-from backends.protocol import Enriched, Position
+from backends.protocol import Enriched, KnownEntity, KnownFact, Position
 
 if TYPE_CHECKING:
     from backends.graph.enrich import Enricher
@@ -243,6 +243,14 @@ class FalkorBackend:
     async def keep_enrichments(self, found: Sequence[Enrichment]) -> int:
         """``Kept.keep_enrichments``"""
         return await self.kept.keep_enrichments(found)
+
+    async def knowledge(
+        self, group_ids: Sequence[str]
+    ) -> tuple[list[KnownEntity], list[KnownFact]]:
+        """``backends.protocol.Knows``, as graphiti reads this graph (graph/knowledge.py)."""
+        from backends.graph.knowledge import read_knowledge
+
+        return await read_knowledge(self.connection.driver, group_ids)
 
     async def build_graphiti_indexes(self) -> None:
         """Make sure graphiti's own indexes exist, for a graphiti user's ``Graphiti.search``

@@ -46,7 +46,7 @@ from backends.model import (
     ensure_body_fits,
     now,
 )
-from backends.protocol import Enriched, Position
+from backends.protocol import Enriched, KnownEntity, KnownFact, Position
 
 if TYPE_CHECKING:
     from backends.graph.enrich import Enricher
@@ -317,6 +317,15 @@ class GraphBackend:
         from backends.graph.kuzu.enrich import enricher_of  # imports graphiti
 
         return enricher_of(self._open_core())
+
+    async def knowledge(
+        self, group_ids: Sequence[str]
+    ) -> tuple[list[KnownEntity], list[KnownFact]]:
+        """``backends.protocol.Knows``, as graphiti reads this database (graph/knowledge.py)."""
+        from backends.graph.knowledge import read_knowledge
+        from backends.graph.kuzu.enrich import SharedKuzuDriver
+
+        return await read_knowledge(SharedKuzuDriver(self._open_core()), group_ids)
 
     async def build_graphiti_indexes(self) -> None:
         """Build graphiti's own full-text indexes, for a graphiti user's ``Graphiti.search``
