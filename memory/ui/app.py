@@ -26,7 +26,8 @@ from backends.model import Episode, problems
 from backends.protocol import Journal, MemoryBackend, Position
 from memory.agent.decisions import Adr, list_adrs
 from memory.agent.records import next_id
-from memory.curation.knowledge import search_facts
+from memory.curation.dedupe import merge
+from memory.curation.ids import UnknownId
 from memory.curation.operations import Curator
 from memory.output import Output, one_line
 from memory.tool_hook import told_sessions
@@ -148,13 +149,27 @@ class Browser:
     async def graph(self, request: Request) -> Response:
         """The facts (in force and retired) about what ``around`` names, and their ends."""
         around = request.query_params.get("around", "").strip()
-        found = await search_facts(self.store, self.groups, around, GRAPH_FACTS, retired=True)
+        found = await self.curator.facts(around, GRAPH_FACTS, retired=True)
         facts = [{"id": f.uuid, "name": f.name, "fact": f.fact, "source": f.source,
                   "target": f.target, "valid_at": _iso(f.valid_at),
                   "invalid_at": _iso(f.invalid_at or f.expired_at)} for f in found.items]
         ends = dict.fromkeys(name for f in found.items for name in (f.source, f.target))
         return _json({"around": around, "reason": found.reason, "facts": facts,
                       "entities": [{"id": name, "name": name} for name in ends]})
+
+    async def duplicates(self, request: Request) -> Response:
+        found = await self.curator.dedupe()
+        return _json({"sets": [{"keep": _preview(d.keep), "others": [_preview(e) for e in d.others]}
+                               for d in found]})
+
+    async def merge_duplicates(self, request: Request) -> Response:
+        """Merge the near-duplicates of the memory the path names into it (the oldest)."""
+        keep = request.path_params["id"]
+        found = [d for d in await self.curator.dedupe() if d.keep.id == keep]
+        if not found:
+            raise UnknownId(f"memory {keep} has no near-duplicates to merge")
+        await merge(self.store, self.curator.versions, found[0])
+        return _json({"kept": keep, "merged": [e.id for e in found[0].others]})
 
     async def status(self, request: Request) -> Response:
         report = await self.status_report()
@@ -213,7 +228,10 @@ def build_app(browser: Browser, token: str) -> TokenGuard:
            Route("/api/decisions", _answering(browser.decisions)),
            Route("/api/status", _answering(browser.status)),
            Route("/api/workset", _answering(browser.workset)),
-           Route("/api/graph", _answering(browser.graph))]
+           Route("/api/graph", _answering(browser.graph)),
+           Route("/api/duplicates", _answering(browser.duplicates)),
+           Route("/api/duplicates/{id}/merge", _answering(browser.merge_duplicates),
+                 methods=["POST"])]
     app = Starlette(routes=[Route("/", _page), *api,
                             Mount("/static", StaticFiles(directory=STATIC), name="static")])
     return TokenGuard(app, token)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 
 from backends.model import Episode
 from backends.protocol import upsert_all
-from memory.agent.decisions import Adr, record_adr
+from memory.agent.decisions import Adr, record_adr, supersede_adr
 from memory.cli import run
 from memory.store.config import Config
 from memory.store.project import project_id
@@ -55,6 +56,10 @@ def _fill(home: Path) -> str:
                                 name="Stripe refunds need an idempotency key",
                                 body="Retry Stripe refunds only with the same idempotency key.",
                                 created_at=datetime(2026, 11, 20, 12, tzinfo=UTC)))
+        episodes += [Episode(id=f"dup-{n}", group_id=project, kind="pattern", name=f"Backoff {n}",
+                             body=body, created_at=datetime(2024, 1, 1 + n, tzinfo=UTC))
+                     for n, body in enumerate(["Retry flaky calls with exponential backoff.",
+                                               "retry flaky calls, with exponential back-off"])]
         await upsert_all(store, episodes)
         await record_adr(store, project, Adr(adr_id="ADR-0001", title="Embedded Kùzu",
                                              decision="The graph is Kùzu, embedded."))
@@ -64,13 +69,12 @@ def _fill(home: Path) -> str:
     return asyncio.run(fill())
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    home = tmp_path_factory.mktemp("ui") / "proj" / ".dualmem"
-    _fill(home)  # before the browser fixture, whose Playwright runs an event loop here
+@contextmanager
+def _serving(home: Path, backend: str) -> Iterator[str]:
+    """``dualmem ui`` over ``home`` in a process of its own; the URL it printed."""
     log = home.parent / "ui.log"
     with log.open("w") as errors, subprocess.Popen(
-        [sys.executable, "-m", "memory", "--home", str(home), "--backend", "file", "ui"],
+        [sys.executable, "-m", "memory", "--home", str(home), "--backend", backend, "ui"],
         stdout=subprocess.PIPE, stderr=errors, text=True,
     ) as server:
         assert server.stdout is not None
@@ -78,10 +82,35 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         match = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", first)
         try:
             assert match, f"no URL on start: {first!r} {log.read_text()}"
-            yield match.group(0), home
+            yield match.group(0)
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    home = tmp_path_factory.mktemp("ui") / "proj" / ".dualmem"
+    _fill(home)  # before the browser fixture, whose Playwright runs an event loop here
+    with _serving(home, "file") as url:
+        yield url, home
+
+
+def _decided(home: Path) -> None:
+    async def decide() -> None:
+        await run(["--home", str(home), "--backend", "graph", "init"])
+        store, _ = await open_backend(Config.from_env({}, home=home, backend="graph"))
+        project = project_id(home)
+        try:
+            await record_adr(store, project, Adr(adr_id="ADR-0001", title="Cookies",
+                                                 decision="Keep `SessionStore` in cookies"))
+            await supersede_adr(store, project, "ADR-0001", Adr(
+                adr_id="ADR-0002", title="Redis", decision="Move `SessionStore` to Redis"))
+        finally:
+            await store.aclose()
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's event loop may run in this thread
+        pool.submit(asyncio.run, decide()).result()
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +140,7 @@ def test_the_timeline_shows_the_newest_memories(page: Any) -> None:
     names = page.locator("#list .item .name").all_inner_texts()
     # The decision was recorded last, now; the newest of the rest is the Stripe gotcha.
     assert names[:2] == ["ADR-0001: Embedded Kùzu", "Stripe refunds need an idempotency key"]
-    assert "300 newest of 1001" in page.locator("#list").inner_text()
+    assert "300 newest of 1003" in page.locator("#list").inner_text()
     _shot(page, "timeline")
 
 
@@ -185,6 +214,37 @@ def test_supersede_a_decision(page: Any, served: tuple[str, Path]) -> None:
     page.wait_for_selector("#list[data-view='decisions'] .name.retired")
     assert page.inner_text("#list .name.retired") == "Embedded Kùzu"
     _shot(page, "decisions")
+
+
+def test_merge_near_duplicates(page: Any, served: tuple[str, Path]) -> None:
+    page.click("#tabs button[data-tab='duplicates']")
+    page.wait_for_selector("#list[data-view='duplicates'] button.merge[data-keep='dup-0']")
+    _shot(page, "duplicates")
+    page.click("button.merge[data-keep='dup-0']")
+    page.wait_for_selector("button.merge[data-keep='dup-0']", state="detached")
+    assert _stored(served[1], "dup-1") is None and _stored(served[1], "dup-0") is not None
+
+
+def test_the_graph_around_an_entity_as_of_a_time(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    home = tmp_path_factory.mktemp("ui-graph") / "proj" / ".dualmem"
+    _decided(home)
+    with _serving(home, "graph") as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        page.goto(url)
+        page.click("#tabs button[data-tab='graph']")
+        page.fill("#around", "SessionStore")
+        page.press("#around", "Enter")
+        page.wait_for_selector("#list[data-view='graph'] .fact")
+        facts = page.locator("#list .fact .text").all_inner_texts()
+        assert any("Redis" in fact for fact in facts)
+        retired = page.locator("#list .fact .text.retired").all_inner_texts()
+        assert any("cookies" in fact for fact in retired)
+        page.wait_for_selector("#graph-canvas canvas")
+        _shot(page, "graph")
+        context.close()
 
 
 def test_status_says_which_layer_answers(page: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from every_layer import open_layer
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend, upsert_all
@@ -20,6 +21,7 @@ from memory.agent.decisions import Adr, record_adr, supersede_adr
 from memory.cli import run
 from memory.cli.home import status_report
 from memory.curation.operations import Curator
+from memory.output import Output
 from memory.store.config import Config
 from memory.store.project import project_id
 from memory.store.selection import open_backend
@@ -185,3 +187,43 @@ async def test_bad_requests_get_one_line_and_change_nothing(page: Page) -> None:
     # Without the token, a cross-site form post changes nothing.
     response = await page.client.post("/api/memory/m2/forget", json={})
     assert response.status_code == 403 and await page.store.get("m2") is not None
+
+
+async def test_near_duplicates_are_listed_and_merged_on_request(page: Page) -> None:
+    await upsert_all(page.store, [
+        _memory(page.project, 5, "Backoff", "Retry flaky calls with exponential backoff."),
+        _memory(page.project, 6, "Back-off", "retry flaky calls, with exponential back-off")])
+    listed = await page.api("/api/duplicates")
+    assert [(s["keep"]["id"], [o["id"] for o in s["others"]]) for s in listed["sets"]] == [
+        ("m5", ["m6"])]
+    assert await page.post("/api/duplicates/m5/merge", {}) == {"kept": "m5", "merged": ["m6"]}
+    assert await page.store.get("m6") is None
+    assert (await page.api("/api/memory/m6"))["history"]["versions"][0]["into"] == "m5"
+    assert (await page.api("/api/duplicates"))["sets"] == []
+
+
+async def test_the_file_layer_says_why_it_draws_no_graph(page: Page) -> None:
+    shown = await page.api("/api/graph?around=fallback/store.py")
+    assert shown["facts"] == [] and "no knowledge graph" in shown["reason"]
+
+
+async def test_the_graph_around_an_entity_with_its_retired_facts(tmp_path: Path) -> None:
+    async with open_layer("graph", tmp_path / "graph") as store:
+        await record_adr(store, "shop", Adr(adr_id="ADR-0001", title="Cookies",
+                                            decision="Keep `SessionStore` in cookies"))
+        await supersede_adr(store, "shop", "ADR-0001", Adr(
+            adr_id="ADR-0002", title="Redis", decision="Move `SessionStore` to Redis"))
+        browser = Browser(store, tmp_path, Curator(store, "shop", tmp_path / "files"),
+                          _no_status)
+        transport = httpx.ASGITransport(app=build_app(browser, TOKEN))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:1") as client:
+            page = Page(client, store, "shop", tmp_path)
+            shown = await page.api("/api/graph?around=SessionStore")
+    governs = {(f["source"], f["target"], f["invalid_at"] is None)
+               for f in shown["facts"] if f["name"] == "GOVERNS"}
+    assert governs == {("ADR-0001", "SessionStore", False), ("ADR-0002", "SessionStore", True)}
+    assert {"ADR-0001", "ADR-0002", "SessionStore"} <= {e["id"] for e in shown["entities"]}
+
+
+async def _no_status() -> Output:
+    return Output({}, "")

@@ -108,6 +108,24 @@ async function showWorkset() {
   fill("workset", ...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No session has recorded a working set (the hooks record one).")]));
 }
 
+async function showDuplicates() {
+  const data = await api("/api/duplicates");
+  const nodes = [];
+  for (const set of data.sets) {
+    const merge = el("button", { class: "merge", "data-keep": set.keep.id, onclick: () => mergeSet(set).catch(failed) },
+                     `Merge ${set.others.length} into the oldest`);
+    nodes.push(el("div", { class: "day" }, `${set.others.length + 1} say the same `, merge),
+               row(set.keep, "kept"), ...set.others.map((m) => row(m, "merged on request")));
+  }
+  fill("duplicates", ...(nodes.length ? nodes : [el("p", { class: "hint item" }, "No near-duplicates.")]));
+}
+
+async function mergeSet(set) {
+  const done = await api(`/api/duplicates/${encodeURIComponent(set.keep.id)}/merge`, {});
+  notice(`Merged ${done.merged.length}; their texts are in their histories.`);
+  await showDuplicates();
+}
+
 async function showStatus() {
   const data = await api("/api/status");
   fill("status", el("pre", { id: "status-text" }, data.text));
@@ -255,7 +273,7 @@ function drawAsOf() {
     ...facts.map((f) => ({ data: { id: f.id, source: f.source, target: f.target, label: f.name } })),
   ];
   cytoscape({
-    container: detail.querySelector("#graph-canvas"), elements,
+    container: detail.querySelector("#graph-canvas"), elements, maxZoom: 1.4,
     layout: { name: "cose", animate: false },
     style: [
       { selector: "node", style: { label: "data(label)", "font-size": 11, "background-color": "#2f6fde",
@@ -271,7 +289,7 @@ async function show(name) {
   tab = name;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === name);
   const views = { timeline: showTimeline, decisions: showDecisions, workset: showWorkset,
-                  status: showStatus, graph: showGraph };
+                  status: showStatus, graph: showGraph, duplicates: showDuplicates };
   await views[name]();
 }
 
