@@ -49,6 +49,16 @@ def tool_files(tool: str, given: Mapping[str, Any], root: Path) -> list[str]:
     return [f for f in dict.fromkeys(found) if not f.startswith(("/", "../"))]
 
 
+def told_sessions(home: Path, limit: int = 5) -> list[tuple[str, list[str]]]:
+    """The sessions whose hooks recorded a working set, latest first, each with its files."""
+    try:
+        found = sorted((home / FOLDER).glob("*.json"), key=lambda p: p.stat().st_mtime,
+                       reverse=True)
+    except OSError:
+        return []
+    return [(path.stem, _load(path)["files"]) for path in found[:limit]]
+
+
 def _state_file(home: Path, session: str) -> Path:
     # Claude Code's session ids are UUIDs; anything else is made a safe name (hashlib costs
     # the prompt hook, which reads this, a noticeable share of its start-up).

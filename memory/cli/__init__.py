@@ -80,6 +80,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "enriched; resumable"),
     "capture": ("capture", "keep what past Claude Code sessions did and learned, from their "
                 "transcripts (default: this project's, in ~/.claude/projects/); idempotent"),
+    "ui": ("ui", "the memory browser: a page on 127.0.0.1 to search, read, correct and forget "
+                 "memories (its URL, with this launch's token, is printed on start)"),
     "mcp": ("serve", "serve this memory to an agent over MCP (stdio) until stdin closes"),
     "hook": ("hook", "Claude Code hooks: read the hook's JSON on stdin, print the hook's "
              "JSON; never fail the session"),

@@ -10,7 +10,7 @@ from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend
 from backends.graph.history import KeptFact, load_history
 from backends.model import check_group_id
-from backends.protocol import Enriches
+from backends.protocol import Enriches, MemoryBackend
 from memory.agent.seeding import seed_home
 from memory.agent.turns import retention_status
 from memory.cli.base import (
@@ -41,6 +41,7 @@ from memory.store.project import (
     renew_project_id,
 )
 from memory.store.providers import embedder_for, llm_for
+from memory.store.selection import Selection
 from memory.store.settings import write_gitignore
 from memory.store.status import collect_status
 
@@ -100,15 +101,20 @@ def _moved_or_copied(config: Config, *, record: bool) -> str | None:
 
 async def status(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, selection):
-        found = await collect_status(backend, selection, config.home, config.ledger_file)
-        # The dual store (auto) adds what waits for the graph and the last migration.
-        dual = None
-        if isinstance(backend, Layered):
-            dual = await backend.status()
-            if config.graph_url is not None:
-                dual = dual._replace(server=str(config.graph_url), reachable=backend.holds_graph)
-        project = read_project_id(config.project_file)
-        turns = None if project is None else await retention_status(backend, project)
+        return await status_report(backend, selection, config)
+
+
+async def status_report(backend: MemoryBackend, selection: Selection, config: Config) -> Output:
+    """What ``dualmem status`` prints, of a store already open (the memory browser's too)."""
+    found = await collect_status(backend, selection, config.home, config.ledger_file)
+    # The dual store (auto) adds what waits for the graph and the last migration.
+    dual = None
+    if isinstance(backend, Layered):
+        dual = await backend.status()
+        if config.graph_url is not None:
+            dual = dual._replace(server=str(config.graph_url), reachable=backend.holds_graph)
+    project = read_project_id(config.project_file)
+    turns = None if project is None else await retention_status(backend, project)
     data, text = found.to_json(), found.describe()
     notice = _moved_or_copied(config, record=False)
     if notice is not None:
