@@ -85,3 +85,27 @@ async def suggest_implementation_mode(
     less ceremony. So 1-3 → direct, 4-6 → task_work, 7-10 → autobuild (documentation tasks are
     never autobuild)."""
     return (await system_knowledge(store, overrides)).suggest_mode(task_type, complexity)
+
+
+async def load_role_context(
+    role: str,
+    context: str = "feature-build",
+    store: MemoryBackend | None = None,
+    overrides: Overrides | None = None,
+) -> str:
+    """000's ``load_role_context``: the role's constraints as Markdown (``# PLAYER Role
+    Constraints``, its primary responsibility, then MUST DO, MUST NOT DO, ASK BEFORE, ESCALATE
+    WHEN). ``context`` is the command it is for, named in the heading. Answers without a store
+    (the built-in defaults); ``KnowledgeError`` for a role nobody defined, where 000 returns
+    None (docs/CONFORMANCE.md)."""
+    constraints = await resolve_role_constraints(role, store, overrides)
+    lines = [f"# {constraints.role.upper()} Role Constraints ({context})", ""]
+    if constraints.description:
+        lines += [f"**Primary responsibility**: {constraints.description}", ""]
+    for heading, items in (("MUST DO", constraints.must_do),
+                           ("MUST NOT DO", constraints.must_not_do),
+                           ("ASK BEFORE", constraints.ask_before),
+                           ("ESCALATE WHEN", constraints.escalate_when)):
+        if items:
+            lines += [f"## {heading}", *(f"- {item}" for item in items), ""]
+    return "\n".join(lines)

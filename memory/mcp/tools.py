@@ -10,7 +10,6 @@ otherwise.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -22,7 +21,7 @@ from pydantic import BaseModel, Field
 from backends.errors import InvalidEpisode
 from backends.model import Episode, check_group_id, stable_id
 from backends.protocol import MemoryBackend
-from memory.agent.decisions import Adr, record_adr
+from memory.agent.decisions import Adr, next_adr_id, record_adr
 from memory.agent.knowledge import (
     gate_thresholds,
     project_overrides,
@@ -125,10 +124,6 @@ def _saved(episode: Episode) -> SavedMemory:
                        name=episode.name)
 
 
-def _adr_id(title: str) -> str:
-    return "ADR-" + (re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-")[:60] or "decision")
-
-
 class MemoryTools:
     """The tools of one home's project, over a store opened once (the caller closes it).
 
@@ -197,7 +192,7 @@ class MemoryTools:
             description="decision: its title (required for a decision); outcome: a short "
             "description of the task.")] = None,
         decision_id: Annotated[str | None, Field(
-            description="decision: its ADR id, e.g. ADR-007 (default: made from the title); "
+            description="decision: its ADR id, e.g. ADR-0007 (default: the next ADR-NNNN); "
             "recording the same id again replaces it.")] = None,
         spec: Spec = None,
     ) -> SavedMemory:
@@ -220,8 +215,9 @@ class MemoryTools:
         if not title:
             raise InvalidEpisode("a decision needs a title")
         adr = await record_adr(self.store, self.project_id,
-                               Adr(adr_id=decision_id or _adr_id(title), title=title,
-                                   decision=text))
+                               Adr(adr_id=decision_id or await next_adr_id(self.store,
+                                                                           self.project_id),
+                                   title=title, decision=text))
         group = project_group(self.project_id)
         return SavedMemory(id=stable_id(group, ADR, adr.adr_id), group_id=group, kind=ADR,
                            name=f"{adr.adr_id}: {adr.title}")

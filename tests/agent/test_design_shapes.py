@@ -18,6 +18,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 
 from backends.errors import InvalidEpisode
+from backends.model import Episode
 from backends.protocol import MemoryBackend
 from memory.agent.decisions import (
     Adr,
@@ -289,7 +290,7 @@ async def test_the_design_turn_state_as_written(store: MemoryBackend) -> None:
                 feature_id="FEAT-001", is_autobuild=True, current_actor="coach", turn_number=3)
     prompt = await build_coach_prompt(store, task, project_id=PROJECT)
     assert (
-        "### Previous Turn Context (Turn 2 of 3)\n\n"
+        "## Previous Turn Context (Turn 2 of 3)\n\n"
         "Player implemented authentication middleware.\n"
         "Progress: Login and logout work; session timeout is missing\n"
         "AC status: {login: verified, logout: pending, session-timeout: pending}\n"
@@ -468,3 +469,174 @@ def test_the_task_work_pitfalls_cite_the_design_adrs() -> None:
     """)
     mode = ImplementationMode.model_validate(data)
     assert (mode.key, mode.complexity, mode.invocation_method) == ("MODE-direct", (1, 3), "inline")
+
+
+# --- 000 (GuardKit's Graphiti architecture) and 004: turn states in their own words ---------
+
+# 000, "Turn State Capture (TASK-GE-002)", as written.
+GUARDKIT_TURN = {"feature_id": "FEAT-GE", "task_id": "TASK-GE-001", "turn_number": 1,
+                 "player_summary": "Implemented feature", "player_decision": "implemented",
+                 "coach_decision": "approved"}
+# 004, "Scenario 4": the turns a player's third turn starts from.
+GR006_TURNS = [
+    {"feature_id": "FEAT-AUTH", "task_id": "TASK-004", "turn_number": 1,
+     "coach_decision": "FEEDBACK", "progress_summary": "Initial implementation incomplete"},
+    {"feature_id": "FEAT-AUTH", "task_id": "TASK-004", "turn_number": 2,
+     "coach_decision": "REJECTED", "progress_summary": "Tests failing, coverage at 65%",
+     "feedback_summary": "Coverage must be ≥80%. Missing tests for error paths."},
+]
+# 001's TurnStateEpisode with its defaults left as they are.
+GE001_DEFAULT_TURN = {"entity_type": "turn_state", "feature_id": "FEAT-001",
+                      "task_id": "TASK-003", "turn_number": 0, "player_decision": "",
+                      "coach_decision": "", "blockers_found": [], "progress_summary": "",
+                      "acceptance_criteria_status": {}, "mode": "FRESH_START",
+                      "quality_gate_results": None, "timestamp": ""}
+
+
+async def test_turn_states_in_the_vocabulary_of_000_and_004(store: MemoryBackend) -> None:
+    from memory import capture_turn_state, create_turn_state_from_autobuild
+
+    entity = create_turn_state_from_autobuild(**GUARDKIT_TURN)
+    assert (entity.coach_decision, entity.player_summary) == ("approve", "Implemented feature")
+    assert entity.mode == "FRESH_START"  # 001's default
+    await capture_turn_state(store, entity, project_id=PROJECT)
+    assert await latest_turn(store, PROJECT, "FEAT-GE") == entity
+
+    turns = [TurnState.model_validate(turn) for turn in GR006_TURNS]
+    assert [t.coach_decision for t in turns] == ["revise", "revise"]
+    # 004's formatter reads a turn as a dict.
+    assert turns[1].get("feedback_summary", "") == GR006_TURNS[1]["feedback_summary"]
+    assert turns[1]["turn_number"] == 2 and turns[0].get("unknown", "?") == "?"
+
+    default = TurnState.model_validate(GE001_DEFAULT_TURN)
+    assert (default.turn_number, default.coach_decision, default.turn_id) == (
+        0, None, "TURN-FEAT-001-TASK-003-T0")
+    assert default.timestamp.tzinfo is not None  # "" is "not given": now
+
+
+def test_turns_record_takes_001s_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.cli import main
+
+    turn = tmp_path / "turn.json"
+    turn.write_bytes(orjson.dumps(GE001_DEFAULT_TURN))
+    code = main(["--home", str(tmp_path / ".dualmem"), "--backend", "file", "--json",
+                 "turns", "record", str(turn)])
+    assert code == 0, capsys.readouterr().err
+    assert orjson.loads(capsys.readouterr().out)["turn_id"] == "TURN-FEAT-001-TASK-003-T0"
+
+
+# --- 000: the context loaders, as its examples call them and read their results -------------
+
+DESIGN_OVERVIEW = {
+    "id": "feature-build", "name": "Feature Build",
+    "tagline": "Autonomous player-coach implementation of planned features",
+    "purpose": "Build a planned feature task by task without losing its intent",
+    "what_it_is": ["An orchestrator of player and coach turns"],
+    "what_it_is_not": ["A replacement for /task-work"],
+    "invariants": ["The coach never writes implementation code"],
+    "architecture_summary": "SDK query() per turn in a shared worktree",
+    "key_components": ["AutoBuildOrchestrator"], "key_decisions": ["ADR-FB-001"],
+    "created_at": datetime(2026, 1, 10, 9, 0), "updated_at": datetime(2026, 1, 12, 9, 0),
+}
+
+
+async def test_000s_context_loaders_as_its_examples_use_them(store: MemoryBackend) -> None:
+    from memory import (
+        ContextFormatterConfig,
+        FeatureOverview,
+        format_context_for_injection,
+        get_adr,
+        list_adrs,
+        load_critical_adrs,
+        load_critical_context,
+        load_feature_overview,
+        load_role_context,
+        record_feature_overview,
+        search,
+    )
+
+    player_context = await load_role_context("player", "feature-build")
+    assert player_context.startswith("# PLAYER Role Constraints")
+    assert "**Primary responsibility**: " in player_context and "\n## MUST DO\n- " in player_context
+    coach_context = await load_role_context("coach", "feature-build", store)
+    assert "## MUST NOT DO\n- Write or modify implementation code" in coach_context
+
+    await record_adr(store, PROJECT, Adr.model_validate(
+        DESIGN_ADR | {"violation_symptoms": ["Sequential TASK-NNN ids in new tasks"]}))
+    adrs = await load_critical_adrs(store, PROJECT)
+    assert [(adr["id"], adr["title"], adr["decision"]) for adr in adrs] == [
+        ("ADR-0001", DESIGN_ADR["title"], DESIGN_ADR["decision"])]
+    assert adrs[0].get("violation_symptoms", []) == ("Sequential TASK-NNN ids in new tasks",)
+    assert await get_adr(store, PROJECT, "ADR-0001") == adrs[0]
+    assert await list_adrs(store, PROJECT) == adrs
+
+    await record_feature_overview(store, PROJECT, FeatureOverview.model_validate(DESIGN_OVERVIEW))
+    overview = await load_feature_overview(store, PROJECT, "feature-build")
+    assert overview is not None
+    assert (overview.name, overview.purpose, overview.invariants) == (
+        "Feature Build", DESIGN_OVERVIEW["purpose"],
+        ("The coach never writes implementation code",))
+    assert await load_feature_overview(store, PROJECT, "no-such-feature") is None
+
+    await capture_failed_approach(store, PROJECT, DESIGN_FAILURES[0])
+    warnings = await load_failed_approaches(store, PROJECT, "subprocess task-work", limit=5)
+    assert warnings[0]["symptom"] == DESIGN_FAILURES[0]["symptom"]
+    assert warnings[0]["prevention"].startswith("BEFORE implementing task-work")
+    assert warnings[0].get("related_adrs", []) == ("ADR-FB-001",)
+
+    memory = AgentMemory(store, PROJECT)
+    await memory.capture_task_outcome(**DESIGN_OUTCOME)
+    similar = await memory.get_similar_task_outcomes("Implement OAuth2 authentication", limit=5)
+    assert (similar[0]["task_id"], similar[0]["summary"]) == ("TASK-001", DESIGN_OUTCOME["summary"])
+    assert similar[0].get("lessons_learned", []) == tuple(DESIGN_OUTCOME["lessons_learned"])
+
+    hits = await search(store, "OAuth2 PKCE", num_results=5)
+    assert 0 < len(hits) <= 5
+
+    context = await load_critical_context(store, PROJECT, task_id="TASK-001",
+                                          feature_id="feature-build", command="feature-build")
+    assert context.architecture_decisions == context.relevant_adrs == adrs
+    assert [o.task_id for o in context.similar_task_outcomes] == ["TASK-001"]
+    assert context.feature_build is not None and context.feature_build.name == "autobuild"
+    text = format_context_for_injection(context)
+    assert "### Feature overview: feature-build: Feature Build" in text
+    assert "### Similar tasks\n\n- **TASK-001** succeeded" in text
+    assert "### Feature build\n\n" in text
+    config = ContextFormatterConfig(include_system_context=True, include_quality_gates=True,
+                                    include_adrs=True, include_failures=True,
+                                    max_items_per_section=10)
+    assert format_context_for_injection(context, config) == text
+    quiet = format_context_for_injection(
+        context, ContextFormatterConfig(include_quality_gates=False, include_adrs=False))
+    assert "ADR-0001" not in quiet and "Quality gates" not in quiet
+
+
+async def test_the_critical_context_has_000s_system_context_and_what_worked(
+    store: MemoryBackend,
+) -> None:
+    from memory import load_critical_context
+
+    await store.upsert(Episode.create(group_id=PROJECT, kind="project_overview", key="overview",
+                                      name="Project overview: widget",
+                                      body="# Widget\nMakes widgets."))
+    memory = AgentMemory(store, PROJECT)
+    await memory.add_pattern("Validate settings once, at startup")
+    context = await load_critical_context(store, PROJECT, task="validate settings at startup")
+    assert [e.name for e in context.system_context] == ["Project overview: widget"]
+    assert [e.body for e in context.successful_patterns] == ["Validate settings once, at startup"]
+    assert context.relevant_rules == context.applicable_patterns == context.successful_patterns
+    markdown = context.markdown()
+    assert ("### System context\n\n- **Project overview: widget**: # Widget Makes widgets."
+            in markdown)
+    assert "### What worked here\n\n- Validate settings once, at startup" in markdown
+    assert context.feature_build is None
+
+
+async def test_a_task_outcome_keeps_the_created_at_it_was_given(store: MemoryBackend) -> None:
+    created = datetime(2024, 1, 15, 14, 31, tzinfo=UTC)
+    await AgentMemory(store, PROJECT).capture_task_outcome(**DESIGN_OUTCOME, created_at=created)
+    [episode] = [e async for e in store.scan(kinds=["task_outcome"])]
+    assert episode.created_at == created
+    assert TaskOutcome.model_validate(episode.data).created_at == created

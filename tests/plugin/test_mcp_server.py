@@ -52,7 +52,7 @@ async def test_tools_resources_and_errors(home: Path) -> None:
                    text="atomic saves shipped", title="Save notes atomically")
         decision = await call(client, "add_memory", kind="decision", title="Atomic saves",
                               text="Every save goes through a temp file and a rename")
-        assert decision["name"] == "ADR-Atomic-saves: Atomic saves"
+        assert decision["name"] == "ADR-0001: Atomic saves"  # 000's ADR-NNNN
         again = await call(client, "add_memory", kind="gotcha",
                            text="Rename() is not atomic across file systems!")
         assert again["id"] == gotcha["id"]  # the same text is the same memory
@@ -88,10 +88,10 @@ async def test_tools_resources_and_errors(home: Path) -> None:
         assert coach["role"] == "coach" and coach["must_do"]
         critical = await call(client, "get_critical_context", task="atomic saves",
                               role="coach", complexity=5)
-        assert [d["adr_id"] for d in critical["decisions"]] == ["ADR-Atomic-saves"]
+        assert [d["adr_id"] for d in critical["decisions"]] == ["ADR-0001"]
         assert critical["quality_gates"]["coverage_threshold"] == 0.8
         assert "### Your role: coach" in critical["markdown"]
-        assert "**ADR-Atomic-saves: Atomic saves**" in critical["markdown"]
+        assert "**ADR-0001: Atomic saves**" in critical["markdown"]
 
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
         assert resources == {"dualmem://project/patterns.md", "dualmem://project/gotchas.md"}
