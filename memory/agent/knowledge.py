@@ -13,6 +13,7 @@ from pathlib import Path
 from backends.errors import DualmemError
 from backends.protocol import MemoryBackend
 from seeds import (
+    DESIGN_GATES,
     DESIGN_OVERRIDES,
     OVERRIDES_FILE,
     SYSTEM_GROUPS,
@@ -23,6 +24,7 @@ from seeds import (
     SystemKnowledge,
     builtin_knowledge,
     item_from_episode,
+    load_gates_file,
     load_overrides,
 )
 
@@ -30,13 +32,15 @@ log = logging.getLogger(__name__)
 
 
 def project_overrides(home: Path) -> Overrides:
-    """The project's overrides: FEAT-GE-001's ``.guardkit/config/entity-overrides.yaml`` in the
-    folder that holds ``home`` (the project's, for ``./.dualmem``), then ours,
+    """The project's overrides: FEAT-GE-001's ``.guardkit/config/quality-gates.yaml`` and
+    ``.guardkit/config/entity-overrides.yaml`` in the folder that holds ``home`` (the
+    project's, for ``./.dualmem``), then ours,
     ``<home>/entity-overrides.yaml``, which wins where both set a threshold. Either or both
     may be missing. ``FileRefused`` when ours is a symbolic link: the home's own file, never
     read through a link that could lead anywhere (and show what it holds in an error)."""
+    gates = load_gates_file(home.parent / DESIGN_GATES)  # authoritative, FEAT-GE-001 says
     design = load_overrides(home.parent / DESIGN_OVERRIDES, missing_ok=True)
-    return design | load_overrides(home / OVERRIDES_FILE, missing_ok=True, follow=False)
+    return gates | design | load_overrides(home / OVERRIDES_FILE, missing_ok=True, follow=False)
 
 
 async def system_knowledge(

@@ -117,6 +117,8 @@ def system_blocks(
         return role_blocks(knowledge.role(task.current_actor))
     if category is C.QUALITY_GATES:
         return [gate_block(knowledge.gate(task.task_type, task.complexity))]
+    if task.current_actor == "coach":
+        return []  # 004 gives the mode's guidance to the player only: the coach does not build
     return mode_blocks(knowledge.suggest_mode(task.task_type, task.complexity))
 
 

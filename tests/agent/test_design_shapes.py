@@ -640,3 +640,80 @@ async def test_a_task_outcome_keeps_the_created_at_it_was_given(store: MemoryBac
     [episode] = [e async for e in store.scan(kinds=["task_outcome"])]
     assert episode.created_at == created
     assert TaskOutcome.model_validate(episode.data).created_at == created
+
+
+# --- 001: the authoritative quality-gates file and the shipped overrides example -------------
+
+
+async def test_001s_quality_gates_file_is_authoritative(tmp_path: Path) -> None:
+    from seeds import DESIGN_GATES
+
+    home = _project_with_design_overrides(tmp_path)
+    gates = home.parent / DESIGN_GATES
+    gates.write_text("profiles:\n  - entity_type: quality_gate_config\n    task_type: testing\n"
+                     "    complexity_range: [1, 10]\n    coverage_threshold: 0.95\n"
+                     "  - task_type: feature\n    complexity_range: [4, 6]\n"
+                     "    coverage_threshold: 0.60\n")
+    overrides = project_overrides(home)
+    assert (await gate_thresholds("testing", 3, overrides=overrides)).coverage_threshold == 0.95
+    # entity-overrides.yaml (0.85) is applied after the gates file, so it wins a field both set
+    assert (await gate_thresholds("feature", 5, overrides=overrides)).coverage_threshold == 0.85
+    gates.write_text("- task_type: feature\n  complexity_range: [7, 10]\n  tests_must_pass: no\n")
+    assert not (await gate_thresholds("feature", 8, overrides=project_overrides(home))
+                ).tests_must_pass
+    gates.write_text("- task_type: feature\n  complexity_range: [4, 6]\n  coverage: 0.9\n")
+    with pytest.raises(KnowledgeError, match=r"quality-gates\.yaml: not a valid overrides file"):
+        project_overrides(home)
+
+
+async def test_the_shipped_overrides_example_applies(tmp_path: Path) -> None:
+    import seeds
+
+    example = Path(seeds.__file__).parent / "data" / "entity-overrides.yaml.example"
+    (tmp_path / "project" / DESIGN_OVERRIDES).parent.mkdir(parents=True)
+    (tmp_path / "project" / DESIGN_OVERRIDES).write_bytes(example.read_bytes())
+    overrides = project_overrides(tmp_path / "project" / ".dualmem")
+    coach = await resolve_role_constraints("coach", overrides=overrides)
+    assert coach.must_do[-1] == "Check the public API against the changelog"
+    gate = await gate_thresholds("feature", 5, overrides=overrides)
+    assert (gate.coverage_threshold, gate.arch_review_threshold) == (0.85, 65)
+
+
+def test_init_seeds_the_project_overview_as_000_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.cli import main
+
+    project = tmp_path / "widget"
+    project.mkdir()
+    (project / "README.md").write_text("# Widget\nMakes widgets.\n")
+    home = ["--home", str(project / ".dualmem"), "--backend", "file", "--json"]
+    assert main([*home, "init"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["overview"]["created"] == ["overview"]
+    assert main([*home, "list", "--kind", "project_overview"]) == 0
+    listed = orjson.loads(capsys.readouterr().out)
+    assert "Project overview: widget" in str(listed)
+
+
+# --- 004: what each actor's job context holds ----------------------------------------------
+
+
+async def test_004s_job_context_shows_the_feature_overview_and_modes_to_the_player_only(
+    store: MemoryBackend,
+) -> None:
+    from memory.context import build_context
+
+    await store.upsert(Episode.create(
+        group_id=PROJECT, kind="feature_overview", key="FEAT-AUTH",
+        name="FEAT-AUTH: user authentication",
+        body="FEAT-AUTH: users log in with OAuth2 and PKCE; sessions time out after an hour"))
+    player = Task(id="TASK-004", description="Implement user auth session timeout",
+                  complexity=6, feature_id="FEAT-AUTH", is_autobuild=True,
+                  current_actor="player", turn_number=3)
+    shown = (await build_context(store, player, project_id=PROJECT)).markdown
+    assert "users log in with OAuth2 and PKCE" in shown
+    assert "Implementation mode" in shown
+    coach = player.model_copy(update={"current_actor": "coach"})
+    judged = (await build_context(store, coach, project_id=PROJECT)).markdown
+    assert "Implementation mode" not in judged
+    assert "Role constraints: coach" in judged and "Quality-gate thresholds" in judged
