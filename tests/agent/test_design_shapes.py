@@ -717,3 +717,108 @@ async def test_004s_job_context_shows_the_feature_overview_and_modes_to_the_play
     judged = (await build_context(store, coach, project_id=PROJECT)).markdown
     assert "Implementation mode" not in judged
     assert "Role constraints: coach" in judged and "Quality-gate thresholds" in judged
+
+
+# --- 002 and 003: memory scoping (GroupIdMode) ----------------------------------------------
+
+
+async def test_spec_isolation_keeps_other_specs_memories_out_when_asked(
+    store: MemoryBackend,
+) -> None:
+    from memory.context import build_context
+
+    await AgentMemory(store, PROJECT, "002-payments").add_gotcha(
+        "Stripe webhooks arrive twice: make the refund handler idempotent")
+    await AgentMemory(store, PROJECT, "001-auth").add_gotcha(
+        "Session cookies need SameSite=Lax for the OAuth redirect")
+    await AgentMemory(store, PROJECT).add_gotcha(
+        "Refund amounts are stored in cents, never as floats")
+    task = Task(description="Fix the refund handler for duplicate Stripe webhooks",
+                spec="001-auth")
+    shared = (await build_context(store, task, project_id=PROJECT)).markdown
+    assert "Stripe webhooks arrive twice" in shared  # project-wide, the default (003)
+    alone = task.model_copy(update={"isolation": "spec"})
+    isolated = (await build_context(store, alone, project_id=PROJECT)).markdown
+    assert "Stripe webhooks arrive twice" not in isolated
+    assert "stored in cents" in isolated  # the project's own memories still enter
+
+
+def test_spec_isolation_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.cli import main
+
+    home = ["--home", str(tmp_path / ".dualmem"), "--backend", "file", "--json"]
+    assert main([*home, "add", "--group", "p", "--kind", "gotcha", "--name", "n",
+                 "--body", "x"]) == 0
+    capsys.readouterr()
+    assert main([*home, "context", "Fix the refund handler", "--isolate"]) != 0
+    assert "--isolate goes with --spec" in capsys.readouterr().err
+    assert main([*home, "context", "Fix the refund handler", "--spec", "001-auth",
+                 "--isolate"]) == 0
+
+
+# --- 000: knowledge gaps and interactive capture (FEAT-GR-004) -------------------------------
+
+
+async def test_000s_gap_analysis_and_interactive_capture(store: MemoryBackend) -> None:
+    from memory.agent.gaps import (
+        InteractiveCaptureSession,
+        KnowledgeCategory,
+        analyze_gaps,
+        capture_knowledge,
+    )
+
+    gaps = await analyze_gaps(store, PROJECT)
+    assert len(gaps) == 9 and [g.importance for g in gaps][:4] == ["high"] * 4
+    assert gaps[-1]["category"] == KnowledgeCategory.WORKFLOW_PREFERENCES  # read as a dict too
+    await store.upsert(Episode.create(group_id=PROJECT, kind="adr", key="ADR-0001",
+                                      name="ADR-0001", body={"adr_id": "ADR-0001", "title": "t"}))
+    arch = await analyze_gaps(store, PROJECT, focus=KnowledgeCategory.ARCHITECTURE,
+                              max_questions=5)
+    assert [g.category for g in arch] == [KnowledgeCategory.ARCHITECTURE]
+    assert all(g.category != "decisions" for g in await analyze_gaps(store, PROJECT))
+
+    answers = iter(["api/ calls core/. core/ owns the database.", ""])
+    events: list[str] = []
+
+    def ui(event: str, data: Any = None) -> str | None:
+        events.append(event)
+        return next(answers) if event == "get_input" else None
+
+    captured = await InteractiveCaptureSession(store, PROJECT).run_session(
+        focus=None, max_questions=2, ui_callback=ui)
+    assert [c.category for c in captured] == [KnowledgeCategory.PROJECT_OVERVIEW]
+    assert captured[0].extracted_facts == ("[project overview] api/ calls core/.",
+                                           "[project overview] core/ owns the database.")
+    assert events[0] == "intro" and events[-1] == "summary" and "captured" in events
+    left = {g.category for g in await analyze_gaps(store, PROJECT)}
+    assert KnowledgeCategory.PROJECT_OVERVIEW not in left  # stored as the category's kind
+    assert KnowledgeCategory.ARCHITECTURE in left  # skipped: an empty answer
+
+    result = await InteractiveCaptureSession(store, PROJECT).run_abbreviated(
+        questions=["What patterns were identified?", "What should be remembered?"],
+        task_context={"task_id": "TASK-001", "review_mode": "architectural"},
+        ui_callback=lambda event, data=None: "Keep the repository pattern"
+        if event == "get_input" else None)
+    assert [c["category"] for c in result["captured"]] == ["decisions", "decisions"]
+    with pytest.raises(InvalidEpisode, match="no knowledge category 'moods'"):
+        await capture_knowledge(store, PROJECT, "moods", "How?", "Fine")
+
+
+def test_gaps_and_interview_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from memory.cli import main
+
+    home = ["--home", str(tmp_path / ".dualmem"), "--backend", "file", "--json"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("Small PRs, one task each.\n"))
+    assert main([*home, "interview", "--focus", "workflow_preferences"]) == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["captured"][0]["answer"] == "Small PRs, one task each."
+    assert main([*home, "gaps", "--focus", "workflow_preferences"]) == 0
+    assert orjson.loads(capsys.readouterr().out) == {"gaps": []}
+    assert main([*home, "gaps"]) == 0
+    assert len(orjson.loads(capsys.readouterr().out)["gaps"]) == 8

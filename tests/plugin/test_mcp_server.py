@@ -18,7 +18,8 @@ from plugin.processes import REPO, call, dualmem, servers, text_of
 TOOLS = {
     "search_memories", "add_memory", "get_task_context", "save_session_insights",
     "get_session_history", "get_latest_turn", "get_role_constraints", "get_quality_gates",
-    "suggest_implementation_mode", "get_critical_context",
+    "suggest_implementation_mode", "get_critical_context", "get_knowledge_gaps",
+    "capture_knowledge",
 }
 
 
@@ -92,6 +93,14 @@ async def test_tools_resources_and_errors(home: Path) -> None:
         assert critical["quality_gates"]["coverage_threshold"] == 0.8
         assert "### Your role: coach" in critical["markdown"]
         assert "**ADR-0001: Atomic saves**" in critical["markdown"]
+
+        # 000's knowledge gaps, for an agent to ask the user (issue 34).
+        [gap] = await call(client, "get_knowledge_gaps", focus="goals")
+        assert gap["importance"] == "medium" and gap["question"].startswith("What is the")
+        kept = await call(client, "capture_knowledge", category="goals",
+                          question=gap["question"], answer="Ship the sync API. Then the UI.")
+        assert kept["extracted_facts"] == ["[goals] Ship the sync API.", "[goals] Then the UI."]
+        assert await call(client, "get_knowledge_gaps", focus="goals") == []
 
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
         assert resources == {"dualmem://project/patterns.md", "dualmem://project/gotchas.md"}
