@@ -30,7 +30,7 @@ from memory.agent.decisions import (
 from memory.agent.features import find_feature_memory
 from memory.agent.knowledge import system_knowledge
 from memory.agent.outcomes import TaskOutcome
-from memory.agent.records import parse
+from memory.agent.records import parse, title
 from memory.agent.scopes import (
     ARCHITECTURE,
     GOTCHA,
@@ -39,7 +39,7 @@ from memory.agent.scopes import (
     TASK_OUTCOME,
     project_group,
 )
-from memory.context.format import detail, gate_block, one_line, role_blocks
+from memory.context.format import MAX_DETAIL_CHARS, detail, gate_block, one_line, role_blocks
 from seeds import ImplementationMode, Overrides, QualityGateProfile, RoleConstraints
 
 DEFAULT_DECISIONS = 10  # the design loads ten architecture decisions
@@ -126,7 +126,7 @@ class CriticalContext:
         parts = ["## Critical context\n"]
         if c.include_system_context and self.system_context:
             parts.append("### System context\n\n" + "".join(
-                f"- **{one_line(e.name)}**: {_clipped(e.body)}\n"
+                f"- **{one_line(e.name)}**: {title(e.body, MAX_DETAIL_CHARS)}\n"
                 for e in self.system_context[:most]))
         if c.include_role:
             parts.append(f"### Your role: {self.role.role}\n\n"
@@ -167,11 +167,6 @@ def format_context_for_injection(
     """000's ``format_context_for_injection``: the critical context as Markdown to put in a
     session's prompt."""
     return context.markdown(config)
-
-
-def _clipped(text: str, chars: int = 600) -> str:
-    line = one_line(text)
-    return line if len(line) <= chars else line[: chars - 1] + "…"
 
 
 def _outcome(record: TaskOutcome) -> str:
