@@ -822,3 +822,34 @@ def test_gaps_and_interview_on_the_command_line(
     assert orjson.loads(capsys.readouterr().out) == {"gaps": []}
     assert main([*home, "gaps"]) == 0
     assert len(orjson.loads(capsys.readouterr().out)["gaps"]) == 8
+
+
+# --- 002 and 003: a session's insights in Auto-Claude's shape, and context for the next -----
+
+# 003's session data model, its fields as written, with values.
+AUTO_CLAUDE_SESSION = {
+    "subtasks_completed": ["subtask-1", "subtask-2"],
+    "discoveries": {
+        "files_understood": {"src/hooks/useAuth.ts": "keeps the session token in React state"},
+        "patterns_found": ["Pattern: use React hooks for state"],
+        "gotchas_encountered": ["The token refresh races the first render"],
+    },
+    "what_worked": ["Wrapping the provider around the router"],
+    "what_failed": ["Reading the token from localStorage on every render"],
+    "recommendations_for_next_session": ["Add a test for the refresh race"],
+}
+
+
+async def test_003s_session_insights_and_002s_context_for_the_next_session(
+    store: MemoryBackend,
+) -> None:
+    memory = AgentMemory(store, PROJECT, "003-auth")
+    saved = await memory.save_session_insights(1, AUTO_CLAUDE_SESSION)
+    assert {e.kind for e in saved} >= {"session_insight", "pattern", "gotcha",
+                                       "codebase_discovery", "recommendation"}
+    context = await memory.get_context_for_session(
+        "Implementing feature X: keep the auth token refresh in React state")
+    assert "use React hooks for state" in context
+    assert "token refresh races the first render" in context
+    [session] = await memory.get_session_history(limit=3)
+    assert session["what_failed"] == AUTO_CLAUDE_SESSION["what_failed"]
