@@ -19,6 +19,7 @@ ARCHITECTURE = "architecture"
 DOMAIN_KNOWLEDGE = "domain_knowledge"
 TURN_STATE = "turn_state"
 RECOMMENDATION = "recommendation"  # advice for the next session, split from session insights
+CAPTURED_KNOWLEDGE = "captured_knowledge"  # a person's answer to a knowledge-gap question
 
 # System knowledge, written by seeding (``seeds``).
 ROLE_CONSTRAINTS = "role_constraints"
@@ -30,7 +31,7 @@ SEED_VERSION = "seed_version"  # bookkeeping of seeding itself, not knowledge
 AGENT_KINDS = (
     GOTCHA, PATTERN, CODEBASE_DISCOVERY, TASK_OUTCOME, SESSION_INSIGHT, ADR, FAILED_APPROACH,
     RECOMMENDATION, QA_RESULT, FEATURE_SPEC, FEATURE_OVERVIEW, ARCHITECTURE, DOMAIN_KNOWLEDGE,
-    TURN_STATE,
+    TURN_STATE, CAPTURED_KNOWLEDGE,
 )
 """what an agent's memories are, most asked for first (the CLI's help names them in this order)"""
 SYSTEM_KINDS = (ROLE_CONSTRAINTS, QUALITY_GATE_CONFIG, IMPLEMENTATION_MODE, PROJECT_OVERVIEW,

@@ -28,7 +28,14 @@ if typing.TYPE_CHECKING:
         builtin_knowledge,
         item_from_episode,
     )
-    from seeds.overrides import DESIGN_OVERRIDES, OVERRIDES_FILE, Overrides, load_overrides
+    from seeds.overrides import (
+        DESIGN_GATES,
+        DESIGN_OVERRIDES,
+        OVERRIDES_FILE,
+        Overrides,
+        load_gates_file,
+        load_overrides,
+    )
     from seeds.seeding import (
         SeedReport,
         put_if_changed,
@@ -38,6 +45,7 @@ if typing.TYPE_CHECKING:
     )
 
 __all__ = [
+    "DESIGN_GATES",
     "DESIGN_OVERRIDES",
     "IMPLEMENTATION_MODE",
     "IMPLEMENTATION_MODE_GROUP",
@@ -60,6 +68,7 @@ __all__ = [
     "SystemKnowledge",
     "builtin_knowledge",
     "item_from_episode",
+    "load_gates_file",
     "load_overrides",
     "put_if_changed",
     "seed_project_overview",
@@ -77,7 +86,10 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "ImplementationMode", "KnowledgeError", "ModeSuggestion", "QualityGateProfile",
         "RoleConstraints", "SystemKnowledge", "builtin_knowledge", "item_from_episode",
     ),
-    "seeds.overrides": ("DESIGN_OVERRIDES", "OVERRIDES_FILE", "Overrides", "load_overrides"),
+    "seeds.overrides": (
+        "DESIGN_GATES", "DESIGN_OVERRIDES", "OVERRIDES_FILE", "Overrides", "load_gates_file",
+        "load_overrides",
+    ),
     "seeds.seeding": (
         "SeedReport", "put_if_changed", "seed_project_overview", "seed_system_knowledge",
         "seeded_version",

@@ -21,6 +21,17 @@ Ours (``<home>/entity-overrides.yaml``) says the same with ``roles:`` and a rang
       feature:
         "4-6": {coverage_threshold: 0.75, arch_review_threshold: 55}
 
+FEAT-GE-001 also makes ``.guardkit/config/quality-gates.yaml`` the authoritative thresholds:
+a list of ``QualityGateConfigEpisode`` entries (under ``profiles:``, or the list alone), each
+replacing the fields it names in the profile of its task type and range::
+
+    profiles:
+      - task_type: feature
+        complexity_range: [4, 6]
+        coverage_threshold: 0.95
+
+``seeds/data/entity-overrides.yaml.example`` is a documented example of the overrides file.
+
 A file may use either spelling, or both. ``*_additions`` extend a role's lists (they never
 replace them); a quality-gate entry replaces the fields it names in the profile whose
 complexity range it names. Thresholds are fractions (0.85 is 85 %); a value that cannot be one
@@ -32,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import yaml  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -51,6 +63,8 @@ from seeds.knowledge import (
 OVERRIDES_FILE = "entity-overrides.yaml"
 DESIGN_OVERRIDES = Path(".guardkit", "config", OVERRIDES_FILE)
 """Where FEAT-GE-001 puts a project's overrides, relative to the project's folder."""
+DESIGN_GATES = Path(".guardkit", "config", "quality-gates.yaml")
+"""Where FEAT-GE-001 keeps a project's authoritative quality-gate thresholds."""
 OVERRIDES_LIMIT = 1 * MiB
 """the largest overrides file read: a project's are a few dozen lines"""
 MAX_DEPTH = 32
@@ -103,6 +117,33 @@ class RangedGateOverride(GateOverride):
     """One entry of the design's ``overrides:`` list: the range it names, and its fields."""
 
     complexity_range: Range
+
+
+class GateProfileEntry(RangedGateOverride):
+    """One profile of the quality-gates file: a ``QualityGateConfigEpisode`` as written."""
+
+    task_type: str
+    entity_type: Literal["quality_gate_config"] | None = None
+
+    def given(self) -> set[str]:
+        return super().given() - {"task_type", "entity_type"}
+
+
+class GatesFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    profiles: tuple[GateProfileEntry, ...] = ()
+
+    def overrides(self) -> Overrides:
+        by_type: dict[str, list[RangedGateOverride]] = {}
+        for entry in self.profiles:
+            fields = entry.model_dump(include=entry.given())
+            by_type.setdefault(entry.task_type, []).append(
+                RangedGateOverride(complexity_range=entry.complexity_range, **fields))
+        return Overrides(quality_gate_configs={
+            task_type: TaskTypeOverrides(overrides=tuple(entries))
+            for task_type, entries in by_type.items()
+        })
 
 
 class TaskTypeOverrides(BaseModel):
@@ -190,7 +231,15 @@ def _parse_range(text: str) -> tuple[int, int]:
     raise KnowledgeError(f"a quality-gate override names a range as LOW-HIGH, not {text!r}")
 
 
-def load_overrides(path: Path, *, missing_ok: bool = False, follow: bool = True) -> Overrides:
+def load_gates_file(path: Path) -> Overrides:
+    """FEAT-GE-001's quality-gates file (see the module docstring) as overrides; none when it
+    is missing. ``KnowledgeError`` as ``load_overrides``."""
+    return load_overrides(path, missing_ok=True, gates_file=True)
+
+
+def load_overrides(
+    path: Path, *, missing_ok: bool = False, follow: bool = True, gates_file: bool = False,
+) -> Overrides:
     """The overrides in ``path``; no overrides when it is missing and ``missing_ok``.
     ``follow=False`` refuses a symbolic link (a home's own file). ``KnowledgeError`` names the
     file and what is wrong with it: not a regular file, over ``OVERRIDES_LIMIT``, not UTF-8,
@@ -212,7 +261,11 @@ def load_overrides(path: Path, *, missing_ok: bool = False, follow: bool = True)
                              f"{raw[exc.start]:#04x} at offset {exc.start})") from None
     try:
         _check_depth(text)
-        return Overrides.model_validate(yaml.safe_load(text) or {})
+        data = yaml.safe_load(text) or {}
+        if gates_file:
+            return GatesFile.model_validate(
+                {"profiles": data} if isinstance(data, list) else data).overrides()
+        return Overrides.model_validate(data)
     except (yaml.YAMLError, ValidationError, KnowledgeError) as exc:
         detail = problems(exc) if isinstance(exc, ValidationError) else exc
         raise KnowledgeError(f"{path}: not a valid overrides file: {detail}") from None

@@ -31,6 +31,7 @@ from backends.errors import DualmemError, InvalidEpisode
 from backends.model import Episode, natural_key, now, problems, stable_id
 from backends.protocol import MemoryBackend
 from memory.agent.records import (
+    ReadsAsMapping,
     body,
     fetch,
     folded,
@@ -75,7 +76,7 @@ class DecisionError(DualmemError, LookupError):
     """The ADR to supersede or deprecate does not exist, or is no longer in force."""
 
 
-class Adr(BaseModel):
+class Adr(ReadsAsMapping, BaseModel):
     """An architecture decision record: every field of the design's ``ADREntity`` (``id`` is
     read as ``adr_id``), plus ours: why it was deprecated, and when it stopped being valid."""
 
@@ -97,6 +98,8 @@ class Adr(BaseModel):
     superseded_by: str | None = None
     related_adrs: Strings = ()
     tags: Strings = ()
+    violation_symptoms: Strings = ()
+    """what a session breaking the decision looks like (000's ``load_critical_adrs``)"""
     confidence: float = Field(default=1.0, ge=0, le=1)
     created_at: datetime | None = None
     decided_at: datetime | None = None
@@ -119,7 +122,7 @@ class Adr(BaseModel):
         return self.invalid_at is None and self.status in ("proposed", "accepted")
 
 
-class FailedApproach(BaseModel):
+class FailedApproach(ReadsAsMapping, BaseModel):
     """An approach that failed: every field of the design's ``FailedApproachEpisode``
     (``occurrences``, ``first_occurred`` and ``last_occurred`` are read as ours)."""
 
@@ -188,6 +191,14 @@ async def list_adrs(
     return [adr for adr in adrs if adr.in_force or not in_force_only]
 
 
+async def load_critical_adrs(
+    store: MemoryBackend, project_id: str, limit: int = 10
+) -> list[Adr]:
+    """000's ``load_critical_adrs``: the ADRs in force (each readable as a dict: ``adr["id"]``,
+    ``adr.get("violation_symptoms", [])``), newest first."""
+    return (await list_adrs(store, project_id, in_force_only=True))[::-1][: max(limit, 0)]
+
+
 async def record_adr(store: MemoryBackend, project_id: str, adr: Adr) -> Adr:
     """Store ``adr`` (replacing an earlier record of the same id, keeping its first time)."""
     found = await fetch(store, project_group(project_id), ADR, adr.adr_id, Adr)
@@ -249,6 +260,11 @@ async def search_adrs(
     return found[: max(limit, 0)]
 
 
+async def next_adr_id(store: MemoryBackend, project_id: str) -> str:
+    """``ADR-NNNN``, one past the project's highest."""
+    return next_id("ADR", [adr.adr_id for adr in await list_adrs(store, project_id)], 4)
+
+
 async def record_decision(
     store: MemoryBackend,
     project_id: str,
@@ -263,10 +279,10 @@ async def record_decision(
 
     Two processes recording a decision at the same instant may pick the same number; the
     later write then replaces the earlier (docs/CONFORMANCE.md)."""
-    taken = [adr.adr_id for adr in await list_adrs(store, project_id)]
     try:
         adr = Adr.model_validate({
-            "context": f"Question: {question}", **fields, "adr_id": next_id("ADR", taken, 4),
+            "context": f"Question: {question}", **fields,
+            "adr_id": await next_adr_id(store, project_id),
             "title": title(question), "decision": answer, "trigger": trigger,
         })
     except ValidationError as exc:

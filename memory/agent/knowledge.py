@@ -13,6 +13,7 @@ from pathlib import Path
 from backends.errors import DualmemError
 from backends.protocol import MemoryBackend
 from seeds import (
+    DESIGN_GATES,
     DESIGN_OVERRIDES,
     OVERRIDES_FILE,
     SYSTEM_GROUPS,
@@ -23,6 +24,7 @@ from seeds import (
     SystemKnowledge,
     builtin_knowledge,
     item_from_episode,
+    load_gates_file,
     load_overrides,
 )
 
@@ -30,13 +32,15 @@ log = logging.getLogger(__name__)
 
 
 def project_overrides(home: Path) -> Overrides:
-    """The project's overrides: FEAT-GE-001's ``.guardkit/config/entity-overrides.yaml`` in the
-    folder that holds ``home`` (the project's, for ``./.dualmem``), then ours,
+    """The project's overrides: FEAT-GE-001's ``.guardkit/config/quality-gates.yaml`` and
+    ``.guardkit/config/entity-overrides.yaml`` in the folder that holds ``home`` (the
+    project's, for ``./.dualmem``), then ours,
     ``<home>/entity-overrides.yaml``, which wins where both set a threshold. Either or both
     may be missing. ``FileRefused`` when ours is a symbolic link: the home's own file, never
     read through a link that could lead anywhere (and show what it holds in an error)."""
+    gates = load_gates_file(home.parent / DESIGN_GATES)  # authoritative, FEAT-GE-001 says
     design = load_overrides(home.parent / DESIGN_OVERRIDES, missing_ok=True)
-    return design | load_overrides(home / OVERRIDES_FILE, missing_ok=True, follow=False)
+    return gates | design | load_overrides(home / OVERRIDES_FILE, missing_ok=True, follow=False)
 
 
 async def system_knowledge(
@@ -85,3 +89,27 @@ async def suggest_implementation_mode(
     less ceremony. So 1-3 → direct, 4-6 → task_work, 7-10 → autobuild (documentation tasks are
     never autobuild)."""
     return (await system_knowledge(store, overrides)).suggest_mode(task_type, complexity)
+
+
+async def load_role_context(
+    role: str,
+    context: str = "feature-build",
+    store: MemoryBackend | None = None,
+    overrides: Overrides | None = None,
+) -> str:
+    """000's ``load_role_context``: the role's constraints as Markdown (``# PLAYER Role
+    Constraints``, its primary responsibility, then MUST DO, MUST NOT DO, ASK BEFORE, ESCALATE
+    WHEN). ``context`` is the command it is for, named in the heading. Answers without a store
+    (the built-in defaults); ``KnowledgeError`` for a role nobody defined, where 000 returns
+    None (docs/CONFORMANCE.md)."""
+    constraints = await resolve_role_constraints(role, store, overrides)
+    lines = [f"# {constraints.role.upper()} Role Constraints ({context})", ""]
+    if constraints.description:
+        lines += [f"**Primary responsibility**: {constraints.description}", ""]
+    for heading, items in (("MUST DO", constraints.must_do),
+                           ("MUST NOT DO", constraints.must_not_do),
+                           ("ASK BEFORE", constraints.ask_before),
+                           ("ESCALATE WHEN", constraints.escalate_when)):
+        if items:
+            lines += [f"## {heading}", *(f"- {item}" for item in items), ""]
+    return "\n".join(lines)

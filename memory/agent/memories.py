@@ -34,7 +34,7 @@ from backends.insights import (
     session_number,
     split_session,
 )
-from backends.model import Episode, now, problems
+from backends.model import Episode, Hit, now, problems
 from backends.protocol import MemoryBackend
 from memory.agent.markdown import bounded_markdown, describe
 from memory.agent.outcomes import TaskOutcome as TaskOutcome  # its earlier home, re-exported
@@ -59,9 +59,22 @@ _CONTEXT_ITEMS = 5
 
 @dataclass(frozen=True)
 class SimilarOutcome:
+    """A past outcome like the task at hand; read as the design reads one
+    (``outcome["task_id"]``, ``outcome.get("lessons_learned", [])``): the outcome's fields,
+    and ``score`` and ``recorded_at``."""
+
     outcome: TaskOutcome
     score: float
     recorded_at: datetime
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key) if key in ("score", "recorded_at") else self.outcome[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
 
 
 def session_from_json(
@@ -160,7 +173,8 @@ class AgentMemory:
         key = record.key()
         if not record.id:
             record = record.model_copy(update={"id": outcome_id(self.scope.id(TASK_OUTCOME, key))})
-        episode = self.scope.episode(TASK_OUTCOME, key, record.name(), record.body(), now())
+        episode = self.scope.episode(TASK_OUTCOME, key, record.name(), record.body(),
+                                     record.created_at or now())
         stored = await self.store.get(episode.id)
         if stored is None:
             return (await put_if_changed(self.store, episode))[1]
@@ -252,6 +266,19 @@ class AgentMemory:
             session_line(data) for data in await self.get_session_history(3)
         ]))
         return bounded_markdown("Memory for this task", blocks, max_chars)
+
+
+async def search(
+    store: MemoryBackend,
+    query: str,
+    group_ids: Sequence[str] | None = None,
+    num_results: int = 10,
+    *,
+    kinds: Sequence[str] | None = None,
+) -> list[Hit]:
+    """000's ``search(query, group_ids, num_results)`` over a store: ``MemoryBackend.search``
+    with the design's name for the limit."""
+    return await store.search(query, group_ids=group_ids, kinds=kinds, limit=num_results)
 
 
 def session_line(data: Mapping[str, Any]) -> str:

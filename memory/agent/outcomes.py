@@ -25,7 +25,7 @@ from pydantic import (
 
 from backends.model import natural_key, utc
 from memory.agent.records import OUTCOME_PREFIX as OUTCOME_PREFIX  # its earlier home
-from memory.agent.records import body, folded
+from memory.agent.records import ReadsAsMapping, body, folded
 from memory.agent.records import outcome_id as outcome_id
 from seeds.knowledge import Fraction
 
@@ -46,7 +46,7 @@ Strings = Annotated[tuple[str, ...], BeforeValidator(_listed)]
 Time = Annotated[datetime, AfterValidator(utc)]  # a time without a zone is read as UTC
 
 
-class TaskOutcome(BaseModel):
+class TaskOutcome(ReadsAsMapping, BaseModel):
     """How a task went. ``summary`` and ``task_title`` (the design's names) are read as
     ``outcome`` and ``description`` (ours); unknown fields are ignored, as they always were
     (the session splitter records more)."""
@@ -78,6 +78,8 @@ class TaskOutcome(BaseModel):
     turns: int | None = None
     session: int | None = None
     metadata: dict[str, Any] = {}
+    created_at: Time | None = None
+    """when the record was made (the design's); the memory's own time when given"""
 
     @model_validator(mode="after")
     def _duration(self) -> TaskOutcome:

@@ -19,6 +19,32 @@ if TYPE_CHECKING:  # pydantic loads with the first record parsed: a prompt hook 
 Record = TypeVar("Record", bound="BaseModel")
 
 
+class ReadsAsMapping:
+    """Lets a record be read the way the design documents read results, as a dict
+    (``adr["id"]``, ``warning.get("related_adrs", [])``): by the name of a field or property.
+    Attribute access stays the typed way; this only adds a second spelling."""
+
+    __slots__ = ()
+
+    def _readable(self, key: object) -> bool:
+        if not isinstance(key, str) or key.startswith("_"):
+            return False
+        fields = getattr(type(self), "model_fields", None) or getattr(
+            type(self), "__dataclass_fields__", {})
+        return key in fields or isinstance(getattr(type(self), key, None), property)
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._readable(key):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if self._readable(key) else default
+
+    def __contains__(self, key: object) -> bool:
+        return self._readable(key)
+
+
 def json_object(text: str | bytes, where: str) -> dict[str, Any]:
     """``text`` parsed as one JSON object; ``InvalidEpisode`` naming ``where`` otherwise."""
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from backends.kinds import (
     ADR,
     ARCHITECTURE,
+    CAPTURED_KNOWLEDGE,
     CODEBASE_DISCOVERY,
     DOMAIN_KNOWLEDGE,
     FAILED_APPROACH,
@@ -49,6 +50,7 @@ def turn_states_group(project_id: str) -> str:
 __all__ = [
     "ADR",
     "ARCHITECTURE",
+    "CAPTURED_KNOWLEDGE",
     "CODEBASE_DISCOVERY",
     "DOMAIN_KNOWLEDGE",
     "FAILED_APPROACH",

@@ -59,10 +59,15 @@ async def seed_home(
     README.md / CLAUDE.md), and, when given, install ``overrides_file`` as the project's
     ``<home>/entity-overrides.yaml`` after checking that it applies. Idempotent."""
     installed = None if overrides_file is None else _install_overrides(overrides_file, home)
-    project = project_id(home)
     system = await seed_system_knowledge(store)
-    overview = await seed_project_overview(store, project_group(project), home.parent)
-    return HomeSeedReport(project, system, overview, installed)
+    overview = await seed_overview(store, home)
+    return HomeSeedReport(project_id(home), system, overview, installed)
+
+
+async def seed_overview(store: MemoryBackend, home: Path) -> SeedReport:
+    """The overview of the project that holds ``home`` (absolute), from its README.md /
+    CLAUDE.md (000: seeded when the project is initialised). Idempotent."""
+    return await seed_project_overview(store, project_group(project_id(home)), home.parent)
 
 
 def _install_overrides(overrides_file: Path, home: Path) -> Path:

@@ -35,7 +35,7 @@ from pydantic import (
 from backends.errors import InvalidEpisode
 from backends.model import Episode, Receipt, now, problems, utc
 from backends.protocol import MemoryBackend
-from memory.agent.records import scan_records, without_entity_type
+from memory.agent.records import ReadsAsMapping, scan_records, without_entity_type
 from memory.agent.scopes import TURN_STATE, turn_states_group
 
 CoachDecision = Literal["approve", "revise", "escalate"]
@@ -52,14 +52,28 @@ def turn_id(feature_id: str, task_id: str, turn: int) -> str:
     return f"TURN-{feature_id}-{task_id}-T{turn}"
 
 
+# The documents' other words for a verdict: 000 writes ``approved``, 004 ``REJECTED`` and
+# ``FEEDBACK`` (both send the player back to work, which is ``revise``).
+_DECISION_WORDS = {"approved": "approve", "rejected": "revise", "feedback": "revise",
+                   "escalated": "escalate"}
+
+
 def _coach_decision(value: Any) -> Any:
     """The design writes ``""`` for "no verdict yet" and shows verdicts in capitals."""
     if value == "":
         return None
-    return value.casefold() if isinstance(value, str) else value
+    if not isinstance(value, str):
+        return value
+    word = value.strip().casefold()
+    return _DECISION_WORDS.get(word, word)
 
 
-class TurnState(BaseModel):
+def _timestamp(value: Any) -> Any:
+    """FEAT-GE-001's default timestamp is ``""``: not given, so now."""
+    return now() if value in ("", None) else value
+
+
+class TurnState(ReadsAsMapping, BaseModel):
     """What a turn ended with: FEAT-GE-001's ``TurnStateEpisode`` as written (its field names,
     ``entity_type`` included), and ours as aliases (``turn``, ``blockers``,
     ``acceptance_criteria``, ``gate_results``, ``recorded_at``). ``coach_feedback`` and
@@ -70,10 +84,14 @@ class TurnState(BaseModel):
 
     feature_id: str = Field(min_length=1)
     task_id: str = Field(min_length=1)
-    turn_number: int = Field(ge=1, validation_alias=AliasChoices("turn_number", "turn"))
+    turn_number: int = Field(ge=0, validation_alias=AliasChoices("turn_number", "turn"))
+    """FEAT-GE-001's default is 0 (a turn not yet numbered); the feature-build's turns are 1.."""
+    player_summary: str = ""
+    """what the player did (000's ``TurnStateEntity``)"""
     player_decision: str = ""
     coach_decision: Annotated[CoachDecision | None, BeforeValidator(_coach_decision)] = None
-    coach_feedback: str = ""
+    coach_feedback: str = Field(
+        default="", validation_alias=AliasChoices("coach_feedback", "feedback_summary"))
     blockers_found: tuple[str, ...] = Field(
         default=(), validation_alias=AliasChoices("blockers_found", "blockers")
     )
@@ -82,12 +100,12 @@ class TurnState(BaseModel):
         default={},
         validation_alias=AliasChoices("acceptance_criteria_status", "acceptance_criteria"),
     )
-    mode: TurnMode | str | None = None
+    mode: TurnMode | str | None = "FRESH_START"
     quality_gate_results: dict[str, Any] = Field(
         default={}, validation_alias=AliasChoices("quality_gate_results", "gate_results")
     )
     feature_status: FeatureStatus = "in_progress"
-    timestamp: Annotated[datetime, AfterValidator(utc)] = Field(
+    timestamp: Annotated[datetime, BeforeValidator(_timestamp), AfterValidator(utc)] = Field(
         default_factory=now, validation_alias=AliasChoices("timestamp", "recorded_at")
     )
 
@@ -121,6 +139,11 @@ class TurnState(BaseModel):
     @property
     def recorded_at(self) -> datetime:
         return self.timestamp
+
+    @property
+    def feedback_summary(self) -> str:
+        """FEAT-GR-006's name for the coach's feedback."""
+        return self.coach_feedback
 
     @property
     def turn_id(self) -> str:
@@ -242,6 +265,24 @@ async def record_turn(
     receipt = await store.upsert(state.to_episode(project_id))
     await prune_turns(store, project_id, retention or Retention())
     return receipt
+
+
+def create_turn_state_from_autobuild(**fields: Any) -> TurnState:
+    """000's ``create_turn_state_from_autobuild``: a turn state from the run's fields, as the
+    design names them (``player_summary``, ``coach_decision="approved"``, ...);
+    ``InvalidEpisode`` naming what is wrong."""
+    try:
+        return TurnState.model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidEpisode(f"not a turn state: {problems(exc)}") from None
+
+
+async def capture_turn_state(
+    store: MemoryBackend, entity: TurnState, *, project_id: str
+) -> Receipt:
+    """000's ``capture_turn_state(graphiti, entity)``: ``record_turn`` under the design's name
+    (the project is named, not taken from a global client)."""
+    return await record_turn(store, project_id, entity)
 
 
 Turns = list[tuple[Episode, TurnState]]

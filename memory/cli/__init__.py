@@ -70,6 +70,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("agent", "the memories a task needs, as Markdown within its token budget"),
     "critical": ("agent", "what a session must know first: role, quality gates, decisions in "
                  "force, known failures, the feature's overview"),
+    "gaps": ("knowledge", "what the project's memory lacks, by category, with the questions "
+             "that fill it"),
+    "interview": ("knowledge", "ask those questions here and store the answers"),
     "migrate": ("home", "replay file memory into the graph and verify it, or import "
                 "Auto-Claude memory (--from-auto-claude)"),
     "repair": ("home", "make the graph equal to the journal again (a damaged graph is moved "

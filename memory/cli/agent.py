@@ -109,6 +109,9 @@ def _context_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turn", type=int, metavar="N", help="with --autobuild: the turn")
     parser.add_argument("--group", dest="groups", action="append", default=[], metavar="G",
                         help="also read this group (repeatable); the project's are always read")
+    parser.add_argument("--spec", metavar="S", help="the spec the task belongs to")
+    parser.add_argument("--isolate", action="store_true",
+                        help="with --spec: leave other specs' memories out (GroupIdMode.SPEC)")
     parser.add_argument("--file", dest="files", action="append", default=[], metavar="PATH",
                         help="a file the task works on (repeatable): what memory says of it, "
                         "its neighbours and its area's conventions join the context")
@@ -117,6 +120,8 @@ def _context_arguments(parser: argparse.ArgumentParser) -> None:
 async def context(args: argparse.Namespace, config: Config) -> Output:
     if not args.autobuild and (args.actor or args.turn is not None):
         raise UsageError("--actor and --turn go with --autobuild")
+    if args.isolate and not args.spec:
+        raise UsageError("--isolate goes with --spec S")
     description = args.task if args.description is None else args.description
     root = project_folder(config.home, Path.cwd())
     files = working_set(root, given=[project_path(f, root) for f in args.files],
@@ -128,6 +133,7 @@ async def context(args: argparse.Namespace, config: Config) -> Output:
             tech_stack=args.stack, feature_id=args.feature, refinement_attempt=args.refinement,
             last_failure_type=args.failure, is_autobuild=args.autobuild,
             current_actor=args.actor or "player", turn_number=args.turn or 0,
+            spec=args.spec, isolation="spec" if args.isolate else "project",
         )
     except ValidationError as exc:
         raise UsageError(problems(exc)) from None

@@ -11,7 +11,7 @@ from backends.graph import GraphBackend
 from backends.graph.history import KeptFact, load_history
 from backends.model import check_group_id
 from backends.protocol import Enriches, MemoryBackend
-from memory.agent.seeding import seed_home
+from memory.agent.seeding import seed_home, seed_overview
 from memory.agent.turns import retention_status
 from memory.cli.base import (
     IMPORT_FILE_LIMIT,
@@ -63,10 +63,12 @@ async def init(args: argparse.Namespace, config: Config) -> Output:
         project_id, created = ensure_project_id(config.project_file, name)
         notice = _moved_or_copied(config, record=True)
     write_gitignore(config.home)
-    async with opened(config, create=True) as (_, selection):
-        pass
+    async with opened(config, create=True) as (store, selection):
+        overview = await seed_overview(store, config.home)  # 000: init seeds the overview
     lines = [f"{'initialised' if created else 'already initialised'}: {config.home}",
              f"project id: {project_id}"]
+    if overview.created or overview.updated:
+        lines.append("project overview: seeded from README.md / CLAUDE.md")
     if previous is not None:
         lines.append(f"(it was {previous}: that id's memories stay in its group, "
                      f"--group {previous} reads them)")
@@ -76,7 +78,7 @@ async def init(args: argparse.Namespace, config: Config) -> Output:
     return Output(
         {"home": str(config.home), "project_id": project_id, "created": created,
          "previous_id": previous, "notice": notice, "layer": selection.layer,
-         "reason": selection.reason},
+         "reason": selection.reason, "overview": overview.to_json()},
         "\n".join(lines),
     )
 

@@ -16,7 +16,12 @@ if typing.TYPE_CHECKING:
     from memory.context.budget import Budget, Category, plan_budget
     from memory.context.cache import CachedStore
     from memory.context.coach import build_coach_prompt
-    from memory.context.critical import CriticalContext, load_critical_context
+    from memory.context.critical import (
+        ContextFormatterConfig,
+        CriticalContext,
+        format_context_for_injection,
+        load_critical_context,
+    )
     from memory.context.task import TASK_TYPES, Phase, Task, TaskTypeName
     from memory.context.thresholds import Thresholds
     from memory.context.tokens import estimate_tokens
@@ -28,6 +33,7 @@ __all__ = [
     "CachedStore",
     "Category",
     "CategoryStats",
+    "ContextFormatterConfig",
     "ContextResult",
     "CriticalContext",
     "Phase",
@@ -39,6 +45,7 @@ __all__ = [
     "build_context",
     "characterise",
     "estimate_tokens",
+    "format_context_for_injection",
     "load_critical_context",
     "normalize_task_type",
     "plan_budget",
@@ -50,7 +57,10 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "memory.context.budget": ("Budget", "Category", "plan_budget"),
     "memory.context.cache": ("CachedStore",),
     "memory.context.coach": ("build_coach_prompt",),
-    "memory.context.critical": ("CriticalContext", "load_critical_context"),
+    "memory.context.critical": (
+        "ContextFormatterConfig", "CriticalContext", "format_context_for_injection",
+        "load_critical_context",
+    ),
     "memory.context.thresholds": ("Thresholds",),
     "memory.context.task": ("TASK_TYPES", "Phase", "Task", "TaskTypeName"),
     "memory.context.tokens": ("estimate_tokens",),

@@ -31,6 +31,7 @@ from memory.context.format import (
     section_head,
     turn_block,
 )
+from memory.context.isolation import isolated
 from memory.context.retrieval import fit, project_groups, search_categories
 from memory.context.selection import select
 from memory.context.task import Phase, Task
@@ -117,6 +118,8 @@ def system_blocks(
         return role_blocks(knowledge.role(task.current_actor))
     if category is C.QUALITY_GATES:
         return [gate_block(knowledge.gate(task.task_type, task.complexity))]
+    if task.current_actor == "coach":
+        return []  # 004 gives the mode's guidance to the player only: the coach does not build
     return mode_blocks(knowledge.suggest_mode(task.task_type, task.complexity))
 
 
@@ -160,7 +163,7 @@ async def build_context(
         search_categories(store, analysis, groups, allocations, expanders),
         system_knowledge(store, overrides) if wants_knowledge else _none(),
     )
-    episodes = select(found, allocations, limits, at or now())
+    episodes = select(isolated(found, task), allocations, limits, at or now())
     candidates = _candidates(analysis, episodes, knowledge, allocations)
     body, stats, shown = _render(task, budget, allocations, candidates)
     if not body:

@@ -19,6 +19,7 @@ from memory.agent.scopes import (
     CODEBASE_DISCOVERY,
     DOMAIN_KNOWLEDGE,
     FAILED_APPROACH,
+    FEATURE_OVERVIEW,
     FEATURE_SPEC,
     GOTCHA,
     PATTERN,
@@ -46,7 +47,7 @@ from memory.context.tokens import estimate_tokens
 C = Category
 
 KINDS: Mapping[Category, tuple[str, ...]] = {
-    C.FEATURE: (FEATURE_SPEC,),
+    C.FEATURE: (FEATURE_SPEC, FEATURE_OVERVIEW),
     C.SIMILAR_OUTCOMES: (TASK_OUTCOME,),
     C.PATTERNS: (PATTERN, RECOMMENDATION),
     C.ARCHITECTURE: (ARCHITECTURE, PROJECT_OVERVIEW, ADR, CODEBASE_DISCOVERY),

@@ -48,6 +48,11 @@ class Task(BaseModel):
     current_actor: Actor = "player"
     turn_number: int = Field(default=0, ge=0)
     has_previous_turns: bool | None = None
+    spec: str | None = None
+    """the spec (Auto-Claude's unit of work) the task belongs to"""
+    isolation: Literal["project", "spec"] = "project"
+    """``spec``: other specs' memories stay out of this context (``memory.context.isolation``);
+    ``project`` (the default, as 003 recommends): every spec's memories may enter"""
     files: tuple[str, ...] = ()
     """the working set: files the work touches, relative to the project folder
     (``memory.context.workset``); their memories join the context"""

@@ -10,9 +10,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from backends.model import Episode
-from memory.agent.decisions import Adr
+from memory.agent.decisions import Adr, next_adr_id
 from memory.curation.operations import Curator
-from memory.mcp.tools import adr_id
 
 MemoryId = Annotated[str, Field(
     description="The memory's id, or a unique prefix of it (as search_memories and "
@@ -164,11 +163,13 @@ class CurationTools:
         title: Annotated[str, Field(description="The new decision's title.")],
         text: Annotated[str, Field(description="What is decided now.")],
         decision_id: Annotated[str | None, Field(
-            description="The new decision's ADR id (default: made from the title).")] = None,
+            description="The new decision's ADR id (default: the next ADR-NNNN).")] = None,
     ) -> Decision:
         """Replace a decision in force by a new one; the old one is marked superseded and
         no longer served as in force."""
-        new = Adr(adr_id=decision_id or adr_id(title), title=title, decision=text)
+        new = Adr(adr_id=decision_id or await next_adr_id(self.curator.store,
+                                                          self.curator.project_id),
+                  title=title, decision=text)
         return _decision(await self.curator.supersede_decision(decision, new))
 
     async def deprecate_decision(

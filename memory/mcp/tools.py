@@ -10,7 +10,6 @@ otherwise.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -22,7 +21,14 @@ from pydantic import BaseModel, Field
 from backends.errors import InvalidEpisode
 from backends.model import Episode, check_group_id, stable_id
 from backends.protocol import MemoryBackend
-from memory.agent.decisions import Adr, record_adr
+from memory.agent.decisions import Adr, next_adr_id, record_adr
+from memory.agent.gaps import (
+    CapturedKnowledge,
+    KnowledgeCategory,
+    KnowledgeGap,
+    analyze_gaps,
+    capture_knowledge,
+)
 from memory.agent.knowledge import (
     gate_thresholds,
     project_overrides,
@@ -125,11 +131,6 @@ def _saved(episode: Episode) -> SavedMemory:
                        name=episode.name)
 
 
-def adr_id(title: str) -> str:
-    """The ADR id a decision of this title gets when none is given."""
-    return "ADR-" + (re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-")[:60] or "decision")
-
-
 class MemoryTools:
     """The tools of one home's project, over a store opened once (the caller closes it).
 
@@ -198,7 +199,7 @@ class MemoryTools:
             description="decision: its title (required for a decision); outcome: a short "
             "description of the task.")] = None,
         decision_id: Annotated[str | None, Field(
-            description="decision: its ADR id, e.g. ADR-007 (default: made from the title); "
+            description="decision: its ADR id, e.g. ADR-0007 (default: the next ADR-NNNN); "
             "recording the same id again replaces it.")] = None,
         spec: Spec = None,
     ) -> SavedMemory:
@@ -221,8 +222,9 @@ class MemoryTools:
         if not title:
             raise InvalidEpisode("a decision needs a title")
         adr = await record_adr(self.store, self.project_id,
-                               Adr(adr_id=decision_id or adr_id(title), title=title,
-                                   decision=text))
+                               Adr(adr_id=decision_id or await next_adr_id(self.store,
+                                                                           self.project_id),
+                                   title=title, decision=text))
         group = project_group(self.project_id)
         return SavedMemory(id=stable_id(group, ADR, adr.adr_id), group_id=group, kind=ADR,
                            name=f"{adr.adr_id}: {adr.title}")
@@ -253,6 +255,11 @@ class MemoryTools:
         files: Annotated[list[str] | None, Field(
             description="Files the task works on, relative to the project folder: what "
             "memory says of them and their area joins the context.")] = None,
+        spec: Annotated[str | None, Field(
+            description="The spec (feature) the task belongs to.")] = None,
+        isolated: Annotated[bool, Field(
+            description="With spec: leave other specs' memories out of this context "
+            "(default: every spec's memories may enter).")] = False,
     ) -> TaskContext:
         """The memories a task needs, as Markdown within a token budget: relevant patterns,
         warnings, architecture, similar past outcomes, turn history, role constraints,
@@ -263,6 +270,7 @@ class MemoryTools:
             last_failure_type=last_failure, is_autobuild=autobuild, current_actor=actor,
             turn_number=turn, files=tuple(working_set(
                 project_folder(self.home, None), given=files or (), prompt=task, git=False)),
+            spec=spec, isolation="spec" if isolated else "project",
         )
         result = await build_context(
             self.store, described, project_id=self.project_id, phase=phase, tokens=tokens,
@@ -375,6 +383,27 @@ class MemoryTools:
         return ModeAdvice(mode=advice.mode, task_type=advice.task_type,
                           complexity=advice.complexity, reason=advice.reason)
 
+    async def get_knowledge_gaps(
+        self,
+        focus: Annotated[KnowledgeCategory | None, Field(
+            description="One category only (default: all).")] = None,
+        max_questions: Annotated[int, Field(
+            ge=1, le=50, description="At most this many questions.")] = 10,
+    ) -> list[KnowledgeGap]:
+        """What this project's memory lacks, by category, with the question that fills each
+        gap (most important first). Ask the user, then store the answer with
+        capture_knowledge."""
+        return await analyze_gaps(self.store, self.project_id, focus, max_questions)
+
+    async def capture_knowledge(
+        self,
+        category: Annotated[KnowledgeCategory, Field(description="The gap's category.")],
+        question: Annotated[str, Field(description="The question that was asked.")],
+        answer: Annotated[str, Field(description="The user's answer, as given.")],
+    ) -> CapturedKnowledge:
+        """Store the user's answer to a knowledge-gap question, for every later session."""
+        return await capture_knowledge(self.store, self.project_id, category, question, answer)
+
     async def view(self, group: str, page: str) -> str:
         """A group's ``patterns.md`` or ``gotchas.md``, rendered from what the store holds."""
         return (await render_pages(self.store, [check_group_id(group)]))[page]
@@ -386,4 +415,5 @@ class MemoryTools:
             self.get_critical_context,
             self.save_session_insights, self.get_session_history, self.get_latest_turn,
             self.get_role_constraints, self.get_quality_gates, self.suggest_implementation_mode,
+            self.get_knowledge_gaps, self.capture_knowledge,
         )

@@ -24,8 +24,7 @@ from starlette.staticfiles import StaticFiles
 from backends.errors import DualmemError, InvalidEpisode
 from backends.model import Episode, problems
 from backends.protocol import Journal, MemoryBackend, Position
-from memory.agent.decisions import Adr, list_adrs
-from memory.agent.records import next_id
+from memory.agent.decisions import Adr, list_adrs, next_adr_id
 from memory.curation.dedupe import merge
 from memory.curation.ids import UnknownId
 from memory.curation.operations import Curator
@@ -134,8 +133,8 @@ class Browser:
     async def supersede(self, request: Request) -> Response:
         """A new decision in place of the one the path names, with the next ``ADR-NNNN``."""
         given = await _body(request)
-        taken = [adr.adr_id for adr in await list_adrs(self.store, self.project)]
-        new = Adr(adr_id=next_id("ADR", taken, 4), title=str(given.get("title") or ""),
+        new = Adr(adr_id=await next_adr_id(self.store, self.project),
+                  title=str(given.get("title") or ""),
                   decision=str(given.get("decision") or ""))
         adr = await self.curator.supersede_decision(request.path_params["id"], new)
         return _json({"decision": adr.model_dump(mode="json")})

@@ -18,6 +18,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 
 from backends.errors import InvalidEpisode
+from backends.model import Episode
 from backends.protocol import MemoryBackend
 from memory.agent.decisions import (
     Adr,
@@ -289,7 +290,7 @@ async def test_the_design_turn_state_as_written(store: MemoryBackend) -> None:
                 feature_id="FEAT-001", is_autobuild=True, current_actor="coach", turn_number=3)
     prompt = await build_coach_prompt(store, task, project_id=PROJECT)
     assert (
-        "### Previous Turn Context (Turn 2 of 3)\n\n"
+        "## Previous Turn Context (Turn 2 of 3)\n\n"
         "Player implemented authentication middleware.\n"
         "Progress: Login and logout work; session timeout is missing\n"
         "AC status: {login: verified, logout: pending, session-timeout: pending}\n"
@@ -468,3 +469,387 @@ def test_the_task_work_pitfalls_cite_the_design_adrs() -> None:
     """)
     mode = ImplementationMode.model_validate(data)
     assert (mode.key, mode.complexity, mode.invocation_method) == ("MODE-direct", (1, 3), "inline")
+
+
+# --- 000 (GuardKit's Graphiti architecture) and 004: turn states in their own words ---------
+
+# 000, "Turn State Capture (TASK-GE-002)", as written.
+GUARDKIT_TURN = {"feature_id": "FEAT-GE", "task_id": "TASK-GE-001", "turn_number": 1,
+                 "player_summary": "Implemented feature", "player_decision": "implemented",
+                 "coach_decision": "approved"}
+# 004, "Scenario 4": the turns a player's third turn starts from.
+GR006_TURNS = [
+    {"feature_id": "FEAT-AUTH", "task_id": "TASK-004", "turn_number": 1,
+     "coach_decision": "FEEDBACK", "progress_summary": "Initial implementation incomplete"},
+    {"feature_id": "FEAT-AUTH", "task_id": "TASK-004", "turn_number": 2,
+     "coach_decision": "REJECTED", "progress_summary": "Tests failing, coverage at 65%",
+     "feedback_summary": "Coverage must be ≥80%. Missing tests for error paths."},
+]
+# 001's TurnStateEpisode with its defaults left as they are.
+GE001_DEFAULT_TURN = {"entity_type": "turn_state", "feature_id": "FEAT-001",
+                      "task_id": "TASK-003", "turn_number": 0, "player_decision": "",
+                      "coach_decision": "", "blockers_found": [], "progress_summary": "",
+                      "acceptance_criteria_status": {}, "mode": "FRESH_START",
+                      "quality_gate_results": None, "timestamp": ""}
+
+
+async def test_turn_states_in_the_vocabulary_of_000_and_004(store: MemoryBackend) -> None:
+    from memory import capture_turn_state, create_turn_state_from_autobuild
+
+    entity = create_turn_state_from_autobuild(**GUARDKIT_TURN)
+    assert (entity.coach_decision, entity.player_summary) == ("approve", "Implemented feature")
+    assert entity.mode == "FRESH_START"  # 001's default
+    await capture_turn_state(store, entity, project_id=PROJECT)
+    assert await latest_turn(store, PROJECT, "FEAT-GE") == entity
+
+    turns = [TurnState.model_validate(turn) for turn in GR006_TURNS]
+    assert [t.coach_decision for t in turns] == ["revise", "revise"]
+    # 004's formatter reads a turn as a dict.
+    assert turns[1].get("feedback_summary", "") == GR006_TURNS[1]["feedback_summary"]
+    assert turns[1]["turn_number"] == 2 and turns[0].get("unknown", "?") == "?"
+
+    default = TurnState.model_validate(GE001_DEFAULT_TURN)
+    assert (default.turn_number, default.coach_decision, default.turn_id) == (
+        0, None, "TURN-FEAT-001-TASK-003-T0")
+    assert default.timestamp.tzinfo is not None  # "" is "not given": now
+
+
+def test_turns_record_takes_001s_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.cli import main
+
+    turn = tmp_path / "turn.json"
+    turn.write_bytes(orjson.dumps(GE001_DEFAULT_TURN))
+    code = main(["--home", str(tmp_path / ".dualmem"), "--backend", "file", "--json",
+                 "turns", "record", str(turn)])
+    assert code == 0, capsys.readouterr().err
+    assert orjson.loads(capsys.readouterr().out)["turn_id"] == "TURN-FEAT-001-TASK-003-T0"
+
+
+# --- 000: the context loaders, as its examples call them and read their results -------------
+
+DESIGN_OVERVIEW = {
+    "id": "feature-build", "name": "Feature Build",
+    "tagline": "Autonomous player-coach implementation of planned features",
+    "purpose": "Build a planned feature task by task without losing its intent",
+    "what_it_is": ["An orchestrator of player and coach turns"],
+    "what_it_is_not": ["A replacement for /task-work"],
+    "invariants": ["The coach never writes implementation code"],
+    "architecture_summary": "SDK query() per turn in a shared worktree",
+    "key_components": ["AutoBuildOrchestrator"], "key_decisions": ["ADR-FB-001"],
+    "created_at": datetime(2026, 1, 10, 9, 0), "updated_at": datetime(2026, 1, 12, 9, 0),
+}
+
+
+async def test_000s_context_loaders_as_its_examples_use_them(store: MemoryBackend) -> None:
+    from memory import (
+        ContextFormatterConfig,
+        FeatureOverview,
+        format_context_for_injection,
+        get_adr,
+        list_adrs,
+        load_critical_adrs,
+        load_critical_context,
+        load_feature_overview,
+        load_role_context,
+        record_feature_overview,
+        search,
+    )
+
+    player_context = await load_role_context("player", "feature-build")
+    assert player_context.startswith("# PLAYER Role Constraints")
+    assert "**Primary responsibility**: " in player_context and "\n## MUST DO\n- " in player_context
+    coach_context = await load_role_context("coach", "feature-build", store)
+    assert "## MUST NOT DO\n- Write or modify implementation code" in coach_context
+
+    await record_adr(store, PROJECT, Adr.model_validate(
+        DESIGN_ADR | {"violation_symptoms": ["Sequential TASK-NNN ids in new tasks"]}))
+    adrs = await load_critical_adrs(store, PROJECT)
+    assert [(adr["id"], adr["title"], adr["decision"]) for adr in adrs] == [
+        ("ADR-0001", DESIGN_ADR["title"], DESIGN_ADR["decision"])]
+    assert adrs[0].get("violation_symptoms", []) == ("Sequential TASK-NNN ids in new tasks",)
+    assert await get_adr(store, PROJECT, "ADR-0001") == adrs[0]
+    assert await list_adrs(store, PROJECT) == adrs
+
+    await record_feature_overview(store, PROJECT, FeatureOverview.model_validate(DESIGN_OVERVIEW))
+    overview = await load_feature_overview(store, PROJECT, "feature-build")
+    assert overview is not None
+    assert (overview.name, overview.purpose, overview.invariants) == (
+        "Feature Build", DESIGN_OVERVIEW["purpose"],
+        ("The coach never writes implementation code",))
+    assert await load_feature_overview(store, PROJECT, "no-such-feature") is None
+
+    await capture_failed_approach(store, PROJECT, DESIGN_FAILURES[0])
+    warnings = await load_failed_approaches(store, PROJECT, "subprocess task-work", limit=5)
+    assert warnings[0]["symptom"] == DESIGN_FAILURES[0]["symptom"]
+    assert warnings[0]["prevention"].startswith("BEFORE implementing task-work")
+    assert warnings[0].get("related_adrs", []) == ("ADR-FB-001",)
+
+    memory = AgentMemory(store, PROJECT)
+    await memory.capture_task_outcome(**DESIGN_OUTCOME)
+    similar = await memory.get_similar_task_outcomes("Implement OAuth2 authentication", limit=5)
+    assert (similar[0]["task_id"], similar[0]["summary"]) == ("TASK-001", DESIGN_OUTCOME["summary"])
+    assert similar[0].get("lessons_learned", []) == tuple(DESIGN_OUTCOME["lessons_learned"])
+
+    hits = await search(store, "OAuth2 PKCE", num_results=5)
+    assert 0 < len(hits) <= 5
+
+    context = await load_critical_context(store, PROJECT, task_id="TASK-001",
+                                          feature_id="feature-build", command="feature-build")
+    assert context.architecture_decisions == context.relevant_adrs == adrs
+    assert [o.task_id for o in context.similar_task_outcomes] == ["TASK-001"]
+    assert context.feature_build is not None and context.feature_build.name == "autobuild"
+    text = format_context_for_injection(context)
+    assert "### Feature overview: feature-build: Feature Build" in text
+    assert "### Similar tasks\n\n- **TASK-001** succeeded" in text
+    assert "### Feature build\n\n" in text
+    config = ContextFormatterConfig(include_system_context=True, include_quality_gates=True,
+                                    include_adrs=True, include_failures=True,
+                                    max_items_per_section=10)
+    assert format_context_for_injection(context, config) == text
+    quiet = format_context_for_injection(
+        context, ContextFormatterConfig(include_quality_gates=False, include_adrs=False))
+    assert "ADR-0001" not in quiet and "Quality gates" not in quiet
+
+
+async def test_the_critical_context_has_000s_system_context_and_what_worked(
+    store: MemoryBackend,
+) -> None:
+    from memory import load_critical_context
+
+    await store.upsert(Episode.create(group_id=PROJECT, kind="project_overview", key="overview",
+                                      name="Project overview: widget",
+                                      body="# Widget\nMakes widgets."))
+    memory = AgentMemory(store, PROJECT)
+    await memory.add_pattern("Validate settings once, at startup")
+    context = await load_critical_context(store, PROJECT, task="validate settings at startup")
+    assert [e.name for e in context.system_context] == ["Project overview: widget"]
+    assert [e.body for e in context.successful_patterns] == ["Validate settings once, at startup"]
+    assert context.relevant_rules == context.applicable_patterns == context.successful_patterns
+    markdown = context.markdown()
+    assert ("### System context\n\n- **Project overview: widget**: # Widget Makes widgets."
+            in markdown)
+    assert "### What worked here\n\n- Validate settings once, at startup" in markdown
+    assert context.feature_build is None
+
+
+async def test_a_task_outcome_keeps_the_created_at_it_was_given(store: MemoryBackend) -> None:
+    created = datetime(2024, 1, 15, 14, 31, tzinfo=UTC)
+    await AgentMemory(store, PROJECT).capture_task_outcome(**DESIGN_OUTCOME, created_at=created)
+    [episode] = [e async for e in store.scan(kinds=["task_outcome"])]
+    assert episode.created_at == created
+    assert TaskOutcome.model_validate(episode.data).created_at == created
+
+
+# --- 001: the authoritative quality-gates file and the shipped overrides example -------------
+
+
+async def test_001s_quality_gates_file_is_authoritative(tmp_path: Path) -> None:
+    from seeds import DESIGN_GATES
+
+    home = _project_with_design_overrides(tmp_path)
+    gates = home.parent / DESIGN_GATES
+    gates.write_text("profiles:\n  - entity_type: quality_gate_config\n    task_type: testing\n"
+                     "    complexity_range: [1, 10]\n    coverage_threshold: 0.95\n"
+                     "  - task_type: feature\n    complexity_range: [4, 6]\n"
+                     "    coverage_threshold: 0.60\n")
+    overrides = project_overrides(home)
+    assert (await gate_thresholds("testing", 3, overrides=overrides)).coverage_threshold == 0.95
+    # entity-overrides.yaml (0.85) is applied after the gates file, so it wins a field both set
+    assert (await gate_thresholds("feature", 5, overrides=overrides)).coverage_threshold == 0.85
+    gates.write_text("- task_type: feature\n  complexity_range: [7, 10]\n  tests_must_pass: no\n")
+    assert not (await gate_thresholds("feature", 8, overrides=project_overrides(home))
+                ).tests_must_pass
+    gates.write_text("- task_type: feature\n  complexity_range: [4, 6]\n  coverage: 0.9\n")
+    with pytest.raises(KnowledgeError, match=r"quality-gates\.yaml: not a valid overrides file"):
+        project_overrides(home)
+
+
+async def test_the_shipped_overrides_example_applies(tmp_path: Path) -> None:
+    import seeds
+
+    example = Path(seeds.__file__).parent / "data" / "entity-overrides.yaml.example"
+    (tmp_path / "project" / DESIGN_OVERRIDES).parent.mkdir(parents=True)
+    (tmp_path / "project" / DESIGN_OVERRIDES).write_bytes(example.read_bytes())
+    overrides = project_overrides(tmp_path / "project" / ".dualmem")
+    coach = await resolve_role_constraints("coach", overrides=overrides)
+    assert coach.must_do[-1] == "Check the public API against the changelog"
+    gate = await gate_thresholds("feature", 5, overrides=overrides)
+    assert (gate.coverage_threshold, gate.arch_review_threshold) == (0.85, 65)
+
+
+def test_init_seeds_the_project_overview_as_000_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.cli import main
+
+    project = tmp_path / "widget"
+    project.mkdir()
+    (project / "README.md").write_text("# Widget\nMakes widgets.\n")
+    home = ["--home", str(project / ".dualmem"), "--backend", "file", "--json"]
+    assert main([*home, "init"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["overview"]["created"] == ["overview"]
+    assert main([*home, "list", "--kind", "project_overview"]) == 0
+    listed = orjson.loads(capsys.readouterr().out)
+    assert "Project overview: widget" in str(listed)
+
+
+# --- 004: what each actor's job context holds ----------------------------------------------
+
+
+async def test_004s_job_context_shows_the_feature_overview_and_modes_to_the_player_only(
+    store: MemoryBackend,
+) -> None:
+    from memory.context import build_context
+
+    await store.upsert(Episode.create(
+        group_id=PROJECT, kind="feature_overview", key="FEAT-AUTH",
+        name="FEAT-AUTH: user authentication",
+        body="FEAT-AUTH: users log in with OAuth2 and PKCE; sessions time out after an hour"))
+    player = Task(id="TASK-004", description="Implement user auth session timeout",
+                  complexity=6, feature_id="FEAT-AUTH", is_autobuild=True,
+                  current_actor="player", turn_number=3)
+    shown = (await build_context(store, player, project_id=PROJECT)).markdown
+    assert "users log in with OAuth2 and PKCE" in shown
+    assert "Implementation mode" in shown
+    coach = player.model_copy(update={"current_actor": "coach"})
+    judged = (await build_context(store, coach, project_id=PROJECT)).markdown
+    assert "Implementation mode" not in judged
+    assert "Role constraints: coach" in judged and "Quality-gate thresholds" in judged
+
+
+# --- 002 and 003: memory scoping (GroupIdMode) ----------------------------------------------
+
+
+async def test_spec_isolation_keeps_other_specs_memories_out_when_asked(
+    store: MemoryBackend,
+) -> None:
+    from memory.context import build_context
+
+    await AgentMemory(store, PROJECT, "002-payments").add_gotcha(
+        "Stripe webhooks arrive twice: make the refund handler idempotent")
+    await AgentMemory(store, PROJECT, "001-auth").add_gotcha(
+        "Session cookies need SameSite=Lax for the OAuth redirect")
+    await AgentMemory(store, PROJECT).add_gotcha(
+        "Refund amounts are stored in cents, never as floats")
+    task = Task(description="Fix the refund handler for duplicate Stripe webhooks",
+                spec="001-auth")
+    shared = (await build_context(store, task, project_id=PROJECT)).markdown
+    assert "Stripe webhooks arrive twice" in shared  # project-wide, the default (003)
+    alone = task.model_copy(update={"isolation": "spec"})
+    isolated = (await build_context(store, alone, project_id=PROJECT)).markdown
+    assert "Stripe webhooks arrive twice" not in isolated
+    assert "stored in cents" in isolated  # the project's own memories still enter
+
+
+def test_spec_isolation_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.cli import main
+
+    home = ["--home", str(tmp_path / ".dualmem"), "--backend", "file", "--json"]
+    assert main([*home, "add", "--group", "p", "--kind", "gotcha", "--name", "n",
+                 "--body", "x"]) == 0
+    capsys.readouterr()
+    assert main([*home, "context", "Fix the refund handler", "--isolate"]) != 0
+    assert "--isolate goes with --spec" in capsys.readouterr().err
+    assert main([*home, "context", "Fix the refund handler", "--spec", "001-auth",
+                 "--isolate"]) == 0
+
+
+# --- 000: knowledge gaps and interactive capture (FEAT-GR-004) -------------------------------
+
+
+async def test_000s_gap_analysis_and_interactive_capture(store: MemoryBackend) -> None:
+    from memory.agent.gaps import (
+        InteractiveCaptureSession,
+        KnowledgeCategory,
+        analyze_gaps,
+        capture_knowledge,
+    )
+
+    gaps = await analyze_gaps(store, PROJECT)
+    assert len(gaps) == 9 and [g.importance for g in gaps][:4] == ["high"] * 4
+    assert gaps[-1]["category"] == KnowledgeCategory.WORKFLOW_PREFERENCES  # read as a dict too
+    await store.upsert(Episode.create(group_id=PROJECT, kind="adr", key="ADR-0001",
+                                      name="ADR-0001", body={"adr_id": "ADR-0001", "title": "t"}))
+    arch = await analyze_gaps(store, PROJECT, focus=KnowledgeCategory.ARCHITECTURE,
+                              max_questions=5)
+    assert [g.category for g in arch] == [KnowledgeCategory.ARCHITECTURE]
+    assert all(g.category != "decisions" for g in await analyze_gaps(store, PROJECT))
+
+    answers = iter(["api/ calls core/. core/ owns the database.", ""])
+    events: list[str] = []
+
+    def ui(event: str, data: Any = None) -> str | None:
+        events.append(event)
+        return next(answers) if event == "get_input" else None
+
+    captured = await InteractiveCaptureSession(store, PROJECT).run_session(
+        focus=None, max_questions=2, ui_callback=ui)
+    assert [c.category for c in captured] == [KnowledgeCategory.PROJECT_OVERVIEW]
+    assert captured[0].extracted_facts == ("[project overview] api/ calls core/.",
+                                           "[project overview] core/ owns the database.")
+    assert events[0] == "intro" and events[-1] == "summary" and "captured" in events
+    left = {g.category for g in await analyze_gaps(store, PROJECT)}
+    assert KnowledgeCategory.PROJECT_OVERVIEW not in left  # stored as the category's kind
+    assert KnowledgeCategory.ARCHITECTURE in left  # skipped: an empty answer
+
+    result = await InteractiveCaptureSession(store, PROJECT).run_abbreviated(
+        questions=["What patterns were identified?", "What should be remembered?"],
+        task_context={"task_id": "TASK-001", "review_mode": "architectural"},
+        ui_callback=lambda event, data=None: "Keep the repository pattern"
+        if event == "get_input" else None)
+    assert [c["category"] for c in result["captured"]] == ["decisions", "decisions"]
+    with pytest.raises(InvalidEpisode, match="no knowledge category 'moods'"):
+        await capture_knowledge(store, PROJECT, "moods", "How?", "Fine")
+
+
+def test_gaps_and_interview_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from memory.cli import main
+
+    home = ["--home", str(tmp_path / ".dualmem"), "--backend", "file", "--json"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("Small PRs, one task each.\n"))
+    assert main([*home, "interview", "--focus", "workflow_preferences"]) == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["captured"][0]["answer"] == "Small PRs, one task each."
+    assert main([*home, "gaps", "--focus", "workflow_preferences"]) == 0
+    assert orjson.loads(capsys.readouterr().out) == {"gaps": []}
+    assert main([*home, "gaps"]) == 0
+    assert len(orjson.loads(capsys.readouterr().out)["gaps"]) == 8
+
+
+# --- 002 and 003: a session's insights in Auto-Claude's shape, and context for the next -----
+
+# 003's session data model, its fields as written, with values.
+AUTO_CLAUDE_SESSION = {
+    "subtasks_completed": ["subtask-1", "subtask-2"],
+    "discoveries": {
+        "files_understood": {"src/hooks/useAuth.ts": "keeps the session token in React state"},
+        "patterns_found": ["Pattern: use React hooks for state"],
+        "gotchas_encountered": ["The token refresh races the first render"],
+    },
+    "what_worked": ["Wrapping the provider around the router"],
+    "what_failed": ["Reading the token from localStorage on every render"],
+    "recommendations_for_next_session": ["Add a test for the refresh race"],
+}
+
+
+async def test_003s_session_insights_and_002s_context_for_the_next_session(
+    store: MemoryBackend,
+) -> None:
+    memory = AgentMemory(store, PROJECT, "003-auth")
+    saved = await memory.save_session_insights(1, AUTO_CLAUDE_SESSION)
+    assert {e.kind for e in saved} >= {"session_insight", "pattern", "gotcha",
+                                       "codebase_discovery", "recommendation"}
+    context = await memory.get_context_for_session(
+        "Implementing feature X: keep the auth token refresh in React state")
+    assert "use React hooks for state" in context
+    assert "token refresh races the first render" in context
+    [session] = await memory.get_session_history(limit=3)
+    assert session["what_failed"] == AUTO_CLAUDE_SESSION["what_failed"]

@@ -252,17 +252,21 @@ async def test_coach_prompt(store: MemoryBackend) -> None:
     task = Task(id="TASK-4", description="Implement user auth", complexity=5,
                 feature_id="FEAT-1", is_autobuild=True, current_actor="coach", turn_number=2)
     prompt = await build_coach_prompt(store, task, project_id=PROJECT, overrides=overrides)
-    assert "### Role constraints: coach" in prompt
-    assert "Verify regulatory alignment" in prompt and "Write or modify implementation" in prompt
-    assert "do not adjust them mid-session" in prompt and "at least 85%" in prompt
-    # FEAT-GE-001's injected block, as the design writes it.
-    assert "### Previous Turn Context (Turn 1 of 2)\n\nProgress: login works\n" in prompt
+    # FEAT-GE-001's injected format, as the design writes it, with the task's complexity.
+    assert prompt.startswith("## Your Role: Coach\nYou MUST: ")
+    assert "| Verify regulatory alignment\n" in prompt
+    assert "You MUST NOT: Write or modify implementation code |" in prompt
+    assert ("## Quality Gates for This Task\nTask type: feature | Complexity: 5\n"
+            "Architecture review: required (threshold: 60)\n"
+            "Coverage: required (threshold: 85%)\nTests: required, must pass\n"
+            "DO NOT adjust these thresholds during this session.\n") in prompt
+    assert "## Previous Turn Context (Turn 1 of 2)\n\nProgress: login works\n" in prompt
     assert "AC status: {login: met, logout: unmet}\nBlockers: None\n" in prompt
     assert "Coach decision: REVISE — Missing tests for error paths\n" in prompt
     first = await build_coach_prompt(
         store, task.model_copy(update={"turn_number": 1}), project_id=PROJECT
     )
-    assert "Previous Turn Context" not in first and "at least 80%" in first
+    assert "Previous Turn Context" not in first and "Coverage: required (threshold: 80%)" in first
 
 
 def test_json_document_shape(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ async def test_critical_context_for_feature_work(store: MemoryBackend) -> None:
 
     markdown = found.markdown()
     for heading in ("### Your role: coach", "### Quality gates for this task",
-                    "### Architecture decisions (MUST FOLLOW)", "### Known failures (AVOID THESE)",
+                    "### Architecture decisions (MUST FOLLOW)",
+                    "### Known failures (DO NOT REPEAT)",
                     "### Feature overview: FEAT-AUTH: user authentication"):
         assert heading in markdown
     assert "- Coverage: required, at least 85%" in markdown

@@ -20,7 +20,8 @@ TOOLS = {
     "get_session_history", "get_latest_turn", "get_role_constraints", "get_quality_gates",
     "suggest_implementation_mode", "get_critical_context", "get_memory", "list_memories",
     "update_memory", "forget_memory", "memory_history", "supersede_decision",
-    "deprecate_decision", "search_entities", "search_facts",
+    "deprecate_decision", "search_entities", "search_facts", "get_knowledge_gaps",
+    "capture_knowledge",
 }
 
 
@@ -54,7 +55,7 @@ async def test_tools_resources_and_errors(home: Path) -> None:
                    text="atomic saves shipped", title="Save notes atomically")
         decision = await call(client, "add_memory", kind="decision", title="Atomic saves",
                               text="Every save goes through a temp file and a rename")
-        assert decision["name"] == "ADR-Atomic-saves: Atomic saves"
+        assert decision["name"] == "ADR-0001: Atomic saves"  # 000's ADR-NNNN
         again = await call(client, "add_memory", kind="gotcha",
                            text="Rename() is not atomic across file systems!")
         assert again["id"] == gotcha["id"]  # the same text is the same memory
@@ -90,10 +91,18 @@ async def test_tools_resources_and_errors(home: Path) -> None:
         assert coach["role"] == "coach" and coach["must_do"]
         critical = await call(client, "get_critical_context", task="atomic saves",
                               role="coach", complexity=5)
-        assert [d["adr_id"] for d in critical["decisions"]] == ["ADR-Atomic-saves"]
+        assert [d["adr_id"] for d in critical["decisions"]] == ["ADR-0001"]
         assert critical["quality_gates"]["coverage_threshold"] == 0.8
         assert "### Your role: coach" in critical["markdown"]
-        assert "**ADR-Atomic-saves: Atomic saves**" in critical["markdown"]
+        assert "**ADR-0001: Atomic saves**" in critical["markdown"]
+
+        # 000's knowledge gaps, for an agent to ask the user (issue 34).
+        [gap] = await call(client, "get_knowledge_gaps", focus="goals")
+        assert gap["importance"] == "medium" and gap["question"].startswith("What is the")
+        kept = await call(client, "capture_knowledge", category="goals",
+                          question=gap["question"], answer="Ship the sync API. Then the UI.")
+        assert kept["extracted_facts"] == ["[goals] Ship the sync API.", "[goals] Then the UI."]
+        assert await call(client, "get_knowledge_gaps", focus="goals") == []
 
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
         assert resources == {"dualmem://project/patterns.md", "dualmem://project/gotchas.md"}

@@ -114,7 +114,7 @@ def test_a_malformed_turn_file_is_one_line_per_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "turn.json"
-    bad.write_bytes(orjson.dumps({"turn": 0, "coach_decision": "maybe", "extra": 1}))
+    bad.write_bytes(orjson.dumps({"turn": -1, "coach_decision": "maybe", "extra": 1}))
     assert main(["--home", str(tmp_path / "home"), "turns", "record", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 400
