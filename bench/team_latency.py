@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,11 @@ def report(times: dict[str, list[tuple[float, float]]]) -> None:
     print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
 
 
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main(sizes: Sequence[int] = (10_000,)) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from falkor_server import FalkorServer
@@ -101,8 +107,11 @@ def main(sizes: Sequence[int] = (10_000,)) -> None:
                 folder = Path(scratch)
                 home, queries = project_home(folder, size)
                 url = str(server.tcp_address("team"))
+                cpu, started = _own_cpu(), time.perf_counter()
                 asyncio.run(replay(home, url))
-                print(f"\n{size:,} episodes on the server and in the journal")
+                print(f"\n{size:,} episodes on the server and in the journal (filled through "
+                      f"auto in {time.perf_counter() - started:.1f} s wall, "
+                      f"{_own_cpu() - cpu:.1f} s CPU of this process)")
                 print(f"  {'command':<42}{'p50':>8}{'p95':>8}{'cpu p50':>9}")
                 report(measure(folder, queries, runs, [
                     (["--graph-url", url], "server"), (["--backend", "file"], "file layer")]))

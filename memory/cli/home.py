@@ -33,6 +33,7 @@ from memory.store.migration import import_auto_claude, migrate_home
 from memory.store.move import move_home
 from memory.store.project import (
     Place,
+    committed,
     ensure_project_id,
     read_project,
     read_project_id,
@@ -90,6 +91,8 @@ def _moved_or_copied(config: Config, *, record: bool) -> str | None:
     if found is None:
         return None
     moved = relocation(found, Place.of(config.home))
+    if (moved is not None or found.place is None) and committed(config.project_file):
+        return None  # a clone: the place recorded is the first clone's, the file the team's
     if record and (moved is not None or found.place is None):
         record_place(config.project_file, found)
     if moved is None:

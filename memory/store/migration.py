@@ -18,6 +18,7 @@ from typing import Any
 from backends.errors import BackendUnavailable, MigrationError
 from backends.graph.history import HistoryReport, KeptFact, compare
 from backends.graph.protocol import Graph
+from backends.protocol import Position
 from fallback import FileBackend
 from memory.importers import ImportReport, import_specs
 from memory.store import graphs
@@ -25,7 +26,7 @@ from memory.store.config import Config
 from memory.store.graphs import open_graph, stream
 from memory.store.layers import Verdict
 from memory.store.project import planned_project_id, project_id
-from memory.store.replayer import preview_replay
+from memory.store.replayer import preview_replay, record_position
 from memory.store.selection import open_backend
 from migrate import Ledger, MigrationReport, Migrator, Progress, dry_run, prune
 from migrate.migrator import Skipped, make_plan
@@ -85,11 +86,15 @@ async def migrate_home(
             return MigrateResult(await dry_run(files, ledger, stream(config)))
         graph = await _open_graph(config)
         try:
+            position = files.position()  # before the plan: what is written meanwhile waits
             report = await Migrator(files, graph, ledger, stream=stream(config)).run(
                 progress=progress)
             if not report.ok:
                 refusal = "not pruning: " if prune_files else ""
                 raise MigrationError(f"{refusal}{report.summary()}")
+            if moving and graph.shared:
+                # A server's holders catch up from here, and status counts nothing pending.
+                await _moved_up_to(config, graph, position)
             carried = None if history is None else await carry_history(graph, history)
             if carried is not None and not carried.ok:
                 raise MigrationError(f"{report.summary()}; {carried.summary()}")
@@ -157,6 +162,12 @@ async def replay_home(config: Config, *, preview: bool = False,
         return MigrateResult(report, None, carried)
     finally:
         await store.aclose()
+
+
+async def _moved_up_to(config: Config, graph: Graph, position: Position) -> None:
+    noted = graphs.index_folder(config) or config.graph_dir
+    noted.mkdir(parents=True, exist_ok=True)
+    await record_position(graph, noted, position)
 
 
 def _replay_report(name: str, started: datetime, journal: int, done: Verdict,

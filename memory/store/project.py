@@ -179,6 +179,19 @@ def _write(project_file: Path, record: ProjectRecord, *, replace: bool) -> bool:
     return True
 
 
+def committed(project_file: Path) -> bool:
+    """Whether the git repository holding ``project_file`` tracks it: it came with the project
+    (a clone's, whose recorded place is the first clone's), and is the team's to change."""
+    try:
+        done = subprocess.run(["git", "-C", str(project_file.parent), "ls-files",
+                               "--error-unmatch", "--", project_file.name],
+                              capture_output=True, timeout=GIT_PATIENCE,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
 def _git_remote(folder: Path) -> str | None:
     """The repository the ``origin`` remote of the git repository holding ``folder`` names
     (``_repository``), or None (no repository, no such remote, no git)."""

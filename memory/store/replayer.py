@@ -245,11 +245,8 @@ class Replayer:
         """Store the graph's position in the graph and beside it (for other processes' status)."""
         if self.applied is None or self.applied == self._recorded:
             return
-        await self.graph.record_applied(self.applied)
+        await record_position(self.graph, self._graph_dir, self.applied)
         self._recorded = self.applied
-        with contextlib.suppress(OSError, FileRefused):  # a link: the graph has it anyway
-            note = {"epoch": self.applied.epoch, "seq": self.applied.seq, "pid": os.getpid()}
-            overwrite(self._graph_dir / APPLIED_FILE, orjson.dumps(note))
 
     def forget_position(self) -> None:
         """The graph was emptied: the whole journal is replayed into it again."""
@@ -259,6 +256,15 @@ class Replayer:
 
     async def save_kept(self) -> None:
         await self._kept.save(self.graph)
+
+
+async def record_position(graph: Graph, graph_dir: Path, position: Position) -> None:
+    """``graph`` holds the journal up to ``position``: recorded in the graph, and beside it in
+    ``graph_dir`` (for the status of a process that cannot ask the graph)."""
+    await graph.record_applied(position)
+    with contextlib.suppress(OSError, FileRefused):  # a link: the graph has it anyway
+        note = {"epoch": position.epoch, "seq": position.seq, "pid": os.getpid()}
+        overwrite(graph_dir / APPLIED_FILE, orjson.dumps(note))
 
 
 async def preview_replay(files: FileBackend, graph_dir: Path) -> Verdict:

@@ -17,9 +17,12 @@ import orjson
 import pytest
 from falkor_server import address_for
 
+from backends.graph.address import ServerAddress
 from backends.graph.falkor.backend import FalkorBackend
 from backends.graph.kuzu import engines
 from backends.model import Episode
+from backends.protocol import Position
+from fallback import FileBackend
 from memory import Adr, record_adr, supersede_adr
 from memory.cli import main
 from memory.store.config import Config
@@ -92,6 +95,13 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
 
     first = migrate(home, str(address), capsys)
     assert first["ok"] and first["written"] == len(source)
+    # The journal's position is recorded on the server and beside the home's copy of its
+    # index: nothing is pending there, for status and for the next holder.
+    assert asyncio.run(recorded(home, address)) == asyncio.run(journal_position(home))
+    code = main(["--home", str(home), "--graph-url", str(address), "--json", "migrate",
+                 "--dry-run"])
+    preview = orjson.loads(capsys.readouterr().out)
+    assert code == 0 and preview["written"] == 0 and preview["deleted"] == 0, preview
     assert first["journal"] == "the journal took in the graph's memories first"
     assert first["history"] == {"retired": len(retired), "written": len(retired),
                                 "orphaned": 0, "missing": 0, "ok": True}
@@ -134,6 +144,22 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
     code = main(["--home", str(home), "--graph-url", str(address), "--json", "status"])
     status = orjson.loads(capsys.readouterr().out)
     assert code == 0 and status["dual"]["pending"] == 0, status
+
+
+async def recorded(home: Path, address: ServerAddress) -> Position | None:
+    server = await FalkorBackend.open(address)
+    try:
+        return await server.applied((await journal_position(home)).epoch)
+    finally:
+        await server.aclose()
+
+
+async def journal_position(home: Path) -> Position:
+    files = await FileBackend.open(Config(home=home).files_dir, watch=False)
+    try:
+        return files.position()
+    finally:
+        await files.aclose()
 
 
 Fact = tuple[str, str, str, str, datetime, bool]

@@ -5,11 +5,13 @@ the journal to answer, and the command says why in one line."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 from falkor_server import address_for
-from plugin.processes import dualmem
+from plugin.processes import REPO, dualmem
 
 from backends.graph.address import ServerAddress
 from backends.model import Episode
@@ -107,3 +109,20 @@ def test_the_wire_client_passes_any_text_as_a_parameter(tmp_path: Path) -> None:
         assert client.query("RETURN $s AS s, $n AS n", s=hostile, n=7) == [
             {"s": hostile, "n": 7}]
         assert client.query("MATCH (k:Kept) RETURN count(k) AS n") == [{"n": 1}]
+
+
+def test_connecting_by_host_loads_no_codec() -> None:
+    """A host name in ASCII goes to the resolver as bytes: as text, the resolver loads the
+    IDNA codec (and ``unicodedata``), a cost every one-shot command on a TCP server paid."""
+    script = (
+        "import socket, sys\n"
+        "from backends.graph.address import ServerAddress\n"
+        "from backends.graph.falkor.wire import WireClient\n"
+        "listener = socket.socket(); listener.bind(('127.0.0.1', 0)); listener.listen()\n"
+        "for host in ('127.0.0.1', 'localhost'):\n"
+        "    WireClient(ServerAddress('g', host=host, port=listener.getsockname()[1])).close()\n"
+        "print(sorted({'encodings.idna', 'unicodedata'} & set(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=REPO, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -55,7 +55,11 @@ def test_a_clone_joins_with_init_and_nothing_derived_or_secret_is_committed(
 
     second = tmp_path / "second"
     git(tmp_path, "clone", "-q", str(first), str(second))
-    ok(second, "init")
+    # A clone is the same project: no note that its home was moved or copied, and init
+    # leaves the committed project.json as git gave it (the first clone's place in it).
+    assert "note:" not in ok(second, "status")
+    assert "note:" not in ok(second, "init")
+    assert git(second, "status", "--porcelain", ".dualmem") == ""
     home = second / ".dualmem"
     assert read_project_id(home / "project.json") == read_project_id(
         first / ".dualmem" / "project.json")

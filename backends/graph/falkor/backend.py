@@ -125,20 +125,20 @@ class FalkorBackend:
         latest = [episode for episode in {e.id: e for e in episodes}.values()
                   if mirror.index.episode(episode.id) != episode]
         prepared = await shared.prepare(self._embedder, latest)
-        for start in range(0, len(prepared), WRITE_BATCH):
-            written = prepared[start:start + WRITE_BATCH]
-            at = now()
-            query, params = queries.write_batch(
-                [(episode, encode(vector), structure, names)
-                 for episode, vector, structure, names in written], at)
-            found = {row["uuid"]: row for row in await run(query, writing=True, **params)}
-            dropped = sorted({key for row in found.values() for key in row["dropped"]})
-            if dropped:
-                await run(queries.DELETE_ORPHANS, writing=True, uuids=dropped)
-            mirror.remember((episode, vector) for episode, vector, _, _ in written)
-            for episode, _, structure, _ in written:
-                retired = found[episode.id]["retired"] if episode.id in found else []
-                mirror.links.put(episode, structure, retired, at)
+        done: list[tuple[Sequence[shared.Prepared], list[dict[str, Any]], datetime]] = []
+        try:
+            for start in range(0, len(prepared), WRITE_BATCH):
+                written, at = prepared[start:start + WRITE_BATCH], now()
+                query, params = queries.write_batch(
+                    [(episode, encode(vector), structure, names)
+                     for episode, vector, structure, names in written], at)
+                found = await run(query, writing=True, **params)
+                done.append((written, found, at))
+                dropped = sorted({key for row in found for key in row["dropped"]})
+                if dropped:
+                    await run(queries.DELETE_ORPHANS, writing=True, uuids=dropped)
+        finally:
+            mirror.took(done)
         if self._llm is not None:  # after the write is stored: it never waits for the LLM
             self.enricher.later(latest)
         location = str(self.address)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,22 @@ class Mirror:
             self.remember(zip(fresh, vectors, strict=True))
             await self._load_links({key: episode.group_id for key, episode in found.items()})
             self._seen = max(self._seen, *(int(row["seq"]) for row in changes))
+
+    def took(self, batches: Sequence[tuple[Sequence[shared.Prepared],
+                                           Sequence[Mapping[str, Any]], datetime]]) -> None:
+        """This process's writes (``write_batch``'s episodes, rows and time, in order) into
+        the index and links, at once: indexed a batch at a time, a fill spent most of its time
+        in the index. When no other change came before a batch's stamp, ``sync`` need not
+        read it back (a fill read back and indexed again every batch it wrote)."""
+        self.remember((episode, vector) for written, _, _ in batches
+                      for episode, vector, _, _ in written)
+        for written, rows, at in batches:
+            retired = {row["uuid"]: row["retired"] for row in rows}
+            for episode, _, structure, _ in written:
+                self.links.put(episode, structure, retired.get(episode.id, []), at)
+            seq = int(rows[0]["seq"]) if rows else None
+            if seq == self._seen + 1:
+                self._seen = seq
 
     async def _renew(self) -> None:
         """Start again on a graph that was emptied: prepared anew, nothing indexed."""

@@ -16,6 +16,17 @@ from backends.graph.stored import OURS
 from backends.model import Episode
 from backends.search.entities import PLAIN_LABEL, Extraction
 
+
+def by_uuid(uuids: str, edge: str, source: str = "", target: str = "") -> str:
+    """``OPTIONAL MATCH`` of the ``RELATES_TO`` edges whose uuid is in the list ``uuids``, one
+    row each (a null ``edge`` when there are none), through the edge index graphiti builds:
+    ``OPTIONAL MATCH ()-[r]->() WHERE r.uuid IN list`` scans every node of the graph for
+    each row (filling 10k memories took half an hour, most of it that scan), and labelled
+    ends (``(a:Entity)``) scan every entity."""
+    return (f"UNWIND CASE WHEN size({uuids}) = 0 THEN [null] ELSE {uuids} END AS {edge}_uuid"
+            f" OPTIONAL MATCH ({source})-[{edge}:RELATES_TO {{uuid: {edge}_uuid}}]->({target})")
+
+
 COLUMNS = (
     "e.uuid AS uuid, e.group_id AS group_id, e.kind AS kind, e.name AS name, "
     "e.content AS content, e.source_description AS source, e.created_at AS created_at, "
@@ -55,8 +66,8 @@ DELETE = (
     " WITH e, coalesce(e.entity_edges, []) AS facts"
     " OPTIONAL MATCH (e)-[:MENTIONS]->(n:Entity)"
     " WITH e, facts, collect(n.uuid) AS mentioned"
-    " OPTIONAL MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.uuid IN facts"
-    " WITH e, mentioned, collect(r) AS edges, collect(a.uuid) + collect(b.uuid) AS ends"
+    " WITH e, facts, mentioned " + by_uuid("facts", "r", "a", "b")
+    + " WITH e, mentioned, collect(r) AS edges, collect(a.uuid) + collect(b.uuid) AS ends"
     " FOREACH (r IN edges | DELETE r) DETACH DELETE e"
     " WITH mentioned + ends AS dropped"
     + STAMP.format(carry="dropped") + " RETURN dropped"
@@ -155,7 +166,7 @@ def write_batch(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, lis
     whole: its properties, its mentions, its facts (those it no longer states retired at
     ``at`` and kept), entities created as needed, and one change stamp for them all (a reader
     sees the whole query or none of it). Returns a row per episode: ``uuid``, ``retired``
-    (the kept facts) and ``dropped`` (entities it no longer names)."""
+    (the kept facts), ``dropped`` (entities it no longer names) and ``seq`` (the stamp's)."""
     batch = []
     labels: set[str] = set()
     for episode, vector, structure, name_vectors in episodes:
@@ -193,8 +204,7 @@ def write_batch(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, lis
         " MERGE (e:Episodic {uuid: w.uuid})"
         " WITH i, w, e, [f IN coalesce(e.entity_edges, []) WHERE NOT f IN w.fact_ids] AS kept"
         " SET e = w.props SET e.entity_edges = w.fact_ids + kept"
-        " WITH i, e, kept OPTIONAL MATCH ()-[old:RELATES_TO]->() WHERE old.uuid IN kept"
-        " WITH i, e, kept, collect(old) AS retiring"
+        f" WITH i, e, kept {by_uuid('kept', 'old')} WITH i, e, kept, collect(old) AS retiring"
         " FOREACH (r IN retiring | SET r.invalid_at = coalesce(r.invalid_at, $at),"
         " r.expired_at = coalesce(r.expired_at, $at))"
         " WITH i, e, kept OPTIONAL MATCH (e)-[m:MENTIONS]->(n:Entity)"
@@ -213,8 +223,8 @@ def write_batch(episodes: Sequence[tuple[Episode, str, Extraction, dict[str, lis
         " MATCH (m:DualmemMeta {key: 'changes'}) WITH written, m, m.seq + 1 AS next"
         " SET m.seq = next"
         " FOREACH (x IN written | MERGE (c:DualmemChange {uuid: x.uuid}) SET c.seq = next)"
-        " WITH written UNWIND written AS x"
-        " RETURN x.uuid AS uuid, x.retired AS retired, x.dropped AS dropped"
+        " WITH written, next UNWIND written AS x"
+        " RETURN x.uuid AS uuid, x.retired AS retired, x.dropped AS dropped, next AS seq"
     )
     return query, {"batch": batch, "at": text(at)}
 

@@ -39,8 +39,9 @@ class WireClient:
                     conn.close()
                     raise
             else:
-                conn = socket.create_connection((address.host or "localhost", address.port or 6379),
-                                                timeout=connect)
+                # The resolver takes bytes too (typeshed's annotation says text only).
+                conn = socket.create_connection((_host(address.host or "localhost"),  # type: ignore[arg-type]
+                                                 address.port or 6379), timeout=connect)
             conn.settimeout(answer)
         except OSError as exc:
             raise ServerUnreachable(str(address), _why(exc)) from exc
@@ -134,3 +135,9 @@ def _why(exc: OSError) -> str:
     if isinstance(exc, TimeoutError):
         return "no answer in time"
     return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _host(name: str) -> str | bytes:
+    """``name`` for the resolver: in ASCII as bytes, which spares loading the IDNA codec and
+    ``unicodedata`` (as text, the resolver encodes every name with it)."""
+    return name.encode("ascii") if name.isascii() else name
