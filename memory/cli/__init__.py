@@ -47,8 +47,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("memories", "show one memory"),
     "list": ("memories", "list memories, oldest first (the project's group unless --group or "
              "--all-groups)"),
-    "delete": ("memories", "remove one memory"),
-    "restore": ("memories", "show a hand bullet taken out of its view again (status lists "
+    "delete": ("memories", "remove memories"),
+    "restore": ("memories", "show a bullet taken out of its view again (status lists "
                 "them), stored again if it was forgotten"),
     "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
                "every clone: config set graph-url|embedder VALUE; config show"),

@@ -112,12 +112,21 @@ async def list_(args: argparse.Namespace, config: Config) -> Output:
     )
 
 
+def _ids_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ids", nargs="+", metavar="id",
+                        help="the memories' ids (as add, search, list and status show them)")
+
+
 async def delete(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, _):
-        deleted = await backend.delete(args.id)
-    if not deleted:
-        raise NotFound(f"no episode with id {args.id}; nothing deleted")
-    return Output({"id": args.id, "deleted": True}, f"deleted {args.id}")
+        missing = [episode_id for episode_id in args.ids if not await backend.delete(episode_id)]
+    if missing:
+        done = len(args.ids) - len(missing)
+        raise NotFound(f"no episode with id {' '.join(missing)}; "
+                       f"{f'the other {done} deleted' if done else 'nothing deleted'}")
+    if len(args.ids) == 1:
+        return Output({"id": args.ids[0], "deleted": True}, f"deleted {args.ids[0]}")
+    return Output({"ids": args.ids, "deleted": True}, f"deleted {' '.join(args.ids)}")
 
 
 async def restore(args: argparse.Namespace, config: Config) -> Output:
@@ -136,6 +145,6 @@ COMMANDS = {
     "search": Command(_search_arguments, search, reads_the_journal),
     "get": Command(_id_argument, get),
     "list": Command(_list_arguments, list_),
-    "delete": Command(_id_argument, delete),
+    "delete": Command(_ids_argument, delete),
     "restore": Command(_id_argument, restore),
 }

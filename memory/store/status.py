@@ -96,14 +96,15 @@ _SHOWN = 10  # of each list; --json lists all
 def _describe_set_aside(items: tuple[SetAside, ...]) -> list[str]:
     lines = []
     for held, title, hint in (
-        (True, "held: {n} hand bullet(s) taken out of their view at once, still memories",
-         "forget one as meant: dualmem delete ID; show it again: dualmem restore ID"),
-        (False, "forgotten: {n} hand bullet(s) removed from their view (text kept)",
+        (True, "held: {n} bullet(s) taken out of their view at once, still memories",
+         "forget them as meant: dualmem delete {ids}; show one again: dualmem restore ID"),
+        (False, "forgotten: {n} bullet(s) removed from their view (text kept)",
          "bring one back: dualmem restore ID"),
     ):
         chosen = [item for item in items if item.held is held]
         if not chosen:
             continue
+        hint = hint.format(ids=" ".join(sorted(item.episode.id for item in chosen)))
         lines.append(title.format(n=len(chosen)))
         lines += [f"  {item.episode.id}  {item.episode.group_id}/{item.episode.kind}  "
                   f"{' '.join(item.episode.body.split())[:60]}" for item in chosen[:_SHOWN]]
