@@ -17,7 +17,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="set: keep NAME = VALUE ('' removes it); show: what is kept")
     parser.add_argument("name", nargs="?", choices=list(SETTINGS),
                         help="graph-url (a FalkorDB server's graph; a password in it is kept "
-                        f"apart, in the home's ignored {PASSWORD}) or embedder (MODEL[@URL])")
+                        f"apart, in the home's ignored {PASSWORD}), embedder (MODEL[@URL]) or "
+                        "keep-damaged (damaged graph copies kept: a count, 3, or days, 30d)")
     parser.add_argument("value", nargs="?", help="the value")
 
 
