@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("memories", "list memories, oldest first (the project's group unless --group or "
              "--all-groups)"),
     "delete": ("memories", "remove memories"),
+    "forget": ("forget", "with --purge: remove memories' text from every file dualmem wrote"),
     "restore": ("memories", "show a bullet taken out of its view again (status lists "
                 "them), stored again if it was forgotten"),
     "config": ("settings", "keep the graph server's URL or the embedder in the home, for "
