@@ -391,6 +391,16 @@ def test_an_error_in_a_real_process(tmp_path: Path) -> None:
     assert done.stderr == "dualmem: error: no episode with id missing\n"
 
 
+def test_forget_purges_only_when_asked_and_says_what_it_found(cli: Any, home: Path) -> None:
+    leaked = add(cli, "proj", "pattern", "Deploy key", "use sk_live_5Jx8 to deploy")["id"]
+    assert_error(cli("forget", leaked), 2, "UsageError", "--purge")
+    assert cli("forget", "--purge", leaked, "never-stored").doc == {
+        "purged": [leaked], "missing": ["never-stored"]}
+    assert not any(b"sk_live_5Jx8" in path.read_bytes() for path in home.rglob("*")
+                   if path.is_file())
+    assert_error(cli("forget", "--purge", leaked), 1, "NotFound", "nothing purged")
+
+
 def test_status_reports_hand_bullets_taken_out_of_a_view_and_restore_brings_them_back(
         cli: Any, home: Path) -> None:
     add(cli)

@@ -54,13 +54,19 @@ async def stored(files: FileBackend) -> dict[str, Episode]:
     return {e.id: e async for e in files.scan()}
 
 
+async def with_two_patterns(home: Path, first: Episode) -> FileBackend:
+    """The layer, holding ``first`` and a second pattern, ``ep-0002``."""
+    files = await FileBackend.open(home / "files", watch=False)
+    await files.upsert(first)
+    await files.upsert(pattern(2, "Locks", "one writer"))
+    return files
+
+
 async def test_correcting_a_generated_bullet_corrects_its_memory_and_keeps_the_earlier(
     home: Path
 ) -> None:
-    files = await FileBackend.open(home / "files", watch=False)
     earlier = pattern(1, "Timezones", "store local times\nconvert at the edge")
-    await files.upsert(earlier)
-    await files.upsert(pattern(2, "Locks", "one writer"))
+    files = await with_two_patterns(home, earlier)
     line = line_of(home, earlier.id)
     view(home).write_text(view(home).read_text().replace(
         line, line.replace("store local times", "store UTC only")))
@@ -99,10 +105,8 @@ def test_a_corrected_bullet_says_which_part_changed() -> None:
 async def test_removing_a_generated_bullet_forgets_its_memory_and_restore_brings_it_back(
     home: Path
 ) -> None:
-    files = await FileBackend.open(home / "files", watch=False)
     gone = pattern(1, "Timezones", "store UTC only")
-    await files.upsert(gone)
-    await files.upsert(pattern(2, "Locks", "one writer"))
+    files = await with_two_patterns(home, gone)
     view(home).write_text(view(home).read_text().replace(line_of(home, gone.id) + "\n", ""))
     files = await reopened(files, home)
     try:
@@ -165,9 +169,7 @@ async def test_a_deleted_view_forgets_nothing_and_is_rendered_again(home: Path) 
 
 
 async def test_conflict_markers_are_reported_and_never_made_memories(home: Path) -> None:
-    files = await FileBackend.open(home / "files", watch=False)
-    await files.upsert(pattern(1, "Timezones", "store UTC only"))
-    await files.upsert(pattern(2, "Locks", "one writer"))
+    files = await with_two_patterns(home, pattern(1, "Timezones", "store UTC only"))
     text = view(home).read_text()
     merged = text.replace(line_of(home, "ep-0002"), "<<<<<<< HEAD\n- ours\n=======\n"
                           "- theirs\n>>>>>>> branch")
