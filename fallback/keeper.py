@@ -37,17 +37,22 @@ class ViewKeeper:
         self._files, self._pages = index.files, index.pages
         self._edits = edits
 
-    def take_in_edited_pages(self, views_of: Iterable[tuple[str, str]]) -> None:
-        """Before a write changes the views of ``views_of``: take in each page a person
-        changed since dualmem wrote it, so that the write's own change is never taken for
-        theirs (a memory stored now is not one whose bullet they removed)."""
-        for group, kind in views_of:
-            if kind in VIEW_FILES:
-                for page in _Pages(kind, self._pages.page_starts(group, kind)).names():
-                    path = self._layout.view_path(group, kind, page)
-                    sig = signature_of(path)
-                    if sig is not None and sig != self._files.view_signature(path):
-                        self.reconcile(group, kind, page)
+    def take_in_edited_pages(self, places: Mapping[tuple[str, str], Iterable[_Key]]) -> None:
+        """Before a write changes the bullets of these places (view -> the (created_at key,
+        id) of each, where it is or will be): take in each page it may render that a person
+        changed since dualmem wrote it (the first, where hand bullets live, and those of the
+        places and before them), so that the write's own change is never taken for theirs (a
+        memory stored now is not one whose bullet they removed)."""
+        for (group, kind), keys in places.items():
+            if kind not in VIEW_FILES:
+                continue
+            pages = _Pages(kind, self._pages.page_starts(group, kind))
+            held = [pages.holding(*key) for key in keys]
+            for at in sorted({0, *held, *(at - 1 for at in held if at > 0)}):
+                path = self._layout.view_path(group, kind, pages.name(at))
+                sig = signature_of(path)
+                if sig is not None and sig != self._files.view_signature(path):
+                    self.reconcile(group, kind, pages.name(at))
 
     def reconcile(self, group: str, kind: str, page: str) -> None:
         """Take in what a person changed in page ``page`` of a view and render it again (under
