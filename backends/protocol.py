@@ -110,6 +110,17 @@ class Restores(Protocol):
         ...
 
 
+@runtime_checkable
+class Purges(Protocol):
+    """Optional: a layer that can forget memories for good, their text out of every file it
+    wrote (a leaked secret), where a delete keeps it for ``restore``."""
+
+    async def purge(self, episode_ids: Collection[str]) -> list[str]:
+        """Remove every trace of the text of these memories; returns those found. Unknown ids
+        are ignored."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where a journal stands: its changes are numbered within an epoch."""

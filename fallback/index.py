@@ -197,6 +197,14 @@ class FileIndex:
         with self._lock:
             self._db.close()
 
+    def compact(self) -> None:
+        """Rewrite the database and empty its write-ahead log, so that no free page keeps the
+        bytes of what was deleted (a purge)."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic change of the index (re-entrant within a thread)."""

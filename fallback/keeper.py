@@ -37,16 +37,22 @@ class ViewKeeper:
         self._files, self._pages = index.files, index.pages
         self._edits = edits
 
-    def take_in_first_pages(self, views_of: Iterable[tuple[str, str]]) -> None:
-        """Before a write changes the views of ``views_of``: take in a first page a person
-        changed since dualmem wrote it, so that the write's own change is never taken for
-        theirs (a hand bullet stored now is not one they removed)."""
-        for group, kind in views_of:
-            if kind in VIEW_FILES:
-                path = self._layout.view_path(group, kind)
+    def take_in_edited_pages(self, places: Mapping[tuple[str, str], Iterable[_Key]]) -> None:
+        """Before a write changes the bullets of these places (view -> the (created_at key,
+        id) of each, where it is or will be): take in each page it may render that a person
+        changed since dualmem wrote it (the first, where hand bullets live, and those of the
+        places and before them), so that the write's own change is never taken for theirs (a
+        memory stored now is not one whose bullet they removed)."""
+        for (group, kind), keys in places.items():
+            if kind not in VIEW_FILES:
+                continue
+            pages = _Pages(kind, self._pages.page_starts(group, kind))
+            held = [pages.holding(*key) for key in keys]
+            for at in sorted({0, *held, *(at - 1 for at in held if at > 0)}):
+                path = self._layout.view_path(group, kind, pages.name(at))
                 sig = signature_of(path)
                 if sig is not None and sig != self._files.view_signature(path):
-                    self.reconcile(group, kind, VIEW_FILES[kind])
+                    self.reconcile(group, kind, pages.name(at))
 
     def reconcile(self, group: str, kind: str, page: str) -> None:
         """Take in what a person changed in page ``page`` of a view and render it again (under
@@ -139,7 +145,8 @@ class ViewKeeper:
             for _ in range(_MAX_ROUNDS):
                 if unseen and existing is not None:
                     existing, more = self._edits.take_in(group, kind, page, path, existing,
-                                                         forgets=forgets and not met, drop=drop)
+                                                         forgets=forgets and not met, drop=drop,
+                                                         listed=self._listed(group, kind, bounds))
                     moved |= more
                     drop |= more
                     changed = None
@@ -161,7 +168,8 @@ class ViewKeeper:
                                                    partial(_is_file_of, sig))
                 if swap.found is not None:  # a person's save that is here alone now
                     _, more = self._edits.take_in(group, kind, page, path, self._displaced(
-                        path, swap.found), forgets=False, drop=drop)
+                        path, swap.found), forgets=False, drop=drop,
+                        listed=self._listed(group, kind, bounds))
                     moved |= more
                     drop |= more
                 if swap.status is not None:
@@ -187,12 +195,15 @@ class ViewKeeper:
                                "it is lost") from None
 
     def _shown(self, group: str, kind: str, bounds: _Bounds) -> list[tuple[str, str]]:
-        """(id, bullet) of the page of ``bounds``, less the hand bullets held back."""
+        """(id, bullet) of the page of ``bounds``, less the bullets held back."""
         shown = self._pages.page_bullets(group, kind, *bounds)
-        if bounds[0] is not None:
-            return shown
         held = self._held.ids(group, kind)
         return [(i, line) for i, line in shown if i not in held] if held else shown
+
+    def _listed(self, group: str, kind: str, bounds: _Bounds | None) -> dict[str, str]:
+        """id -> line of the generated bullets the page of ``bounds`` shows (None: none)."""
+        shown = [] if bounds is None else self._shown(group, kind, bounds)
+        return {i: line for i, line in shown if views.is_generated(line)}
 
     def _spliced(self, text: str, group: str, kind: str, changed: Collection[str],
                  bounds: _Bounds) -> str | None:
@@ -201,10 +212,12 @@ class ViewKeeper:
         if bounds[0] is None and self._pages.has_hand(group, kind):
             return None  # hand bullets move between a view's parts as it is rendered: render
         spliced: str | None = text
+        held = self._held.ids(group, kind)
         for episode_id in changed:
             entry = self._pages.view_entry(episode_id)
             line = before = after = None
             if (entry is not None and (entry.group_id, entry.kind) == (group, kind)
+                    and episode_id not in held
                     and (_within(bounds, (entry.created_at, episode_id)) if not entry.hand
                          else bounds[0] is None)):
                 line = entry.bullet

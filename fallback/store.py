@@ -51,6 +51,7 @@ from fallback.layout import Layout
 from fallback.lock import FolderLock
 from fallback.page_edits import PageEdits
 from fallback.parts import Parts
+from fallback.purge import Purger
 from fallback.tombstones import TombstoneFolder
 from fallback.writer import EpisodeWriter
 
@@ -77,7 +78,7 @@ class FileBackend:
         self._tombstones = TombstoneFolder(layout.root)
         self._held = HeldFolder(layout.root)
         self._guard = WriteGuard(layout, index, self._lock, self._tombstones.folder)
-        parts = Parts(layout, index, self._guard, self._held, self._tombstones)
+        parts = self._parts = Parts(layout, index, self._guard, self._held, self._tombstones)
         self._keeper = self.views_keeper(parts, PageEdits(parts, max_body_bytes))
         self._writer = EpisodeWriter(parts, self._keeper)
         self._intake = Intake(parts, self._keeper, DEFER_LIMIT)
@@ -283,6 +284,12 @@ class FileBackend:
         if not EPISODE_ID.fullmatch(episode_id):
             return None
         return await blocking(self._writer.restore, episode_id)
+
+    async def purge(self, episode_ids: Collection[str]) -> list[str]:
+        """``backends.protocol.Purges``: these memories' text out of every file of the layer."""
+        self._check_open()
+        ids = [i for i in episode_ids if EPISODE_ID.fullmatch(i)]
+        return await blocking(Purger(self._parts, self._writer).purge, ids)
 
     # -- opening and watching ---------------------------------------------------------------
 

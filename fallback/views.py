@@ -43,6 +43,8 @@ _GENERATED = re.compile(r"- (?P<text>.*?) <!-- dualmem (?P<id>\S+) (?P<check>[0-
 _BULLET = re.compile(r"[-*+][ \t]+(?P<text>\S.*?)\s*")
 _ANY_GENERATED = re.compile(r" <!-- dualmem \S+ [0-9a-f]{10} -->$", re.M)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONFLICT_START = re.compile(r"^<{7}(?: |$)", re.M)
+_CONFLICT_END = re.compile(r"^>{7}(?: |$)", re.M)
 _SUMMARY_CHARS = 200
 _LATER_INTRO = (
     "<!-- dualmem: a later page of {first}, written from the stored memories that follow those"
@@ -54,7 +56,8 @@ class Line(NamedTuple):
     raw: str
     generated_id: str | None = None  # a generated bullet, untouched since we wrote it
     hand_text: str | None = None  # a person's bullet
-    edited: bool = False  # a generated bullet a person changed: keep its text, drop our comment
+    edited_id: str | None = None
+    """the id in the comment of a generated bullet whose text a person changed (``hand_text``)"""
 
 
 def parse(text: str) -> list[Line]:
@@ -156,7 +159,7 @@ def render(
         if episode_id in drop:
             continue
         present.add(episode_id)
-        kept.append(f"- {line.hand_text}" if line.edited else line.raw)
+        kept.append(f"- {line.hand_text}" if line.edited_id is not None else line.raw)
     while kept and not kept[-1].strip():
         kept.pop()
     added = [line for episode_id, line in bullets.items() if episode_id not in present]
@@ -213,19 +216,65 @@ def _classify(raw: str) -> Line:
         if generated["check"] == _check(generated["id"], generated["text"]):
             return Line(raw, generated_id=generated["id"])
         if generated["text"].strip():
-            return Line(raw, hand_text=generated["text"].strip(), edited=True)
+            return Line(raw, hand_text=generated["text"].strip(), edited_id=generated["id"])
     bullet = _BULLET.fullmatch(line)
     return Line(raw, hand_text=bullet["text"]) if bullet is not None else Line(raw)
 
 
+def corrected(episode: Episode, text: str) -> Episode:
+    """``episode`` as a person who changed its generated bullet to read ``text`` meant it: the
+    bullet shows ``name: first line of the body`` (or the name alone), and each part takes the
+    text that now stands in its place; a bullet no longer split by ``: `` is both. Raises
+    ``InvalidEpisode`` when that is no episode."""
+    name, first = episode.name, _first_line_shown(episode)
+    new_name, new_first = text, None
+    if first is None and episode.data is None and _first_line(episode) == name:
+        new_first = text  # a body that reads as its name (a one-line memory): both change
+    elif first is not None:
+        if text.startswith(f"{name}: "):
+            new_name, new_first = name, text[len(name) + 2:]
+        elif text.endswith(f": {first}"):
+            new_name = text[: -len(first) - 2]
+        else:
+            new_name, _, new_first = text.partition(": ")
+            new_first = new_first or text
+    body = episode.body
+    if new_first is not None and new_first != first:
+        rest = body.strip().split("\n", 1)[1:]
+        body = "\n".join([new_first.strip(), *rest])
+    return Episode.parse(**(episode.to_json() | {"name": new_name.strip(), "body": body}))
+
+
+def is_generated(bullet: str) -> bool:
+    """Whether the view line ``bullet`` is a generated bullet (not a hand one)."""
+    return _ANY_GENERATED.search(bullet) is not None
+
+
+def conflicted(text: str) -> bool:
+    """Whether ``text`` holds a merge's conflict markers (``<<<<<<<`` ... ``>>>>>>>``)."""
+    return _CONFLICT_START.search(text) is not None and _CONFLICT_END.search(text) is not None
+
+
 def _generated_line(episode: Episode) -> str:
     text = episode.name
-    first = episode.body.strip().split("\n", 1)[0].strip()
-    if first and first != text and episode.data is None:
-        if len(first) > _SUMMARY_CHARS:
-            first = first[: _SUMMARY_CHARS - 1] + "…"
-        text = f"{text}: {_CONTROL.sub(' ', first)}"
+    first = _first_line_shown(episode)
+    if first is not None:
+        text = f"{text}: {first}"
     return f"- {text} <!-- dualmem {episode.id} {_check(episode.id, text)} -->"
+
+
+def _first_line_shown(episode: Episode) -> str | None:
+    """The first line of the body as the generated bullet shows it after the name, if it does."""
+    first = _first_line(episode)
+    if not first or first == episode.name or episode.data is not None:
+        return None
+    if len(first) > _SUMMARY_CHARS:
+        first = first[: _SUMMARY_CHARS - 1] + "…"
+    return _CONTROL.sub(" ", first)
+
+
+def _first_line(episode: Episode) -> str:
+    return episode.body.strip().split("\n", 1)[0].strip()
 
 
 def _check(episode_id: str, text: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from backends.model import Episode
 from fallback import codec, disk
 from fallback.file_record import signature
-from fallback.index import Row
+from fallback.index import Row, time_key
 from fallback.keeper import ViewKeeper
 from fallback.parts import Parts
 
@@ -32,7 +32,7 @@ class EpisodeWriter:
                 staged.append(disk.stage(self._layout.episode_path(e.group_id, e.id),
                                          codec.encode(e)))
             with self._guard.writing(undo, after=leaving):
-                self._keeper.take_in_first_pages({(e.group_id, e.kind) for e in batch})
+                self._keeper.take_in_edited_pages(self._places(batch))
                 moved = [(e, where) for e in batch
                          if (where := self._index.located(e.id)) is not None]
                 before = {e.id: self._pages.view_entry(e.id) for e, _ in moved}
@@ -59,6 +59,17 @@ class EpisodeWriter:
             for new in staged:
                 new.discard()
 
+    def _places(self, batch: list[Episode]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+        """view -> (created_at key, id) of the bullets ``batch`` shows there, and of those it
+        moves away from there."""
+        places: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for e in batch:
+            places.setdefault((e.group_id, e.kind), []).append((time_key(e.created_at), e.id))
+            if (entry := self._pages.view_entry(e.id)) is not None:
+                places.setdefault((entry.group_id, entry.kind), []).append(
+                    (entry.created_at, e.id))
+        return places
+
     def _restorer(self, path: Path, episode_id: str) -> Callable[[], object]:
         """What puts ``path`` back as the index has it now: its stored episode, or nothing."""
         before = self._index.get(episode_id)
@@ -74,7 +85,9 @@ class EpisodeWriter:
             where = self._index.located(episode_id)
             if where is None:
                 return False
-            self._keeper.take_in_first_pages({(where[0], where[1])})
+            entry = self._pages.view_entry(episode_id)
+            self._keeper.take_in_edited_pages(
+                {(where[0], where[1]): [] if entry is None else [(entry.created_at, episode_id)]})
             where = self._index.located(episode_id)
             if where is None:  # the person had removed its bullet: forgotten just now
                 return True
@@ -82,8 +95,10 @@ class EpisodeWriter:
             entry = self._pages.view_entry(episode_id)
             # The tombstone first: it can fail (a full disk) while nothing is changed yet, and
             # one left by a delete that fails later names a live id, which is never replayed.
-            # A hand bullet's keeps its text, which a person typed.
-            kept = self._index.get(episode_id) if entry is not None and entry.hand else None
+            # A hand bullet's keeps its text, which a person typed; so does a held bullet's,
+            # forgotten as meant after a mass change took it out of its view.
+            kept = self._index.get(episode_id) if entry is not None and (
+                entry.hand or episode_id in self._held.ids(where[0], where[1])) else None
             self._tombstones.bury([episode_id], keep=[] if kept is None else [kept])
             self._held.release(where[0], where[1], [episode_id])
             # Old copies in other groups, left by a writer killed while moving this episode:
@@ -110,7 +125,12 @@ class EpisodeWriter:
                 if episode_id not in self._held.ids(group, kind):
                     return None
                 self._held.release(group, kind, [episode_id])
-                self._keeper.write_first_page(group, kind)
+                entry = self._pages.view_entry(episode_id)
+                if entry is None or entry.hand:
+                    self._keeper.write_first_page(group, kind)
+                else:  # a generated bullet: back on its page, wherever that is
+                    self._keeper.render({(group, kind)}, changed=[episode_id],
+                                        before={episode_id: entry})
                 return self._index.get(episode_id)
         kept = next((e for _, e in self._tombstones.forgotten() if e.id == episode_id), None)
         if kept is None:

@@ -116,6 +116,11 @@ def test_add_search_get_list_delete(cli: Any) -> None:
     assert_error(cli("get", receipt["id"]), 1, "UnknownId", receipt["id"])
     assert_error(cli("delete", receipt["id"]), 1, "UnknownId", "no memory with id")
     assert _count(cli) == 1
+    assert_error(cli("delete", other["id"], receipt["id"]), 1, "NotFound",
+                 f"no episode with id {receipt['id']}; the other 1 deleted")
+    assert _count(cli) == 0
+    both = [add(cli)["id"], add(cli, "proj", "gotcha", "One writer", "Only one.")["id"]]
+    assert cli("delete", *both).doc == {"ids": both, "deleted": True}
 
 
 def test_filters_repeat_and_combine(cli: Any) -> None:
@@ -386,6 +391,16 @@ def test_an_error_in_a_real_process(tmp_path: Path) -> None:
     assert done.stderr == "dualmem: error: no memory with id 'missing' (nor one starting so)\n"
 
 
+def test_forget_purges_only_when_asked_and_says_what_it_found(cli: Any, home: Path) -> None:
+    leaked = add(cli, "proj", "pattern", "Deploy key", "use sk_live_5Jx8 to deploy")["id"]
+    assert_error(cli("forget", leaked), 2, "UsageError", "--purge")
+    assert cli("forget", "--purge", leaked, "never-stored").doc == {
+        "purged": [leaked], "missing": ["never-stored"]}
+    assert not any(b"sk_live_5Jx8" in path.read_bytes() for path in home.rglob("*")
+                   if path.is_file())
+    assert_error(cli("forget", "--purge", leaked), 1, "NotFound", "nothing purged")
+
+
 def test_status_reports_hand_bullets_taken_out_of_a_view_and_restore_brings_them_back(
         cli: Any, home: Path) -> None:
     add(cli)
@@ -396,16 +411,17 @@ def test_status_reports_hand_bullets_taken_out_of_a_view_and_restore_brings_them
     patterns.write_text(committed)  # git checkout -- patterns.md: forgets nothing
     assert _count(cli) == 4
     text = cli("status", json=False).out
-    assert "held: 3 hand bullet(s) taken out of their view at once" in text
-    assert "dualmem delete ID" in text and "dualmem restore ID" in text
+    assert "held: 3 bullet(s) taken out of their view at once" in text
     held = {item["text"]: item for item in cli("status").doc["set_aside"]}
     assert set(held) == {"first typed", "second typed", "third typed"}
+    ids = " ".join(sorted(item["id"] for item in held.values()))
+    assert f"dualmem delete {ids};" in text and "dualmem restore ID" in text
     assert cli("delete", held["first typed"]["id"]).code == 0  # meant: forgotten, text kept
     assert cli("restore", held["second typed"]["id"]).doc["restored"] is True
     assert "- second typed\n" in patterns.read_text()
     aside = {item["text"]: item["held"] for item in cli("status").doc["set_aside"]}
     assert aside == {"first typed": False, "third typed": True}
-    assert "forgotten: 1 hand bullet(s)" in cli("status", json=False).out
+    assert "forgotten: 1 bullet(s)" in cli("status", json=False).out
     assert cli("restore", held["first typed"]["id"]).code == 0
     assert _count(cli) == 4 and "- first typed\n" in patterns.read_text()
     assert_error(cli("restore", held["first typed"]["id"]), 1, "NotForgotten",

@@ -47,10 +47,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "get": ("memories", "show one memory"),
     "list": ("memories", "list memories, oldest first (the project's group unless --group or "
              "--all-groups)"),
-    "delete": ("memories", "remove one memory"),
+    "delete": ("memories", "remove memories"),
     "edit": ("curation", "correct a memory in $EDITOR (or --body): same id, the earlier "
              "version kept in its history"),
-    "forget": ("curation", "forget memories, recoverably (restore, history)"),
+    "forget": ("curation", "forget memories, recoverably (restore, history); --purge: their "
+               "text removed from every file dualmem wrote, for good"),
     "restore": ("curation", "bring back a forgotten memory, or a hand bullet taken out of its "
                 "view (status lists them)"),
     "history": ("curation", "a memory's earlier versions, retired facts and successor"),
@@ -59,8 +60,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "facts": ("curation", "the knowledge graph's facts a query names, with their validity"),
     "dedupe": ("curation", "merge near-duplicate memories (same kind, nearly the same text) "
                "into the oldest, history kept; --dry-run lists them"),
-    "config": ("settings", "keep the graph server's URL, the embedder or the LLM in the home, for "
-               "every clone: config set graph-url|embedder|llm VALUE; config show"),
+    "config": ("settings", "keep the graph server's URL, the embedder, the LLM or how long damaged "
+               "graph copies are kept, in the home for every clone: config set "
+               "graph-url|embedder|llm|keep-damaged VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "
                "bullets taken out of their views"),
     "seed": ("home", "seed system knowledge and the project overview (idempotent)"),

@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from memory.cli.base import Command, UsageError, opened, read_file, summary, utf8
+from memory.cli.base import Command, NotFound, UsageError, opened, read_file, summary, utf8
 from memory.curation.operations import Curator
 from memory.output import Output
 from memory.store.config import Config
+from memory.store.home import require_home
 from memory.store.project import project_id
+from memory.store.purge import purge
 
 
 @asynccontextmanager
@@ -72,14 +74,31 @@ def _forget_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ids", nargs="+", metavar="ID",
                         help="the memories' ids, or unique prefixes of them")
     parser.add_argument("--reason", default="", help="why (kept in their history)")
+    parser.add_argument("--purge", action="store_true",
+                        help="remove their text from every file dualmem wrote (a leaked "
+                        "secret): it cannot be restored")
 
 
 async def forget(args: argparse.Namespace, config: Config) -> Output:
+    if args.purge:
+        return await _purge(args, config)
     async with curating(config) as curator:
         gone = [await curator.forget(given, args.reason) for given in args.ids]
     lines = [f"forgotten: {summary(episode)}" for episode in gone]
     lines.append("(dualmem restore ID brings one back; dualmem history ID shows it)")
     return Output({"forgotten": [episode.id for episode in gone]}, "\n".join(lines))
+
+
+async def _purge(args: argparse.Namespace, config: Config) -> Output:
+    """Forgotten for good (``memory.store.purge``): ids in full, as no trace is left to find
+    a prefix in afterwards."""
+    require_home(config.home)
+    found = await purge(config, args.ids)
+    missing = [episode_id for episode_id in args.ids if episode_id not in found]
+    if missing and not found:
+        raise NotFound(f"no memory with id {' '.join(missing)}; nothing purged")
+    text = f"purged {' '.join(found)}" + (f"; not found: {' '.join(missing)}" if missing else "")
+    return Output({"purged": found, "missing": missing}, text)
 
 
 async def restore(args: argparse.Namespace, config: Config) -> Output:

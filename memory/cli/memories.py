@@ -116,13 +116,22 @@ async def list_(args: argparse.Namespace, config: Config) -> Output:
     )
 
 
+def _ids_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ids", nargs="+", metavar="id",
+                        help="the memories' ids (as add, search, list and status show them)")
+
+
 async def delete(args: argparse.Namespace, config: Config) -> Output:
     async with opened(config, create=False) as (backend, _):
-        key = await resolve(backend, args.id)
-        deleted = await backend.delete(key)
-    if not deleted:
-        raise NotFound(f"no episode with id {key}; nothing deleted")
-    return Output({"id": key, "deleted": True}, f"deleted {key}")
+        keys = [await resolve(backend, given) for given in args.ids]
+        missing = [key for key in keys if not await backend.delete(key)]
+    if missing:
+        done = len(keys) - len(missing)
+        raise NotFound(f"no episode with id {' '.join(missing)}; "
+                       f"{f'the other {done} deleted' if done else 'nothing deleted'}")
+    if len(keys) == 1:
+        return Output({"id": keys[0], "deleted": True}, f"deleted {keys[0]}")
+    return Output({"ids": keys, "deleted": True}, f"deleted {' '.join(keys)}")
 
 
 COMMANDS = {
@@ -130,5 +139,5 @@ COMMANDS = {
     "search": Command(_search_arguments, search, reads_the_journal),
     "get": Command(_id_argument, get),
     "list": Command(_list_arguments, list_),
-    "delete": Command(_id_argument, delete),
+    "delete": Command(_ids_argument, delete),
 }

@@ -19,7 +19,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", choices=list(SETTINGS),
                         help="graph-url (a FalkorDB server's graph; a password in it is kept "
                         f"apart, in the home's ignored {PASSWORD}), embedder or llm "
-                        f"([NAME:]MODEL[@URL]; NAME: {', '.join(NAMED)})")
+                        f"([NAME:]MODEL[@URL]; NAME: {', '.join(NAMED)}), or keep-damaged "
+                        "(damaged graph copies kept: a count, 3, or days, 30d)")
     parser.add_argument("value", nargs="?", help="the value")
 
 

@@ -14,7 +14,7 @@ from rapidfuzz import fuzz, process
 
 from backends.model import Episode, natural_key
 from backends.protocol import MemoryBackend
-from memory.curation.versions import Versions
+from fallback.versions import Versions
 
 SIMILAR = 90.0
 """the least rapidfuzz ``ratio`` (0-100) of two texts, folded and without spaces, that counts

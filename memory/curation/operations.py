@@ -16,14 +16,14 @@ from backends.graph.history import KeptFact
 from backends.insights import Scope
 from backends.model import Episode, utc
 from backends.protocol import KnownEntity, KnownFact, MemoryBackend, Restores
+from fallback import kept_log
+from fallback.versions import FOLDER, Version, Versions
 from memory.agent.decisions import Adr, DecisionError, deprecate_adr, supersede_adr
 from memory.agent.records import fetch
 from memory.agent.scopes import ADR, project_group
 from memory.curation.dedupe import Duplicates, merge, near_duplicates
 from memory.curation.ids import UnknownId, resolve
 from memory.curation.knowledge import Found, search_entities, search_facts
-from memory.curation.versions import FOLDER, Version, Versions
-from memory.store import kept_log
 from memory.store.config import Config
 
 

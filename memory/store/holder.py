@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from backends.errors import BackendUnavailable, DualmemError, GraphEmptied
 from backends.graph.protocol import Graph
 from fallback import FileBackend
+from memory.store import damaged
 from memory.store.kept_facts import KeptFacts
 from memory.store.outage import Outage
 from memory.store.replayer import INLINE_GAP, Replayer
@@ -216,6 +217,8 @@ class Holder:
                 return
         self.replayer = Replayer(self._files, graph, self._graph_dir, self._kept)
         self.why = f"{self.holding}; catching up with the journal"
+        with contextlib.suppress(DualmemError, OSError):  # kept a while longer, no worse
+            damaged.prune(self._graph_dir.parent, damaged.Retention.of(self._graph_dir.parent))
         self._watch()
         await self._files.watch()
         self._wake.set()

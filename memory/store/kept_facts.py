@@ -10,8 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from backends.errors import WriteFailed
-from fallback import FileBackend
-from memory.store import kept_log
+from fallback import FileBackend, kept_log
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
     from backends.graph.history import KeptFact

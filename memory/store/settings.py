@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -28,8 +29,11 @@ from backends.safe_files import open_for_write, read_regular
 CONFIG = "config.json"
 PASSWORD = "graph-password"
 GITIGNORE = ".gitignore"
-SETTINGS = {"graph-url": "graph_url", "embedder": "embedder", "llm": "llm"}
+SETTINGS = {"graph-url": "graph_url", "embedder": "embedder", "llm": "llm",
+            "keep-damaged": "keep_damaged"}
 """what ``dualmem config set NAME VALUE`` keeps, by the name the command takes"""
+KEEP_DAMAGED = re.compile(r"(\d{1,6})(d?)")
+"""how long damaged copies of the graph are kept: a count (3) or an age in days (30d)"""
 _LIMIT = 64 * 1024
 IGNORED = """\
 # Written by `dualmem init`. A team commits project.json (the project's id: every clone then
@@ -94,6 +98,8 @@ def store_setting(home: Path, name: str, value: str) -> str:
         raise SettingsError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})")
     settings = read_settings(home)
     shown = value
+    if name == "keep-damaged" and value and not KEEP_DAMAGED.fullmatch(value):
+        raise SettingsError(f"keep-damaged: {value!r} is neither a count (3) nor an age (30d)")
     if name == "graph-url" and value:
         address = parse_server_url(value)
         if address.password is not None:

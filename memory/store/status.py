@@ -10,6 +10,8 @@ from typing import Any
 
 from backends.protocol import MemoryBackend, ReportsProblems, Restores, SetAside
 from memory.importers import AUTO_CLAUDE
+from memory.store.damaged import DamagedCopy
+from memory.store.damaged import find as find_damaged
 from memory.store.selection import Selection
 from migrate import Ledger
 
@@ -26,6 +28,8 @@ class Status:
     """the report of the last Auto-Claude import, if any"""
     set_aside: tuple[SetAside, ...] = ()
     """what people took out of the views: held (still stored) or forgotten (text kept)"""
+    damaged: tuple[DamagedCopy, ...] = ()
+    """damaged copies of the graph kept (``memory.store.damaged``), newest first"""
 
     @property
     def total(self) -> int:
@@ -48,6 +52,10 @@ class Status:
                 {"id": item.episode.id, "group": item.episode.group_id, "kind": item.episode.kind,
                  "text": item.episode.body, "since": item.since.isoformat(), "held": item.held}
                 for item in self.set_aside]
+        if self.damaged:
+            status["damaged_copies"] = [
+                {"path": str(copy.path), "since": copy.since.isoformat(), "bytes": copy.size}
+                for copy in self.damaged]
         return status
 
     def describe(self) -> str:
@@ -61,6 +69,11 @@ class Status:
             lines.append(f"problems: {len(self.problems)} file(s) could not be read")
             lines += [f"  {path}: {reason}" for path, reason in self.problems]
         lines += _describe_set_aside(self.set_aside)
+        if self.damaged:
+            lines.append(f"damaged copies of the graph: {len(self.damaged)} kept "
+                         "(how many or how long: dualmem config set keep-damaged 3|30d)")
+            lines += [f"  {copy.path}  set aside {copy.since:%Y-%m-%d %H:%M} UTC, "
+                      f"{copy.size} bytes" for copy in self.damaged]
         last = self.last_import
         if last is not None:
             lines.append(
@@ -87,6 +100,7 @@ async def collect_status(
         problems=tuple((str(path), reason) for path, reason in problems),
         last_import=_last_import(ledger_file),
         set_aside=tuple(set_aside),
+        damaged=tuple(find_damaged(home)),
     )
 
 
@@ -96,14 +110,15 @@ _SHOWN = 10  # of each list; --json lists all
 def _describe_set_aside(items: tuple[SetAside, ...]) -> list[str]:
     lines = []
     for held, title, hint in (
-        (True, "held: {n} hand bullet(s) taken out of their view at once, still memories",
-         "forget one as meant: dualmem delete ID; show it again: dualmem restore ID"),
-        (False, "forgotten: {n} hand bullet(s) removed from their view (text kept)",
+        (True, "held: {n} bullet(s) taken out of their view at once, still memories",
+         "forget them as meant: dualmem delete {ids}; show one again: dualmem restore ID"),
+        (False, "forgotten: {n} bullet(s) removed from their view (text kept)",
          "bring one back: dualmem restore ID"),
     ):
         chosen = [item for item in items if item.held is held]
         if not chosen:
             continue
+        hint = hint.format(ids=" ".join(sorted(item.episode.id for item in chosen)))
         lines.append(title.format(n=len(chosen)))
         lines += [f"  {item.episode.id}  {item.episode.group_id}/{item.episode.kind}  "
                   f"{' '.join(item.episode.body.split())[:60]}" for item in chosen[:_SHOWN]]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from backends.graph.history import Enrichment, KeptFact
 from backends.model import Episode
 from backends.search.entities import Entity
-from memory.store import kept_log
+from fallback import kept_log
 from memory.store.config import Config
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory

@@ -115,22 +115,20 @@ async def test_removing_a_hand_bullet_removes_its_memory(files: FileBackend, hom
     assert await files.get(stable_id("project_a", "pattern", natural_key("short lived"))) is None
 
 
-async def test_an_edited_generated_bullet_becomes_the_persons_own(
+async def test_an_edited_generated_bullet_corrects_its_memory(
     files: FileBackend, home: Path
 ) -> None:
     await files.upsert(make(1, kind="pattern", name="use pathlib", body=""))
     text = view(home).read_text()
     view(home).write_text(text.replace("- use pathlib <!--", "- use pathlib, not os.path <!--"))
-    edited = stable_id("project_a", "pattern", natural_key("use pathlib, not os.path"))
-    found = await eventually(lambda: files.get(edited), lambda episode: episode is not None)
-    assert found is not None and found.source == "manual"
-    assert await files.get("ep-0001") == make(1, kind="pattern", name="use pathlib", body="")
+    corrected = make(1, kind="pattern", name="use pathlib, not os.path", body="")
+    assert await eventually(lambda: files.get("ep-0001"), corrected.__eq__) == corrected
+    assert await files.count() == 1  # the same memory, not a second one
     settled = await eventually(
-        view(home).read_text, lambda now: "- use pathlib, not os.path\n" in now
+        view(home).read_text, lambda now: "- use pathlib, not os.path <!-- dualmem ep-0001" in now
     )
-    assert "- use pathlib, not os.path\n" in settled
-    lines = settled.split("\n")
-    assert any(line.startswith("- use pathlib <!-- dualmem ep-0001") for line in lines)
+    assert "- use pathlib, not os.path <!-- dualmem ep-0001" in settled
+    assert "- use pathlib <!--" not in settled
 
 
 async def test_bullets_added_while_closed_are_taken_in_at_open(home: Path) -> None:

@@ -8,13 +8,14 @@ or forgot is kept here, where a rebuild leaves it.
 
 One file per memory: a memory's history is read without reading anyone else's, and removing
 every trace of one memory (``forget --purge``) removes one file. Lines are appended and made
-durable before the change they record (``memory.store.kept_log``): a crash in between leaves a
+durable before the change they record (``fallback.kept_log``): a crash in between leaves a
 version equal to the memory as it stands, never a change without its history.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,8 +23,8 @@ from typing import Any, Literal
 
 from backends.errors import InvalidEpisode, MigrationError
 from backends.model import Episode, now
+from fallback import kept_log
 from fallback.layout import EPISODE_SUFFIX, file_name
-from memory.store import kept_log
 
 Change = Literal["updated", "forgotten", "restored", "merged"]
 FOLDER = "versions"
@@ -85,6 +86,11 @@ class Versions:
         found = self.of(episode_id)
         return found[-1].episode if found and found[-1].change in ("forgotten", "merged") \
             else None
+
+    def remove(self, episode_ids: Collection[str]) -> None:
+        """Drop every version of these memories (``forget --purge``)."""
+        for episode_id in episode_ids:
+            self.path(episode_id).unlink(missing_ok=True)
 
     def ids(self) -> list[str]:
         """Every id with a recorded change (for finding a forgotten memory by a prefix)."""
