@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from capture.conftest import Project
+from capture.shapes import working_session
 from memory.capture.quick import nothing_new
-from tests.capture.conftest import Project
-from tests.capture.shapes import working_session
 
 REPO = Path(__file__).resolve().parents[2]
 WHOLE_WAY = ("asyncio", "argparse", "memory.cli", "fallback.store", "memory.capture.session",

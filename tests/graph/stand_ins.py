@@ -23,6 +23,7 @@ class ScriptedLLM(LLMClient):
     async def _generate_response(
         self, messages: list[Message], response_model: type[BaseModel] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS, model_size: ModelSize = ModelSize.medium,
+        *, model: str | None = None,
     ) -> dict[str, Any]:
         self.calls.append(messages)
         if not self.script:

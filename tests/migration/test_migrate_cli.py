@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 import pytest
-from auto_claude_folder import EXPECTED_KINDS, build
 
 from memory.cli import main
+from migration.auto_claude_folder import EXPECTED_KINDS, build
 
 
 def dualmem(capsys: pytest.CaptureFixture[str], home: Path, *argv: str, code: int = 0) -> Any:
@@ -85,3 +85,4 @@ def test_migrate_in_auto_is_the_holders_replay_and_redoes_nothing_a_holder_did(
     assert len(listed(capsys, tmp_path, "graph")) == 4
     status = dualmem(capsys, tmp_path, "status")["dual"]
     assert (status["pending"], status["last_migration"]["written"]) == (0, 1)
+
