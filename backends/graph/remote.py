@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pydantic.warnings import PydanticDeprecatedSince20
 
 from backends.errors import ProviderFailed
-from backends.graph.embedder import Vectors
+from backends.graph.embedder import Described, Vectors
 
 os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # before graphiti is imported: no phoning home
 with warnings.catch_warnings():
@@ -35,7 +35,7 @@ CHUNK = 64
 TIMEOUT = 30.0
 
 
-class RemoteEmbedder:
+class RemoteEmbedder(Described):
     """graphiti's ``EmbedderClient`` as our ``Embedder``: its vectors, checked for size and
     L2-normalised; a failure of the endpoint is ``ProviderFailed``."""
 
@@ -43,14 +43,6 @@ class RemoteEmbedder:
         self.client = client
         self._name = f"openai-compatible:{model}"
         self._dimension = dimension
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     async def aembed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
