@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from pathlib import Path
 
 from backends.errors import (
@@ -303,15 +302,6 @@ class FileBackend:
                 await blocking(self._intake.start, fresh=False, watch=True)
             except OSError as exc:
                 raise _unavailable(self._layout.root, exc) from exc
-
-    # A test renders every view under the lock, as a write would (tests/file/test_view_pages).
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        with self._guard.writing():
-            yield
-
-    def _render(self, touched: Collection[tuple[str, str]]) -> None:
-        self._keeper.render(touched)
 
     def _check_open(self) -> None:
         if self._closed:

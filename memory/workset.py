@@ -103,11 +103,13 @@ def session_files(transcript: Path, root: Path) -> list[str]:
 def git_files(root: Path) -> list[str]:
     """Changed, staged and untracked files of the git working tree holding ``root``, then the
     files its branch changed since it left its base; relative to ``root`` (files outside it
-    left out). None when ``root`` is in no repository or git is missing."""
+    left out). None when ``root`` is in no repository or git is missing. At most four git
+    processes: each costs a prompt hook milliseconds of CPU."""
     top = _git(root, "rev-parse", "--show-toplevel")
     if not top:
         return []
-    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    status = _git(root, "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all")
+    header, _, status = status.partition("\0")  # "## main...origin/main", "## HEAD (no branch)"
     changed = []
     entries = iter(status.split("\0"))
     for entry in entries:
@@ -116,7 +118,7 @@ def git_files(root: Path) -> list[str]:
         changed.append(entry[3:])
         if entry[0] in "RC":  # a rename or copy: its source follows
             next(entries, None)
-    base = _base(root)
+    base = _base(root, header.removeprefix("## ").split("...")[0])
     branch = _git(root, "diff", "--name-only", "-z", f"{base}...HEAD").split("\0") if base else []
     here = root.resolve()
     kept = []
@@ -129,14 +131,21 @@ def git_files(root: Path) -> list[str]:
     return list(dict.fromkeys(kept))
 
 
-def _base(root: Path) -> str:
-    """The branch the work left: the remote's default branch, else ``main`` or ``master``
-    (none when HEAD is that branch itself)."""
-    remote = _git(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
-    for name in (remote.strip(), "main", "master", "origin/main", "origin/master"):
-        if name and _git(root, "rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"):
-            head = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD").strip()
-            return "" if head == name else name
+_BASES = ("refs/heads/main", "refs/heads/master", "refs/remotes/origin/main",
+          "refs/remotes/origin/master")
+
+
+def _base(root: Path, head: str) -> str:
+    """The branch the work on ``head`` left: the remote's default branch, else ``main`` or
+    ``master`` (none when ``head`` is that branch itself); one git process."""
+    listed = _git(root, "for-each-ref", "--format=%(refname)%00%(symref)",
+                  "refs/remotes/origin/HEAD", *_BASES).splitlines()
+    known = dict(line.split("\0") for line in listed)
+    remote = known.pop("refs/remotes/origin/HEAD", "")
+    for name in (remote, *_BASES):
+        if name in known or (name and name == remote):
+            short = name.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+            return "" if head == short else short
     return ""
 
 

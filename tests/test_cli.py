@@ -116,8 +116,10 @@ def test_add_search_get_list_delete(cli: Any) -> None:
     assert_error(cli("get", receipt["id"]), 1, "UnknownId", receipt["id"])
     assert_error(cli("delete", receipt["id"]), 1, "UnknownId", "no memory with id")
     assert _count(cli) == 1
-    assert_error(cli("delete", other["id"], receipt["id"]), 1, "NotFound",
-                 f"no episode with id {receipt['id']}; the other 1 deleted")
+    # Every id is found before any is deleted: an unknown one deletes nothing.
+    assert_error(cli("delete", other["id"], receipt["id"]), 1, "UnknownId", receipt["id"])
+    assert _count(cli) == 1
+    assert cli("delete", other["id"]).doc == {"id": other["id"], "deleted": True}
     assert _count(cli) == 0
     both = [add(cli)["id"], add(cli, "proj", "gotcha", "One writer", "Only one.")["id"]]
     assert cli("delete", *both).doc == {"ids": both, "deleted": True}
@@ -393,7 +395,6 @@ def test_an_error_in_a_real_process(tmp_path: Path) -> None:
 
 def test_forget_purges_only_when_asked_and_says_what_it_found(cli: Any, home: Path) -> None:
     leaked = add(cli, "proj", "pattern", "Deploy key", "use sk_live_5Jx8 to deploy")["id"]
-    assert_error(cli("forget", leaked), 2, "UsageError", "--purge")
     assert cli("forget", "--purge", leaked, "never-stored").doc == {
         "purged": [leaked], "missing": ["never-stored"]}
     assert not any(b"sk_live_5Jx8" in path.read_bytes() for path in home.rglob("*")

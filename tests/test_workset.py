@@ -3,10 +3,13 @@ tree and branch (a real repository in a temporary folder), and the paths a promp
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 
 from memory.workset import git_files, named_files, session_files, working_set
 
@@ -46,6 +49,34 @@ def test_the_git_working_tree_and_the_branch_since_its_base(tmp_path: Path) -> N
     assert set(git_files(root / "app")) == {  # relative to a sub-folder, none outside it
         "api/refunds.py", "services/ledger.py", "new name.py", "services/refunds.py"}
     assert git_files(tmp_path / "nowhere") == []
+
+
+def test_the_branch_left_the_remotes_default_asking_git_four_times_at_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each git process costs a prompt hook milliseconds of CPU: they are counted by a git
+    # ahead on PATH that notes its call and runs the real one.
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "master")
+    _write(root, "a.py")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "start")
+    _git(root, "update-ref", "refs/remotes/origin/trunk", "HEAD")
+    _git(root, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
+    _git(root, "checkout", "-qb", "work")
+    _write(root, "b.py")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "on the branch")
+    _write(root, "c.py")
+    calls, folder = tmp_path / "calls", tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n'
+                                f'exec "{shutil.which("git")}" "$@"\n')
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    assert git_files(root) == ["c.py", "b.py"]
+    assert len(calls.read_text().splitlines()) <= 4
 
 
 def test_the_files_a_session_edited_then_read(tmp_path: Path) -> None:

@@ -52,6 +52,22 @@ class AsyncEmbedder(Protocol):
 AnyEmbedder = Embedder | AsyncEmbedder
 
 
+class Described:
+    """An embedder's ``name`` and ``dimension``, read-only, from the ``_name`` and
+    ``_dimension`` its constructor sets."""
+
+    _name: str
+    _dimension: int
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+
 async def embed(embedder: AnyEmbedder, texts: Sequence[str]) -> Vectors:
     if isinstance(embedder, AsyncEmbedder):
         return await embedder.aembed(texts)

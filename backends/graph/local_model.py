@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from backends.errors import ProviderFailed
-from backends.graph.embedder import Vectors
+from backends.graph.embedder import Described, Vectors
 
 MODEL_FILES = ("model.onnx", "onnx/model.onnx")
 TOKENIZER = "tokenizer.json"
@@ -85,7 +85,7 @@ def _model_file(folder: Path) -> Path | None:
     return next((folder / f for f in MODEL_FILES if (folder / f).is_file()), None)
 
 
-class LocalEmbedder:
+class LocalEmbedder(Described):
     """Mean-pooled, L2-normalised token vectors of the model in ``folder`` (how
     sentence-transformers pools all-MiniLM-L6-v2 and what bge-small's CLS vector is close to).
     Loaded on first use, once per process, behind a lock: a server embeds from many tasks."""
@@ -99,14 +99,6 @@ class LocalEmbedder:
         self._name = f"local:{name or folder.name}"
         self._loaded: tuple[Any, Any, set[str]] | None = None
         self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         session, tokenizer, inputs = self._load()

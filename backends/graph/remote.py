@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from pydantic.warnings import PydanticDeprecatedSince20
 
 from backends.errors import ProviderFailed
-from backends.graph.embedder import Vectors
+from backends.graph.embedder import Described, Vectors
 from backends.graph.provider_names import DEFAULT
 
 os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # before graphiti is imported: no phoning home
@@ -41,7 +41,7 @@ OPENAI = ("openai", "ollama")
 """the providers of the OpenAI protocol"""
 
 
-class RemoteEmbedder:
+class RemoteEmbedder(Described):
     """graphiti's ``EmbedderClient`` as our ``Embedder``: its vectors, checked for size and
     L2-normalised; a failure of the endpoint is ``ProviderFailed``."""
 
@@ -54,14 +54,6 @@ class RemoteEmbedder:
         self._dimension = dimension
         self._errors = errors
         """the SDK's own failures of the endpoint (connection, status, timeout)"""
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     async def aembed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)

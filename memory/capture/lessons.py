@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backends.model import natural_key
+from memory.capture.labels import LESSON_LABELS
 
 _LESSON = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(gotcha|pattern|discovery)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"
+    rf"^\s*(?:[-*+]\s+)?(?:\*\*|__)?({'|'.join(LESSON_LABELS)})(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"
     r"(.+?)\s*$",
     re.IGNORECASE,
 )
 _DISCOVERY = re.compile(r"^`?([^\s`:]+)`?\s*(?::|—|–|\s-)\s*(.+)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_ANY_LABEL = re.compile(r"gotcha|pattern|discovery", re.IGNORECASE)
+_ANY_LABEL = re.compile("|".join(LESSON_LABELS), re.IGNORECASE)
 MAX_LESSONS = 200
 """per session: a transcript of thousands of labelled lines is not a session's lessons"""
 

@@ -15,8 +15,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from memory.capture.labels import LESSON_LABELS
+
 CAPTURES = ("stop", "session-end", "pre-compact")
-_LESSON_LABELS = ("gotcha", "pattern", "discovery")
 
 
 def nothing_new(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str]) -> bool:
@@ -38,7 +39,7 @@ def nothing_new(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, 
     message = given.get("last_assistant_message") or ""
     if not isinstance(transcript, str) or not transcript or not isinstance(message, str):
         return False
-    if any(label in message.casefold() for label in _LESSON_LABELS):
+    if any(label in message.casefold() for label in LESSON_LABELS):
         return False  # perhaps a lesson to keep: the whole way decides
     found = _home(home, cwd if isinstance(cwd, str) and cwd else None, env)
     return found is not None and _all_read(found, Path(transcript))

@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never ope
     from backends.graph.history import KeptFact
     from memory.store.holder import GraphOpener, Holder
     from memory.store.replayer import Replay
+    from migrate.migrator import Progress
 
 
 class DualBackend:
@@ -65,12 +66,13 @@ class DualBackend:
 
     @classmethod
     async def open(cls, files: FileBackend, open_graph: GraphOpener, graph_dir: Path,
-                   ledger_path: Path) -> DualBackend:
+                   ledger_path: Path, progress: Progress | None = None) -> DualBackend:
         """Take ``files`` (closed with the store) and try the graph once; in the background,
-        bring the graph up to the journal when holding it, or keep retrying it otherwise."""
+        bring the graph up to the journal when holding it, or keep retrying it otherwise
+        (telling ``progress`` as it goes)."""
         from memory.store.holder import Holder
 
-        holder = Holder(files, open_graph, graph_dir)
+        holder = Holder(files, open_graph, graph_dir, progress)
         await holder.start()
         return cls(files, holder, ledger_path, graph_dir)
 
@@ -277,9 +279,11 @@ class DualBackend:
             await self._files.aclose()
 
 
-async def open_dual(config: Config, *, embedder: AnyEmbedder | None = None) -> DualBackend:
+async def open_dual(config: Config, *, embedder: AnyEmbedder | None = None,
+                    progress: Progress | None = None) -> DualBackend:
     """The dual store of ``config.home``: its file journal, and its graph when this process can
-    hold it (its vectors made by ``embedder``, else the configured one). The journal is watched
+    hold it (its vectors made by ``embedder``, else the configured one; its replay of the
+    journal told to ``progress``). The journal is watched
     by the graph's holder (or by everyone while nobody can hold it). A one-shot process opens
     the journal alone instead (``selection.open_backend``)."""
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
@@ -299,7 +303,7 @@ async def open_dual(config: Config, *, embedder: AnyEmbedder | None = None) -> D
         with contextlib.suppress(OSError):
             noted.mkdir(parents=True, exist_ok=True)
     try:
-        return await DualBackend.open(files, open_graph, noted, config.ledger_file)
+        return await DualBackend.open(files, open_graph, noted, config.ledger_file, progress)
     except BaseException:
         await files.aclose()
         raise

@@ -24,6 +24,7 @@ from memory.store import damaged
 from memory.store.kept_facts import KeptFacts
 from memory.store.outage import Outage
 from memory.store.replayer import INLINE_GAP, Replayer
+from migrate.migrator import Progress
 
 if TYPE_CHECKING:
     import asyncio
@@ -52,8 +53,10 @@ CLOSE_WAIT = 30.0
 class Holder:
     """Holds the graph of ``files``' home when it can, and keeps it up to the journal."""
 
-    def __init__(self, files: FileBackend, open_graph: GraphOpener, graph_dir: Path) -> None:
+    def __init__(self, files: FileBackend, open_graph: GraphOpener, graph_dir: Path,
+                 progress: Progress | None = None) -> None:
         self._files = files
+        self._progress = progress
         self._open_graph = open_graph
         self._graph_dir = graph_dir
         self._kept = KeptFacts(files)
@@ -215,7 +218,8 @@ class Holder:
                             f"every memory; once fixed, `dualmem repair` rebuilds the graph")
                 await self._files.watch()
                 return
-        self.replayer = Replayer(self._files, graph, self._graph_dir, self._kept)
+        self.replayer = Replayer(self._files, graph, self._graph_dir, self._kept,
+                                 self._progress)
         self.why = f"{self.holding}; catching up with the journal"
         with contextlib.suppress(DualmemError, OSError):  # kept a while longer, no worse
             damaged.prune(self._graph_dir.parent, damaged.Retention.of(self._graph_dir.parent))

@@ -78,7 +78,7 @@ async def migrate_home(
     if prune_files and config.backend != "graph":
         raise MigrationError(PRUNE_REFUSED)
     if config.backend == "auto" and not moving:
-        return await replay_home(config, preview=preview, history=history)
+        return await replay_home(config, preview=preview, history=history, progress=progress)
     files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes)
     ledger = (Ledger.open_for_reading if preview else Ledger.open)(config.ledger_file)
     try:
@@ -109,7 +109,8 @@ async def migrate_home(
 
 
 async def replay_home(config: Config, *, preview: bool = False,
-                      history: Sequence[KeptFact] | None = None) -> MigrateResult:
+                      history: Sequence[KeptFact] | None = None,
+                      progress: Progress | None = None) -> MigrateResult:
     """Hold the home's graph, bring it up to the journal and verify it with ``differences``
     (``DualBackend.replay``), then write ``history`` (another graph's retired facts, on a
     move) and verify it too. The run is recorded in the ledger (``status`` shows it), and so is
@@ -131,7 +132,7 @@ async def replay_home(config: Config, *, preview: bool = False,
         report = _replay_report(name, started, journal, verdict, [], dry_run=True)
         report.seconds = time.perf_counter() - clock
         return MigrateResult(report)
-    store = await open_dual(config)
+    store = await open_dual(config, progress=progress)
     try:
         if not store.holds_graph:
             raise MigrationError(f"cannot migrate: {store.reason}; the process holding the "

@@ -27,7 +27,7 @@ from fallback import FileBackend
 from memory.store import graphs
 from memory.store.kept_facts import KeptFacts
 from memory.store.layers import Verdict
-from migrate.migrator import upsert_each
+from migrate.migrator import Progress, upsert_each
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,10 @@ class Replayer:
     the graph and in ``graph_dir`` (for other processes' status)."""
 
     def __init__(self, files: FileBackend, graph: Graph, graph_dir: Path,
-                 kept: KeptFacts) -> None:
+                 kept: KeptFacts, progress: Progress | None = None) -> None:
         self.files = files
+        self._progress = progress
+        """told (done, total) as the graph takes the journal in (``dualmem migrate``'s bar)"""
         self.graph = graph
         self._graph_dir = graph_dir
         self._kept = kept
@@ -125,17 +127,18 @@ class Replayer:
         """Apply the journal's changes since the graph's position; a position the journal does
         not know (a rebuilt index) makes the graph equal to the journal instead."""
         assert self.applied is not None
-        wrote = False
+        since, done = self.applied.seq, 0
         while True:
             changes = self.files.changes_since(self.applied, limit=BATCH)
             if changes.reset:
                 await self.make_equal()
+                since = self.applied.seq
                 continue
             if not changes.written and not changes.deleted:
-                if wrote:
+                if done:
+                    self._tell(done, done)
                     await self._kept.save(self.graph)
                 return
-            wrote = True
             found = [await self.files.get(episode_id) for episode_id in changes.written]
             written = [episode for episode in found if episode is not None]
             took = await self._write(written) if written else 0
@@ -146,6 +149,13 @@ class Replayer:
                 await self.files.forget_tombstones(changes.deleted)
             self.applied = changes.position
             self.replayed = _add(self.replayed, Verdict(took, len(changes.deleted), 0))
+            done += len(changes.written) + len(changes.deleted)
+            if self._progress is not None:  # each change moves the position by one: the gap
+                self._progress(done, max(done, self.files.position().seq - since))  # bounds it
+
+    def _tell(self, done: int, total: int) -> None:
+        if self._progress is not None:
+            self._progress(done, total)
 
     async def _write(self, episodes: Sequence[Episode]) -> int:
         """Write these into the graph; how many it took. One the graph refuses (a body over its
@@ -189,6 +199,7 @@ class Replayer:
         for start in range(0, len(writes), BATCH):
             batch = [await files.get(key) for key in writes[start : start + BATCH]]
             took += await self._write([episode for episode in batch if episode is not None])
+            self._tell(start + len(batch), len(writes))
         removed = sorted(hashes.keys() & deleted if graph.shared
                          else hashes.keys() - journal.keys())
         for key in removed:

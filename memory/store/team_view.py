@@ -28,10 +28,12 @@ import orjson
 from backends.errors import BackendUnavailable, FileRefused, StoreCorrupt
 from backends.flock import flocked
 from backends.graph.address import ServerAddress
-from backends.graph.falkor.queries import COLUMNS
+from backends.graph.falkor.queries import CHANGED_KEYS as _CHANGED
+from backends.graph.falkor.queries import EPISODES as _EVERY
+from backends.graph.falkor.queries import EPISODES_BY_KEYS as _SOME
+from backends.graph.falkor.queries import TEAM_HEAD as _HEAD
 from backends.graph.falkor.rows import episode_of
 from backends.graph.falkor.wire import WireClient
-from backends.graph.stored import OURS
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Position, upsert_all
 from backends.safe_files import open_for_write, read_regular
@@ -44,15 +46,6 @@ NOTE = "server.json"
 BATCH = 500
 FETCH = 256
 """episodes fetched per query: the ids go into the query's text"""
-_HEAD = (
-    "OPTIONAL MATCH (i:DualmemMeta {key: 'instance'})"
-    " OPTIONAL MATCH (c:DualmemMeta {key: 'changes'})"
-    " OPTIONAL MATCH (j:DualmemMeta {key: $journal})"
-    " RETURN i.value AS instance, c.seq AS seq, j.value AS applied"
-)
-_CHANGED = "MATCH (c:DualmemChange) WHERE c.seq > $since RETURN c.uuid AS uuid, c.seq AS seq"
-_EVERY = f"MATCH (e:Episodic) WHERE {OURS} RETURN {COLUMNS}"
-_SOME = f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {OURS} RETURN {COLUMNS}"
 
 
 @dataclass(frozen=True)

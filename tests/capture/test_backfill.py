@@ -7,20 +7,21 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from capture.shapes import Transcript, working_session
 from memory.capture.backfill import claude_folder
 from memory.cli import main
 from memory.output import PARTIAL_EXIT
-from tests.capture.shapes import Transcript, working_session
 
 OLDER = "1a1a1a1a-0000-4000-8000-000000000001"
 NEWER = "2b2b2b2b-0000-4000-8000-000000000002"
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
     code = main(["--backend", "file", "--json", *argv])
     return code, orjson.loads(capsys.readouterr().out)
 
@@ -28,7 +29,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, 
 def listed(capsys: pytest.CaptureFixture[str]) -> list[dict[str, str]]:
     code, document = run(capsys, "list")
     assert code == 0
-    return document["episodes"]  # type: ignore[return-value]
+    episodes: list[dict[str, str]] = document["episodes"]
+    return episodes
 
 
 @pytest.fixture
@@ -66,7 +68,7 @@ def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_a_dry_run_writes_nothing(layout: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, document = run(capsys, "capture", "--dry-run")
     assert code == 0 and document["dry_run"] is True
-    assert document["kept"]["session_insight"] == 2  # type: ignore[index]
+    assert document["kept"]["session_insight"] == 2
     assert listed(capsys) == []
     assert not (Path.cwd() / ".dualmem" / "capture").exists() or not any(
         (Path.cwd() / ".dualmem" / "capture").glob("*.json"))
@@ -98,7 +100,7 @@ def test_what_cannot_be_read_is_skipped_and_said(layout: Path,
     os.mkfifo(layout / "3c3c3c3c-0000-4000-8000-000000000003.jsonl")
     code, document = run(capsys, "capture")
     assert code == PARTIAL_EXIT and document["status"] == "partial"
-    skipped = [s for s in document["sessions"] if s["skipped"]]  # type: ignore[union-attr]
+    skipped = [s for s in document["sessions"] if s["skipped"]]
     assert len(skipped) == 1 and "not a regular file" in skipped[0]["skipped"]
     assert len([e for e in listed(capsys) if e["kind"] == "session_insight"]) == 2
 

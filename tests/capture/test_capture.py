@@ -9,12 +9,12 @@ from pathlib import Path
 import orjson
 
 from backends.search.entities import extract
+from capture.conftest import Project
+from capture.shapes import SUMMARY, Transcript, working_session
+from capture.test_redact import SECRETS
 from memory.agent.memories import AgentMemory
 from memory.capture.cursor import cursor_file
 from memory.capture.lessons import MAX_LESSONS
-from tests.capture.conftest import Project
-from tests.capture.shapes import SUMMARY, Transcript, working_session
-from tests.capture.test_redact import SECRETS
 
 
 async def test_a_session_becomes_its_memories(project: Project, tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from capture.conftest import Project
+from capture.shapes import Transcript
 from memory.capture.checks import classify, failed, key_line
 from memory.capture.session import Session
 from memory.capture.transcript import parse_line
-from tests.capture.conftest import Project
-from tests.capture.shapes import Transcript
 
 CWD = "/home/ana/notes-app"
 LINT_OUTPUT = ("[lint] $ golangci-lint run ./...\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from capture.conftest import Project, open_project
+from capture.shapes import SUMMARY, Transcript, working_session
 from memory.capture.reading import Budget
-from tests.capture.conftest import Project, open_project
-from tests.capture.shapes import SUMMARY, Transcript, working_session
 
 FOLDER = "/work/notes-app"
 
@@ -84,9 +84,9 @@ async def test_a_50_mb_transcript(project: Project, tmp_path: Path) -> None:
         t.bash("pytest -q", "." * 50_000 + f"\n{n + 1} passed in 1.0s")
     data = t.data()
     assert 50 * 2**20 < len(data) < Budget().bytes  # read by one capture
-    path = tmp_path / "big.jsonl"
-    path.write_bytes(data)
-    report = await project.capture(path)
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(data)
+    report = await project.capture(big)
     assert (report.lines, report.damaged, report.left, report.too_long) == (
         len(t.lines), 0, 0, 0)
     files = await project.by_kind("codebase_discovery")

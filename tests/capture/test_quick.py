@@ -11,11 +11,11 @@ import orjson
 import pytest
 
 from backends.kinds import SESSION_INSIGHT
+from capture.conftest import Project
+from capture.shapes import working_session
 from memory.capture.quick import nothing_new
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
-from tests.capture.conftest import Project
-from tests.capture.shapes import working_session
 
 REPO = Path(__file__).resolve().parents[2]
 WHOLE_WAY = ("asyncio", "argparse", "memory.cli", "fallback.store", "memory.capture.session",

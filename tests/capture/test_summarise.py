@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 import pytest
+from graph.scripted_chat import ScriptedChat
 
+from capture.shapes import working_session
 from memory.cli import main
-from tests.capture.shapes import working_session
-from tests.graph.scripted_chat import ScriptedChat
 
 SUMMARY = {
     "what_was_done": "Made the CSV importer keep quoted commas by reading rows with csv.reader.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import orjson
 
+from capture.shapes import SUMMARY, Transcript
 from memory.capture.transcript import (
     Compaction,
     Prompt,
@@ -13,7 +14,6 @@ from memory.capture.transcript import (
     ToolUse,
     parse_line,
 )
-from tests.capture.shapes import SUMMARY, Transcript
 
 
 def _events(transcript: Transcript) -> list[object]:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from every_layer import open_dual_store
 
+from curation.conftest import PROJECT
+from curation.test_operations import memory
 from memory.curation.operations import Curator
 from memory.store.config import Config
-from tests.curation.conftest import PROJECT
-from tests.curation.test_operations import memory
 
 ADR = '{{"adr_id": "ADR-1", "title": "Sessions", "decision": "Keep `{}` in cookies"}}'
 

@@ -4,8 +4,8 @@ earlier captures kept (on every layer)."""
 from __future__ import annotations
 
 from backends.protocol import MemoryBackend
+from curation.conftest import PROJECT
 from memory.agent.memories import AgentMemory
-from tests.curation.conftest import PROJECT
 
 
 async def test_a_recaptured_outcome_is_its_latest_state(store: MemoryBackend) -> None:

@@ -9,11 +9,11 @@ import pytest
 
 from backends.errors import InvalidEpisode
 from backends.model import Episode, now
+from curation.conftest import PROJECT
 from memory.agent.decisions import Adr, DecisionError, get_adr, record_adr
 from memory.agent.memories import AgentMemory
 from memory.curation.ids import AmbiguousId, UnknownId
 from memory.curation.operations import Curator, NotForgotten
-from tests.curation.conftest import PROJECT
 
 
 def memory(key: str, text: str, kind: str = "gotcha", **fields: object) -> Episode:
@@ -39,7 +39,8 @@ async def test_an_update_keeps_the_id_and_the_earlier_version(curator: Curator) 
     updated = await curator.update("m1", body="rename is atomic on one file system",
                                    reason="it is not across mounts")
     assert updated.id == "m1"
-    assert (await curator.store.get("m1")).body == "rename is atomic on one file system"
+    stored = await curator.store.get("m1")
+    assert stored is not None and stored.body == "rename is atomic on one file system"
     assert await curator.store.count() == 1
     history = await curator.history("m1")
     assert [(v.change, v.reason, v.episode.body) for v in history.versions] == [

@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
-from dual_child import episode
 from file.helpers import eventually
 
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import GraphBackend
 from backends.model import Episode, Receipt
+from dual.dual_child import episode
 from fallback import FileBackend
 from fallback.layout import Layout
 from memory.store.config import Config

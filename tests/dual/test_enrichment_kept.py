@@ -12,6 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
+from graph.old_graph import reading
+from graph.scripted_chat import ScriptedChat
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,9 +25,6 @@ from fallback import kept_log
 from memory.store.config import Config
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
-from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME
-from tests.graph.old_graph import reading
-from tests.graph.scripted_chat import ScriptedChat
 
 
 @pytest.fixture
@@ -156,6 +156,7 @@ async def test_a_fact_the_llm_found_contradicted_stays_retired_in_a_rebuilt_grap
     chat = ScriptedChat(CONTRADICTING)
     try:
         async with open_memory(tmp_path, "auto", llm=f"m@{chat.url}") as store:
+            assert isinstance(store, DualBackend)
             await store.upsert_many([OLDER, NOTE])
             await store.enrich()
     finally:

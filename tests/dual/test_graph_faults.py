@@ -71,7 +71,7 @@ async def record(graph: Path, position: Position) -> None:
         await store.aclose()
 
 
-FILE_FAULTS: dict[str, Callable[[Path], None]] = {
+FILE_FAULTS: dict[str, Callable[[Path], object]] = {
     "empty": lambda graph: (graph / "memory.kuzu").write_bytes(b""),
     "truncated": truncate,
     "flipped bytes": flip_bytes,

@@ -73,6 +73,7 @@ async def test_a_save_that_failed_is_made_by_a_later_one(tmp_path: Path) -> None
         return {fact.episode for fact in kept_log.read(history, KeptFact.from_json)}
 
     async with open_memory(tmp_path, "auto") as store:
+        assert isinstance(store, DualBackend)
         for key in "abc":
             await store.upsert(note(key, [f"src/{key}.py", "src/x.py"]))
         await store.catch_up()

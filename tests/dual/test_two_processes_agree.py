@@ -126,6 +126,6 @@ class TwoProcesses(RuleBasedStateMachine):
 
 TestTwoProcesses = TwoProcesses.TestCase
 # Each example starts a process: a few long runs rather than many short ones.
-TestTwoProcesses.settings = settings(  # type: ignore[attr-defined]
-    max_examples=min(6, settings.default.max_examples), stateful_step_count=25
+TestTwoProcesses.settings = settings(
+    max_examples=min(6, settings().max_examples), stateful_step_count=25
 )

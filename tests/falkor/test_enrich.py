@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from falkor_server import FalkorServer, address_for
+from graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
+from graph.scripted_chat import ScriptedChat
 
 from backends.errors import ProviderFailed, WriteFailed
 from backends.graph import GraphBackend, remote
@@ -24,8 +26,6 @@ from backends.search.entities import entity_uuid
 from memory.cli import main
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
-from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
-from tests.graph.scripted_chat import ScriptedChat
 
 Seen = tuple[set[tuple[str, str, frozenset[str]]], set[tuple[str, str, str, str]],
              dict[str, set[str]]]

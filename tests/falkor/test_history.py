@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from falkor_server import address_for
+from graph.test_history import history_of_some_memories, retired_again
 
 from backends.graph.falkor.backend import FalkorBackend
-from tests.graph.test_history import history_of_some_memories, retired_again
 
 
 async def test_the_history_of_some_memories_is_theirs_alone(tmp_path: Path) -> None:

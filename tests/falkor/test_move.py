@@ -109,7 +109,8 @@ def test_a_kuzu_home_moves_to_a_falkordb_server_losing_nothing(
     assert again["ok"] and again["written"] == 0 and again["unchanged"] == len(source)
     assert again["history"]["written"] == 0 and again["history"]["ok"]
 
-    async def on_the_server() -> tuple[list[Episode], set[tuple[str, ...]], set[Fact]]:
+    async def on_the_server() -> tuple[list[Episode], set[tuple[str, ...]], set[Fact],
+                                       set[tuple[Any, ...]]]:
         server = await FalkorBackend.open(address)
         try:
             found = [episode async for episode in server.scan()]
@@ -203,7 +204,7 @@ def kuzu_rows(folder: Path, query: str) -> list[list[Any]]:
     try:
         result = connection.execute(query)
         assert isinstance(result, kuzu.QueryResult)
-        rows = result.get_all()
+        rows = [list(row) for row in result.get_all()]
         result.close()
         return rows
     finally:

@@ -254,8 +254,8 @@ async def test_a_writer_killed_mid_render_leaves_views_the_next_open_mends(
             # writer never stored has no view.)
             kinds = [kind for kind in ("pattern", "gotcha")
                      if await store.count(group_ids=["g"], kinds=[kind])]
-            with store._writing():
-                store._render({("g", kind) for kind in kinds})
+            with store._guard.writing():  # under the lock, as a write renders
+                store._keeper.render({("g", kind) for kind in kinds})
             assert pages(root, "g") == seen
             assert not [p for p in (root / "views" / "g").iterdir() if p.name.startswith(".")]
         finally:

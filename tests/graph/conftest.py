@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from backends.graph import GraphBackend
-from tests.graph.scripted_chat import SERVING
+from graph.scripted_chat import SERVING
 
 
 @pytest.fixture(autouse=True)

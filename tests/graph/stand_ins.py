@@ -23,6 +23,7 @@ class ScriptedLLM(LLMClient):
     async def _generate_response(
         self, messages: list[Message], response_model: type[BaseModel] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS, model_size: ModelSize = ModelSize.medium,
+        *, model: str | None = None,
     ) -> dict[str, Any]:
         self.calls.append(messages)
         if not self.script:
@@ -141,7 +142,7 @@ class ScriptedVoyage:
         from voyageai.object.embeddings import EmbeddingsObject
 
         if self.failing:
-            raise voyageai.error.ServiceUnavailableError("overloaded")
+            raise voyageai.error.ServiceUnavailableError("overloaded")  # type: ignore[no-untyped-call]
         self.inputs += texts
         answer = EmbeddingsObject()
         answer.embeddings = [row.tolist() for row in self.embedder.embed(texts)]

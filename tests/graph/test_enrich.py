@@ -17,11 +17,11 @@ from backends.graph import GraphBackend, remote
 from backends.graph.kuzu import engines
 from backends.model import Episode
 from backends.search.entities import entity_uuid
+from graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
+from graph.old_graph import reading
+from graph.scripted_chat import ScriptedChat
 from memory import open_memory
 from memory.cli import main
-from tests.graph.enrich_sample import ANSWERS, GROUP, NOTE, OUTCOME, enrich_twice
-from tests.graph.old_graph import reading
-from tests.graph.scripted_chat import ScriptedChat
 
 
 @pytest.fixture

@@ -15,10 +15,11 @@ from backends.graph import GraphBackend
 from backends.graph.kuzu import engines
 from backends.graph.kuzu.database import FRESH, GRAPHITI_INDEXES, STALE
 from backends.model import Episode
+from backends.protocol import BatchUpsert
 from bench.file_layer import synthetic
+from graph.old_graph import reading
 from memory import open_memory
 from memory.store.layers import Layered
-from tests.graph.old_graph import reading
 
 pytestmark = pytest.mark.skipif(
     not engines.FULL_TEXT[engines.default],
@@ -109,7 +110,7 @@ async def test_a_write_drops_them_until_they_are_rebuilt(tmp_path: Path) -> None
 async def test_repair_builds_them_on_request_and_keeps_them(tmp_path: Path) -> None:
     home = tmp_path / "home"
     async with open_memory(home, "auto") as store:
-        assert isinstance(store, Layered)
+        assert isinstance(store, Layered) and isinstance(store, BatchUpsert)
         await store.upsert_many(STRUCTURED)
         await store.repair(graphiti_indexes=True)
         changed = rewritten(STRUCTURED[:50], "zqrewrite")

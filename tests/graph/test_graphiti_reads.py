@@ -140,7 +140,7 @@ async def test_graphiti_search_finds_our_facts(driver: Any, where: Path | Server
     from graphiti_core.search.search_filters import SearchFilters
 
     from backends.graph.graphiti_clients import GraphitiEmbedder
-    from tests.graph.stand_ins import OrderKeepingReranker, ScriptedLLM
+    from graph.stand_ins import OrderKeepingReranker, ScriptedLLM
 
     graphiti = Graphiti(graph_driver=driver, embedder=GraphitiEmbedder(HashingEmbedder()),
                         llm_client=ScriptedLLM(), cross_encoder=OrderKeepingReranker())

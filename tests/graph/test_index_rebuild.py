@@ -72,7 +72,7 @@ async def play(folder: Path, steps: list[tuple[str, int, str]]) -> None:
                 def died(*_: object) -> None:
                     raise Died
 
-                core.remember = died  # type: ignore[method-assign]
+                core.remember = died  # type: ignore[method-assign, assignment]
                 with pytest.raises(Died):
                     await graph.upsert(episode(n, text))
                 core.remember = remember  # type: ignore[method-assign]

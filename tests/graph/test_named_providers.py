@@ -15,15 +15,15 @@ from backends.errors import ProviderFailed
 from backends.graph import remote
 from backends.graph.embedder import embed
 from backends.graph.provider_names import OLLAMA_URL
-from memory.cli import main
-from memory.store.config import Config, ConfigError, Provider
-from memory.store.providers import embedder_for, llm_for
-from tests.graph.stand_ins import (
+from graph.stand_ins import (
     ScriptedAnthropic,
     ScriptedEndpoint,
     ScriptedGemini,
     ScriptedVoyage,
 )
+from memory.cli import main
+from memory.store.config import Config, ConfigError, Provider
+from memory.store.providers import embedder_for, llm_for
 
 
 class Area(BaseModel):

@@ -12,13 +12,13 @@ import pytest
 from backends.errors import BackendUnavailable, WriteFailed
 from backends.graph import GraphBackend, remote
 from backends.model import Episode
+from graph.old_graph import reading
+from graph.stand_ins import ScriptedEndpoint
 from memory import open_memory
 from memory.cli import main
 from memory.store.config import Config, ConfigError, Provider
 from memory.store.layers import Layered
 from memory.store.providers import embedder_for
-from tests.graph.old_graph import reading
-from tests.graph.stand_ins import ScriptedEndpoint
 
 OLLAMA = "http://localhost:11434/v1"
 GOTCHA = Episode.create(group_id="shop", kind="gotcha", name="cookie size",

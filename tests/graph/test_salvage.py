@@ -10,10 +10,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from migration.migrate_helpers import make_episodes
 
 from backends.graph import GraphBackend
 from backends.graph.kuzu import engines
-from tests.migrate.migrate_helpers import make_episodes
 
 FIXTURE = Path(__file__).with_name("fixtures") / "lost-keys.tar.gz"  # make_lost_keys.py
 LOST_BATCH = 250  # at least the batch the killed writer was writing

@@ -16,7 +16,7 @@ from backends.graph import GraphBackend
 from backends.graph.kuzu import engines
 from backends.model import Episode
 from backends.search.entities import Entity, entity_uuid, extract
-from tests.graph.old_graph import reading
+from graph.old_graph import reading
 
 DB_FILE = engines.FILES[engines.default]  # the run's engine (tests/conftest.py)
 
@@ -168,7 +168,7 @@ async def test_rewriting_never_duplicates_entities_or_facts(
 
 
 # Bodies a memory can hold (what JSON cannot, e.g. lone surrogates, Episode refuses by name).
-TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | TEXT,
                     lambda inner: st.lists(inner, max_size=4)
                     | st.dictionaries(TEXT, inner, max_size=4), max_leaves=12)

@@ -13,9 +13,10 @@ from backends.graph import GraphBackend
 from backends.graph.kuzu import upgrade
 from backends.graph.kuzu.database import SCHEMA_VERSION
 from backends.model import Episode
+from backends.protocol import BatchUpsert
+from graph.old_graph import snapshot, write_version_1
 from memory import open_memory
 from memory.store.config import Config
-from tests.graph.old_graph import snapshot, write_version_1
 
 DATA = project()
 LINKS = ("entities", "mentions", "facts", "edges")
@@ -100,6 +101,7 @@ async def test_an_old_graph_read_only_is_searched_through_entities(tmp_path: Pat
 async def test_a_home_made_the_old_way_is_upgraded(tmp_path: Path) -> None:
     home = tmp_path / "home"
     async with open_memory(home, "auto") as store:
+        assert isinstance(store, BatchUpsert)
         await store.upsert_many(DATA.memories)
     journal = {key: value for key, value in snapshot(Config(home=home).graph_dir)["meta"]
                if key.startswith("journal_")}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +52,19 @@ def common(project: Path, event: str, transcript: Path | None = None) -> dict[st
     }
 
 
-def _project(parent: Path) -> Path:
-    """A project folder with an initialised home holding a few memories."""
+MEMORIES = [
+    ("gotcha", "rename() is not atomic across file systems; keep temp files beside the target"),
+    ("pattern", "Write notes to a temp file, fsync, then rename over the original"),
+    ("gotcha", "The CI runner has no network: vendor test fixtures"),
+]
+
+
+def new_project(parent: Path, memories: Sequence[tuple[str, str]] = MEMORIES) -> Path:
+    """A project folder with an initialised home holding ``memories`` (kind, text)."""
     folder = parent / "notes-app"
     folder.mkdir()
     assert dualmem("--backend", "file", "init", cwd=folder).returncode == 0
-    for kind, text in [
-        ("gotcha", "rename() is not atomic across file systems; keep temp files beside the target"),
-        ("pattern", "Write notes to a temp file, fsync, then rename over the original"),
-        ("gotcha", "The CI runner has no network: vendor test fixtures"),
-    ]:
+    for kind, text in memories:
         done = dualmem("--backend", "file", "add", "--kind", kind, "--name", text[:40],
                        "--body", text, cwd=folder)
         assert done.returncode == 0, done.stderr
@@ -71,13 +75,13 @@ def _project(parent: Path) -> Path:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One such project for the tests whose hooks only read it: building one costs four
     processes, which every test paid before."""
-    return _project(tmp_path_factory.mktemp("shared"))
+    return new_project(tmp_path_factory.mktemp("shared"))
 
 
 @pytest.fixture
 def own_project(tmp_path: Path) -> Path:
     """A project of the test's own, for a test whose hooks store memories."""
-    return _project(tmp_path)
+    return new_project(tmp_path)
 
 
 def test_session_start_gives_the_project_memory_in_brief(project: Path) -> None:

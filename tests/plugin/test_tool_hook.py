@@ -7,28 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from plugin.processes import dualmem
-
-from .test_hooks import SESSION, common, context_of, hook
+from .test_hooks import SESSION, common, context_of, hook, new_project
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One project for every test; each test is a session of its own (what a session was
     told is kept per session)."""
-    folder = tmp_path_factory.mktemp("tool") / "notes-app"
-    folder.mkdir()
-    assert dualmem("--backend", "file", "init", cwd=folder).returncode == 0
-    for kind, text in [
+    return new_project(tmp_path_factory.mktemp("tool"), [
         ("gotcha", "app/storage.py: rename() is not atomic across file systems; keep temp "
                    "files beside the target"),
         ("pattern", "Every test builds notes with tests/factories.py, never JSON fixtures"),
         ("gotcha", "The CI runner has no network: vendor test fixtures"),
-    ]:
-        done = dualmem("--backend", "file", "add", "--kind", kind, "--name", text[:40],
-                       "--body", text, cwd=folder)
-        assert done.returncode == 0, done.stderr
-    return folder
+    ])
 
 
 def _tool(project: Path, tool: str, tool_input: dict[str, object],

@@ -9,9 +9,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from graph.conftest import no_network
 
 from backends.graph import local_model
-from tests.graph.conftest import no_network
 
 __all__ = ["no_network"]  # autouse: every test here runs with the network refused
 

@@ -56,7 +56,7 @@ def test_nothing_is_loaded_until_texts_are_embedded(model_folder: Path, tmp_path
 
 
 def test_configuring_the_model_imports_no_runtime(model_folder: Path) -> None:
-    from tests.test_import_cost import heavy_modules_after
+    from test_import_cost import heavy_modules_after
 
     script = f"""
         from memory.store.config import Config

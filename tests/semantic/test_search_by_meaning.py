@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from graph.old_graph import reading
 
 from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend, local_model
@@ -16,7 +17,6 @@ from memory import open_memory
 from memory.cli import main
 from memory.store.config import Config
 from memory.store.providers import embedder_for
-from tests.graph.old_graph import reading
 
 MEMORIES = [Episode.create(group_id="shop", kind="gotcha", name=name, body=body) for name, body in (
     ("graph lock", "Only one process may open the graph database read-write"),
@@ -78,6 +78,7 @@ def test_the_model_is_configured_in_the_home(tmp_path: Path, model_folder: Path,
 
     async def search() -> str:
         async with open_memory(home, "graph", embedder=made) as store:
+            assert isinstance(store, GraphBackend)
             await store.upsert_many(MEMORIES)
             return (await store.search(ASKED, group_ids=["shop"]))[0].episode.name
 
@@ -88,7 +89,7 @@ def test_a_prompt_hook_with_the_model_configured_never_loads_it(tmp_path: Path,
                                                                 model_folder: Path) -> None:
     # How a one-shot hook keeps its latency budget: under auto it answers from the journal by
     # words; the model is loaded only by a process that holds the graph.
-    from tests.test_import_cost import HEAVY, heavy_modules_after, stored_then_searched
+    from test_import_cost import HEAVY, heavy_modules_after, stored_then_searched
 
     script = stored_then_searched(tmp_path, "--embedder", f"local:{model_folder}", search=False)
     assert heavy_modules_after(script, HEAVY) == []

@@ -42,6 +42,15 @@ INDEXES = (
 COUNTER = "MERGE (m:DualmemMeta {key: 'changes'}) ON CREATE SET m.seq = 0"
 INSTANCE = ("MERGE (m:DualmemMeta {key: 'instance'}) ON CREATE SET m.value = $value"
              " RETURN m.value AS value")
+# A team copy's look at the server (memory.store.team_view): one row, the server's instance
+# (None once emptied), its change counter and the position the home's journal reached there.
+TEAM_HEAD = (
+    "OPTIONAL MATCH (i:DualmemMeta {key: 'instance'})"
+    " OPTIONAL MATCH (c:DualmemMeta {key: 'changes'})"
+    " OPTIONAL MATCH (j:DualmemMeta {key: $journal})"
+    " RETURN i.value AS instance, c.seq AS seq, j.value AS applied"
+)
+CHANGED_KEYS = "MATCH (c:DualmemChange) WHERE c.seq > $since RETURN c.uuid AS uuid, c.seq AS seq"
 # Always one row (the instance, None once emptied), then one per change.
 CHANGES = ("OPTIONAL MATCH (i:DualmemMeta {key: 'instance'}) WITH i.value AS instance"
             " OPTIONAL MATCH (c:DualmemChange) WHERE c.seq > $since"
@@ -263,6 +272,7 @@ def plain(label: str) -> str:
 # Reads of our episodes (``{where}``: ``stored.filters``).
 EPISODES_BY_KEYS = f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {OURS} RETURN {COLUMNS}"
 EVERY_EPISODE = f"MATCH (e:Episodic) WHERE {OURS} RETURN {COLUMNS}, e.embedding_f16 AS vector"
+EPISODES = f"MATCH (e:Episodic) WHERE {OURS} RETURN {COLUMNS}"
 KEYS_AND_TIMES = "MATCH (e:Episodic) WHERE {where} RETURN e.uuid AS uuid, e.created_at AS at"
 COUNT = "MATCH (e:Episodic) WHERE {where} RETURN count(e) AS n"
 CHANGES_NOW = "MATCH (m:DualmemMeta {key: 'changes'}) RETURN m.seq AS seq"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from migrate_helpers import dump
 
 from backends.graph import GraphBackend
 from backends.model import Episode
 from fallback import FileBackend
 from migrate import Ledger, Migrator
+from migration.migrate_helpers import dump
 
 IDS = [f"mem-{n}" for n in range(5)]
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,16 +12,6 @@ from typing import Any
 
 import orjson
 import pytest
-from auto_claude_folder import (
-    FIXTURE,
-    FIXTURE_ITEMS,
-    FIXTURE_KINDS,
-    FIXTURE_SPEC,
-    TOOL_ITEMS,
-    TOOL_SESSIONS,
-    TOOL_SPEC,
-    build_tool_spec,
-)
 
 from backends.errors import MigrationError
 from backends.graph import GraphBackend
@@ -32,6 +22,16 @@ from memory.cli import main
 from memory.importers import find_specs, import_specs
 from memory.importers.auto_claude import AutoClaudeFolder
 from migrate import Ledger
+from migration.auto_claude_folder import (
+    FIXTURE,
+    FIXTURE_ITEMS,
+    FIXTURE_KINDS,
+    FIXTURE_SPEC,
+    TOOL_ITEMS,
+    TOOL_SESSIONS,
+    TOOL_SPEC,
+    build_tool_spec,
+)
 
 GROUP = "shop"
 

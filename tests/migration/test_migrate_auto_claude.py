@@ -9,7 +9,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from auto_claude_folder import EXPECTED_KINDS, SESSION_1, build
 
 from backends.graph import GraphBackend
 from backends.insights import Scope
@@ -18,6 +17,7 @@ from memory.agent.memories import AgentMemory, TaskOutcome
 from memory.agent.records import parse
 from memory.importers import AutoClaudeFolder
 from migrate import Ledger, Migrator
+from migration.auto_claude_folder import EXPECTED_KINDS, SESSION_1, build
 
 SPEC = "project"  # build() writes <root>/project/memory: the spec is named after its folder
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate_helpers import dump, make_episodes
-
 from backends.graph import GraphBackend
 from fallback import FileBackend
 from migrate import Ledger, Migrator, dry_run
+from migration.migrate_helpers import dump, make_episodes
 
 
 async def test_replays_every_field_then_a_second_run_writes_nothing(

@@ -9,10 +9,10 @@ from typing import Any
 
 import orjson
 import pytest
-from auto_claude_folder import build
 
 from memory.cli import main
 from memory.output import PARTIAL_EXIT
+from migration.auto_claude_folder import build
 
 GROUP = "proj"
 BAIT = "plantedbait"

@@ -12,12 +12,12 @@ from typing import Any
 
 import orjson
 import pytest
-from auto_claude_folder import build
 
 from backends.insights import Scope
 from memory.cli import main
 from memory.importers import AutoClaudeFolder
 from memory.output import PARTIAL_EXIT
+from migration.auto_claude_folder import build
 
 GROUP = "proj"
 SPEC = "project"

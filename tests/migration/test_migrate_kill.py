@@ -9,13 +9,12 @@ import sys
 from asyncio.subprocess import PIPE
 from pathlib import Path
 
-from migrate_child import BATCH
-from migrate_helpers import make_episodes
-
 from backends.graph import GraphBackend
 from bench.migrate import lay_down
 from fallback import FileBackend
 from migrate import Ledger, Migrator
+from migration.migrate_child import BATCH
+from migration.migrate_helpers import make_episodes
 
 CHILD = str(Path(__file__).with_name("migrate_child.py"))
 COUNT = 5000

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from auto_claude_folder import EXPECTED_KINDS, build
 
 from memory.cli import main
+from migration.auto_claude_folder import EXPECTED_KINDS, build
 
 
 def dualmem(capsys: pytest.CaptureFixture[str], home: Path, *argv: str, code: int = 0) -> Any:
@@ -85,3 +87,25 @@ def test_migrate_in_auto_is_the_holders_replay_and_redoes_nothing_a_holder_did(
     assert len(listed(capsys, tmp_path, "graph")) == 4
     status = dualmem(capsys, tmp_path, "status")["dual"]
     assert (status["pending"], status["last_migration"]["written"]) == (0, 1)
+
+
+def test_migrate_in_auto_draws_its_progress_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder's replay tells the bar each memory it writes: first the take-over making the
+    graph equal to the journal, then a catch-up of what was written since."""
+    for key in "abcde":
+        add_to_files(capsys, tmp_path, key, f"pattern {key}")
+    reader, writer = os.openpty()  # a real terminal: the bar is drawn on terminals only
+    with os.fdopen(writer, "w") as terminal, os.fdopen(reader, "rb", buffering=0) as screen:
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert dualmem(capsys, tmp_path, "migrate")["written"] == 5
+        add_to_files(capsys, tmp_path, "f", "pattern f")
+        dualmem(capsys, tmp_path, "status")  # holds the graph: its take-over catches "f" up
+        add_to_files(capsys, tmp_path, "g", "pattern g")
+        assert dualmem(capsys, tmp_path, "migrate")["written"] == 1
+        terminal.flush()
+        os.set_blocking(reader, False)  # nothing drawn reads as nothing, not as a wait
+        drawn = (screen.read(65536) or b"").decode()
+    assert drawn.count("] 5/5") >= 1 and drawn.count("] 1/1") >= 1
+    assert drawn.rstrip().endswith("] 1/1")

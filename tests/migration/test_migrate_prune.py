@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from migrate_helpers import dump, make_episodes
 
 from backends.errors import MigrationError
 from backends.graph import GraphBackend
 from fallback import FileBackend
 from migrate import Ledger, Migrator, prune
+from migration.migrate_helpers import dump, make_episodes
 
 
 async def test_prune_refuses_what_is_not_verified_and_deletes_nothing(

@@ -1,0 +1,1 @@
+"""The dual store: both layers together, in one process and across processes."""

@@ -1,0 +1,2 @@
+"""The migrate package and the importers, end to end (a package, so its names never clash with the
+top-level `migrate` package)."""
