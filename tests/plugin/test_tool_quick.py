@@ -97,4 +97,5 @@ def test_every_payload_gets_the_whole_ways_answer(project: Path, name: str) -> N
 
 def test_a_stop_too_deep_to_parse_goes_the_whole_way(project: Path) -> None:
     # (the quick answers once let json's RecursionError out: a traceback, and no answer)
-    assert not nothing_new(["hook", "stop"], lambda: DEEP, {"DUALMEM_HOME": str(project / ".dualmem")})
+    home = str(project / ".dualmem")
+    assert not nothing_new(["hook", "stop"], lambda: DEEP, {"DUALMEM_HOME": home})
