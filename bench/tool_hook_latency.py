@@ -1,17 +1,20 @@
 """The whole-process time of ``dualmem hook post-tool-use`` (issue 30), which Claude Code runs
 after every matched tool call, beside ``python -c pass`` measured in the same rounds.
 
-    python -m bench.tool_hook_latency [SIZE]       (default 10000; DUALMEM_BENCH_RUNS=30)
+    python -m bench.tool_hook_latency [--before TREE] [SIZE]
+                                            (default 10000; DUALMEM_BENCH_RUNS=30)
 
 A home of SIZE synthetic episodes (``bench.cli_latency.project_home``) and 50 gotchas naming
 files ``src/module_N.py``. Each round runs, in turn: a ``Read`` of a file memory names (a new
 session each round, so it is answered), the same ``Read`` again (answered before: nothing), a
 ``Bash`` ``ls`` (no file: answered before any store is opened) and ``python -c pass``.
-Target: p95 <= 150 ms at 10k on the file layer.
+Target: p95 <= 150 ms at 10k on the file layer. ``--before TREE`` runs each hook call a second
+time with another checkout of dualmem (``bench.cli_latency``), in the same rounds.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -20,7 +23,7 @@ from pathlib import Path
 import orjson
 
 from backends.model import Episode
-from bench.cli_latency import Command, _dualmem, _timed, project_home
+from bench.cli_latency import REPO, Command, _dualmem, _timed, project_home
 from bench.locomo import percentiles
 from bench.migrate import lay_down
 from memory.store.project import ensure_project_id
@@ -36,7 +39,7 @@ def _payload(folder: Path, session: str, tool: str, given: dict[str, str]) -> by
         "tool_input": given, "tool_response": {"success": True}, "tool_use_id": "toolu_1"})
 
 
-def main(size: int = 10000) -> None:
+def main(size: int = 10000, before: Path | None = None) -> None:
     runs = int(os.environ.get("DUALMEM_BENCH_RUNS", "30"))
     with tempfile.TemporaryDirectory(prefix="dualmem-bench-tool-") as scratch:
         folder = Path(scratch)
@@ -50,15 +53,17 @@ def main(size: int = 10000) -> None:
         times: dict[str, list[tuple[float, float]]] = {}
         for run in range(runs + 1):
             read = {"file_path": str(folder / "src" / f"module_{run % NAMED}.py")}
-            session = f"bench-{run}"
+            rounds = [(REPO, f"bench-{run}", "")]
+            if before is not None:  # sessions of its own: each tree tells of a file once
+                rounds.append((before, f"before-{run}", " [before]"))
+            calls = (("Read, answered", "Read", read), ("Read, told before", "Read", read),
+                     ("Bash ls, no file", "Bash", {"command": "ls -la"}))
+            measured = [Command(f"post-tool-use {label}{note}", hook,
+                                _payload(folder, session, tool, given), tree)
+                        for tree, session, note in rounds for label, tool, given in calls]
             for command in (
                 Command("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
-                Command("post-tool-use Read, answered", hook,
-                        _payload(folder, session, "Read", read)),
-                Command("post-tool-use Read, told before", hook,
-                        _payload(folder, session, "Read", read)),
-                Command("post-tool-use Bash ls, no file", hook,
-                        _payload(folder, session, "Bash", {"command": "ls -la"})),
+                *measured,
             ):
                 timed = _timed(command, folder)
                 if run:  # the first round warms up (and builds the index)
@@ -71,9 +76,14 @@ def main(size: int = 10000) -> None:
         c50, c95 = percentiles([cpu for _, cpu in timed])
         verdict = "" if label.startswith("python") else (
             "  ok" if c95 <= TARGET_MS else "  over target")
-        print(f"  {label:<36} wall p50 {p50:6.0f} p95 {p95:6.0f}   CPU p50 {c50:5.0f} "
+        print(f"  {label:<42} wall p50 {p50:6.0f} p95 {p95:6.0f}   CPU p50 {c50:5.0f} "
               f"p95 {c95:5.0f}{verdict} (CPU)")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10000)
+    line = argparse.ArgumentParser(prog="python -m bench.tool_hook_latency")
+    line.add_argument("--before", type=Path, metavar="TREE",
+                      help="another checkout of dualmem, measured in the same rounds")
+    line.add_argument("size", type=int, nargs="?", default=10000, metavar="SIZE")
+    parsed = line.parse_args()
+    main(parsed.size, parsed.before)

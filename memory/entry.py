@@ -1,5 +1,6 @@
-"""``dualmem``'s entry point: a capturing hook with nothing new to read is answered before the
-command line is imported (``memory.capture.quick``); everything else runs ``memory.cli``."""
+"""``dualmem``'s entry point: a capturing hook with nothing new to read (``memory.capture.quick``)
+and a tool call with nothing to tell (``memory.tool_quick``) are answered before the command line
+is imported; everything else runs ``memory.cli``."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import sys
 
 def main() -> int:
     from memory.capture.quick import nothing_new
+    from memory.tool_quick import nothing_to_tell
 
-    if nothing_new(sys.argv[1:], sys.stdin.buffer.read, dict(os.environ)):
+    argv, env = sys.argv[1:], dict(os.environ)
+    if nothing_new(argv, sys.stdin.buffer.read, env) or nothing_to_tell(
+            argv, sys.stdin.buffer.read, env):
         print("{}")
         return 0
     from memory.cli import main as whole

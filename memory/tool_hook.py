@@ -11,18 +11,18 @@ memory names it. What a session was shown is kept in the home (``<home>/hooks/``
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from backends.errors import FileRefused
-from backends.protocol import MemoryBackend
 from backends.safe_files import MiB, read_regular
-from fallback.disk import write_atomic
 from memory.workset import named_files, project_path
+
+if TYPE_CHECKING:
+    from backends.protocol import MemoryBackend
 
 TOOL_TOKENS = 300
 TOOL_LIMIT = 3
@@ -68,9 +68,10 @@ def _state_file(home: Path, session: str) -> Path:
 
 def _load(where: Path) -> dict[str, list[str]]:
     """What the session was told so far: files answered, memories shown."""
-    try:
-        data = orjson.loads(read_regular(where, limit=MiB, follow=False))
-    except (FileNotFoundError, FileRefused, orjson.JSONDecodeError):
+    try:  # json, not orjson: the quick answer (memory.tool_quick) reads this, and orjson's
+        # import alone costs it more than the rest
+        data = json.loads(read_regular(where, limit=MiB, follow=False))
+    except (FileNotFoundError, FileRefused, ValueError, RecursionError):
         return {"files": [], "shown": []}
     if not isinstance(data, dict):
         return {"files": [], "shown": []}
@@ -95,6 +96,9 @@ async def tool_context(
     if not fresh:
         return ""
     # Imported here: most tool calls end above, and a hook's start-up is its cost.
+    import orjson
+
+    from fallback.disk import write_atomic
     from memory.agent.markdown import bounded_markdown, describe
     from memory.agent.validity import in_force
     from memory.context.file_memories import NAMED, file_memories

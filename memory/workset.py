@@ -14,11 +14,10 @@ Paths are relative to the project folder, as the project's memories name them.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from backends.search.entities import text_entities
+from backends.search.text_names import text_entities
 
 MAX_FILES = 20
 """files kept: a session that touched hundreds says most with its latest"""
@@ -151,6 +150,8 @@ def _base(root: Path, head: str) -> str:
 
 def _git(root: Path, *args: str) -> str:
     """What ``git -C root ARGS`` prints; '' when it fails, is missing or takes too long."""
+    import subprocess  # here: the tool hook's quick answer needs this module, not git
+
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
                               timeout=GIT_SECONDS, check=False,

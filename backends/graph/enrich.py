@@ -37,7 +37,8 @@ from backends.graph.index import EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.model import Episode
 from backends.protocol import Enriched
-from backends.search.entities import Entity, entity_uuid, text_entities
+from backends.search.entities import Entity, entity_uuid
+from backends.search.text_names import text_entities
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)

@@ -24,8 +24,9 @@ from datetime import datetime
 from typing import Protocol
 
 from backends.model import Episode
-from backends.search.entities import Entity, entity_uuid, name_terms, text_entities
+from backends.search.entities import Entity, entity_uuid, name_terms
 from backends.search.ranking import terms
+from backends.search.text_names import text_entities
 
 LINK_WEIGHT = 0.6
 HOP_WEIGHT = 0.7

@@ -14,6 +14,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from memory.capture.labels import LESSON_LABELS
 
@@ -24,30 +25,40 @@ def nothing_new(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, 
     """Is ``argv`` a capturing hook whose transcripts gained nothing since their cursors?
     The hook's input is read (``stdin()``) only for such a hook, and put back for the whole
     way (``sys.stdin``)."""
-    home = _hook_home(argv, env)
-    if home is None:
+    hooked = hook_input(argv, stdin, env, CAPTURES)
+    if hooked is None:
         return False
-    raw = stdin()
-    _put_back(raw)
-    try:  # json, not orjson: its import alone costs more than this whole answer
-        given = json.loads(raw)
-    except ValueError:
-        return False
-    if not isinstance(given, dict):
-        return False
+    home, given = hooked
     transcript, cwd = given.get("transcript_path"), given.get("cwd")
     message = given.get("last_assistant_message") or ""
     if not isinstance(transcript, str) or not transcript or not isinstance(message, str):
         return False
     if any(label in message.casefold() for label in LESSON_LABELS):
         return False  # perhaps a lesson to keep: the whole way decides
-    found = _home(home, cwd if isinstance(cwd, str) and cwd else None, env)
+    found = found_home(home, cwd if isinstance(cwd, str) and cwd else None, env)
     return found is not None and _all_read(found, Path(transcript))
 
 
-def _hook_home(argv: Sequence[str], env: dict[str, str]) -> str | None:
+def hook_input(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str],
+               events: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+    """The home ``argv`` names ('' when none) and the hook's input, when ``argv`` is a hook of
+    ``events`` given a JSON object; None for anything else. The input is read (``stdin()``)
+    only for such a hook, and put back for the whole way (``sys.stdin``)."""
+    named = _hook_home(argv, env, events)
+    if named is None:
+        return None
+    raw = stdin()
+    _put_back(raw)
+    try:  # json, not orjson: its import alone costs more than this whole answer
+        given = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return (named, given) if isinstance(given, dict) else None
+
+
+def _hook_home(argv: Sequence[str], env: dict[str, str], events: Sequence[str]) -> str | None:
     """The home ``argv`` names ('' when none) if it is ``[--home H] [--backend B] hook EVENT``
-    for a capturing event; None for anything else."""
+    for one of ``events``; None for anything else."""
     named = ""
     rest = list(argv)
     while rest and rest[0].startswith("--"):
@@ -60,12 +71,12 @@ def _hook_home(argv: Sequence[str], env: dict[str, str]) -> str | None:
             named = value
         elif option != "--backend":
             return None
-    if rest[:1] != ["hook"] or len(rest) != 2 or rest[1] not in CAPTURES:
+    if rest[:1] != ["hook"] or len(rest) != 2 or rest[1] not in events:
         return None
     return named or env.get("DUALMEM_HOME", "")
 
 
-def _home(named: str, cwd: str | None, env: dict[str, str]) -> Path | None:
+def found_home(named: str, cwd: str | None, env: dict[str, str]) -> Path | None:
     """The memory home the hook would use, when it is a home and safe to read."""
     from backends.errors import DualmemError
     from memory.store.home import check_owner, discover_home, is_home

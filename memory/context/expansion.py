@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend
-from backends.search.entities import extract, text_entities
+from backends.search.entities import extract
+from backends.search.text_names import text_entities
 from memory.agent.scopes import (
     CODEBASE_DISCOVERY,
     FAILED_APPROACH,

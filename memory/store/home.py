@@ -73,3 +73,9 @@ def require_home(path: Path) -> None:
             f"no memory home at {path}: run `dualmem init` in the project folder first, or "
             "point --home or DUALMEM_HOME at an existing home"
         )
+
+
+def project_folder(home: Path, cwd: Path | None) -> Path:
+    """The folder whose files a session's paths are relative to: the one holding the home, or
+    the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
+    return home.parent if home.name == HOME_DIR or cwd is None else cwd

@@ -22,6 +22,7 @@ import orjson
 from backends.errors import StoreCorrupt, WriteFailed
 from backends.model import check_group_id
 from backends.safe_files import open_for_write, read_regular
+from memory.store.home import project_folder as project_folder
 
 PROJECT_FILE_LIMIT = 64 << 10
 """a project file holds an id and where it was made: a few hundred bytes"""
@@ -214,8 +215,3 @@ def _repository(remote: str) -> str:
         re.match(r"(?:[^@/]*@)?([^/:]+):(.*)", url))  # scp-like: user@host:org/repo
     return f"{found[1].lower()}/{found[2]}" if found else url
 
-
-def project_folder(home: Path, cwd: Path | None) -> Path:
-    """The folder whose files a session's paths are relative to: the one holding the home, or
-    the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
-    return home.parent if home.name == ".dualmem" or cwd is None else cwd
