@@ -11,7 +11,6 @@ it held until it is rebuilt, and the next save writes it again.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -22,7 +21,6 @@ import orjson
 from backends.errors import FileRefused, MigrationError, WriteFailed
 from backends.safe_files import open_for_write, read_regular
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 LIMIT = 1 << 30
 """the most of one file that is read: every fact ever retired, a line each, is far less"""
@@ -41,7 +39,7 @@ def read(path: Path, parse: Callable[[dict[str, Any]], T]) -> list[T]:
         return []
     except (OSError, FileRefused) as exc:  # a link may lead out of the home: never read
         why = exc.reason if isinstance(exc, FileRefused) else exc.strerror
-        log.warning("%s: unreadable (%s); a rebuilt graph does not get back what it holds",
+        _warn("%s: unreadable (%s); a rebuilt graph does not get back what it holds",
                     path, why)
         return []
     found: list[T] = []
@@ -54,7 +52,7 @@ def read(path: Path, parse: Callable[[dict[str, Any]], T]) -> list[T]:
                 raise MigrationError("not an object")
             found.append(parse(item))
         except (orjson.JSONDecodeError, MigrationError) as exc:
-            log.warning("%s:%d: skipped (%s)", path, number, exc)
+            _warn("%s:%d: skipped (%s)", path, number, exc)
     return found
 
 
@@ -87,3 +85,11 @@ def _torn(file: BinaryIO) -> bool:
         return False
     file.seek(size - 1)
     return file.read(1) != b"\n"
+
+
+def _warn(message: str, *args: object) -> None:
+    # logging is imported here, not at the top: every store opens this module (versions), and
+    # a one-shot search must not pay for a warning it does not give.
+    import logging
+
+    logging.getLogger(__name__).warning(message, *args)

@@ -1,6 +1,6 @@
 """Taking in a person's version of a view page: a new hand bullet becomes an episode, a changed
-generated bullet corrects its memory, a removed bullet forgets its memory, or holds it when many
-go at once (``fallback.held``)."""
+generated bullet corrects its memory, a removed hand bullet forgets its memory; a removed
+generated bullet, or many at once, are held (``fallback.held``)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ class PageEdits:
         """Take in ``text``, a person's version of page ``page``, on which the index places the
         generated bullets ``listed`` (id -> line): a new hand bullet becomes an episode, a
         generated one whose text they changed corrects its memory (same id, the earlier
-        version kept), and a bullet removed forgets its memory (a delete like any other, so the
-        graph hears of it; its tombstone keeps the text). A save that takes out
+        version kept), and a hand bullet removed forgets its memory (a delete like any other, so
+        the graph hears of it; its tombstone keeps the text), a generated one is held. A save
+        that takes out
         ``MASS_CHANGE`` or more at once, or ends mid-line (a file cut short), forgets none:
         they are held (``fallback.held``), and an empty view is a missing one. Without
         ``forgets`` (a save met while a write renders), none is forgotten: hand bullets are
@@ -87,15 +88,19 @@ class PageEdits:
         missing = [] if not first else [
             episode_id for episode_id, _, hand in self._pages.bullets(group, kind)
             if hand and episode_id not in bullets and episode_id not in held]
-        if forgets and not unsure:  # a write's own new bullets are not on a page it met
-            missing += [episode_id for episode_id in listed if episode_id not in present
-                        and episode_id not in held and episode_id not in drop]
+        # A generated bullet missing from a page is held, never forgotten: a page that lacks
+        # it may be one a failed render (a full disk) left behind, not a person's removal.
+        generated = [] if not forgets or unsure else [
+            episode_id for episode_id in listed if episode_id not in present
+            and episode_id not in held and episode_id not in drop]
         removed: list[str] = []
-        if missing and text.strip():
-            if len(missing) >= MASS_CHANGE or not forgets or cut:
-                self._held.hold(group, kind, missing)
+        if (missing or generated) and text.strip():
+            if len(missing) + len(generated) >= MASS_CHANGE or not forgets or cut:
+                self._held.hold(group, kind, missing + generated)
             else:
                 removed = missing
+                if generated:
+                    self._held.hold(group, kind, generated)
         if held.keys() & present:
             self._held.release(group, kind, held.keys() & present)
         kept = [gone for i in removed if (gone := self._index.get(i)) is not None]

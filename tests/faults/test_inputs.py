@@ -156,11 +156,11 @@ def test_the_cli_answers_not_found_for_an_id_that_is_not_utf8(
                           env=child_env())
     assert done.returncode == 1, done.stderr
     assert b"Traceback" not in done.stderr
-    assert orjson.loads(done.stdout)["error"]["type"] == "NotFound"
+    assert orjson.loads(done.stdout)["error"]["type"] == "UnknownId"
     code = main(["--home", str(tmp_path), "--backend", backend, "--json", "delete",
                  f"ep-{SURROGATE}"])
     assert code == 1
-    assert orjson.loads(capsys.readouterr().out)["error"]["type"] == "NotFound"
+    assert orjson.loads(capsys.readouterr().out)["error"]["type"] == "UnknownId"
 
 
 @pytest.mark.parametrize("episode_id", IMPOSSIBLE_IDS)

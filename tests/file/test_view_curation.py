@@ -102,17 +102,19 @@ def test_a_corrected_bullet_says_which_part_changed() -> None:
     assert corrected(structured, "Repositories").id == structured.id
 
 
-async def test_removing_a_generated_bullet_forgets_its_memory_and_restore_brings_it_back(
+async def test_removing_a_generated_bullet_holds_its_memory_and_restore_shows_it_again(
     home: Path
 ) -> None:
+    """Held, not forgotten: a page missing a generated bullet may be one a failed render (a
+    full disk) left behind; ``status`` names the delete that would forget it."""
     gone = pattern(1, "Timezones", "store UTC only")
     files = await with_two_patterns(home, gone)
     view(home).write_text(view(home).read_text().replace(line_of(home, gone.id) + "\n", ""))
     files = await reopened(files, home)
     try:
-        assert set(await stored(files)) == {make(2).id}
-        assert [(a.episode, a.held) for a in files.set_aside()] == [(gone, False)]
-        assert gone.id in {tomb.id async for tomb in files.tombstones()}  # the graph hears
+        assert set(await stored(files)) == {gone.id, make(2).id}
+        assert [(a.episode, a.held) for a in files.set_aside()] == [(gone, True)]
+        assert gone.id not in generated_ids(home)  # hidden from the view meanwhile
         assert await files.restore(gone.id) == gone
         assert gone.id in generated_ids(home) and await files.get(gone.id) == gone
         assert files.set_aside() == []
@@ -210,9 +212,8 @@ def test_no_edit_sequence_forgets_by_a_mass_change_and_a_correction_keeps_the_id
     edits: list[tuple[object, ...]]
 ) -> None:
     """Agent writes, corrections, removals of one or many generated bullets, truncations,
-    reverts to any earlier version, the file deleted, restores: no change that takes out two
-    or more bullets (or empties the file) forgets a memory, one that takes out one forgets at
-    most that one (its text kept), and a corrected bullet's memory keeps its id and takes the
+    reverts to any earlier version, the file deleted, restores: no change forgets a memory
+    (what a page lacks is held), and a corrected bullet's memory keeps its id and takes the
     text."""
     with tempfile.TemporaryDirectory() as folder:
         asyncio.run(_edit(Path(folder), edits))
@@ -263,11 +264,7 @@ async def _edit(home: Path, edits: list[tuple[object, ...]]) -> None:
             files = await reopened(files, home)
             now = await stored(files)
             forgotten = before.keys() - now.keys()
-            if removed >= 2 or not saved.strip():
-                assert not forgotten, f"{edit} forgot {sorted(forgotten)}"
-            assert len(forgotten) <= 1, f"{edit} forgot {sorted(forgotten)}"
-            kept = {a.episode.id for a in files.set_aside()}
-            assert forgotten <= kept, "a forgotten memory is set aside with its text"
+            assert not forgotten, f"{edit} ({removed} taken out) forgot {sorted(forgotten)}"
             if corrected is not None:
                 episode_id, body = corrected
                 assert now[episode_id].body == body, "corrected under its own id"

@@ -31,7 +31,7 @@ from backends.graph.embedder import (
     embed,
 )
 from backends.graph.index import Entry, EpisodeIndex
-from backends.graph.kuzu import queries, rows, salvage, space, upgrade
+from backends.graph.kuzu import engines, queries, rows, salvage, space, upgrade
 from backends.graph.kuzu.database import (
     FRESH,
     GRAPHITI_INDEXES,
@@ -151,6 +151,17 @@ class Core:
         if self.db.meta.get(GRAPHITI_INDEXES) == FRESH:
             await self.write(drop_graphiti_indexes, payload=ROW_BYTES)
             self.db.meta[GRAPHITI_INDEXES] = STALE
+
+    async def index_for_graphiti(self) -> None:
+        """Build graphiti's full-text indexes now, and keep them from then on (``unindex`` and
+        ``reindex``); ``BackendUnavailable`` on an engine without the extension."""
+        if not engines.FULL_TEXT[self.engine]:
+            raise BackendUnavailable(LAYER, "no full-text extension",
+                                     f"{self.engine} does not bundle it (INSTALL FTS downloads "
+                                     "it); graphiti's Graphiti.search needs it, ours does not")
+        async with self.write_lock:
+            await self.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(self.index)))
+            self.db.meta[GRAPHITI_INDEXES] = FRESH
 
     async def reindex(self) -> None:
         """Rebuild graphiti's full-text indexes if a write dropped them."""

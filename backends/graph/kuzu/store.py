@@ -29,11 +29,9 @@ from backends.graph.kuzu import core as core_module
 from backends.graph.kuzu import engines, queries, rows, upgrade
 from backends.graph.kuzu.core import ROW_BYTES, Core
 from backends.graph.kuzu.database import (
-    FRESH,
     GRAPHITI_INDEXES,
     LAYER,
     Session,
-    build_graphiti_indexes,
 )
 from backends.graph.stored import encode
 from backends.model import (
@@ -333,14 +331,7 @@ class GraphBackend:
         (Kùzu's full-text index loses rows under rewrites), and ``refresh_graphiti_indexes``
         or closing the graph builds them again. ``BackendUnavailable`` ("no full-text
         extension") on an engine without one."""
-        core = self._open_core()
-        if not engines.FULL_TEXT[core.engine]:
-            raise BackendUnavailable(LAYER, "no full-text extension",
-                                     f"{core.engine} does not bundle it (INSTALL FTS downloads "
-                                     "it); graphiti's Graphiti.search needs it, ours does not")
-        async with core.write_lock:
-            await core.write(build_graphiti_indexes, payload=ROW_BYTES * (1 + len(core.index)))
-            core.db.meta[GRAPHITI_INDEXES] = FRESH
+        await self._open_core().index_for_graphiti()
 
     @property
     def graphiti_indexes(self) -> str | None:
