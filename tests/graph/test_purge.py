@@ -59,7 +59,7 @@ async def test_a_purged_secret_leaves_no_byte_of_itself_in_the_home(
     assert await purge(config, [leaked.id]) == []
 
 
-async def test_a_graph_server_is_refused_not_half_purged(tmp_path: Path) -> None:
-    config = Config.from_env({}, home=tmp_path, graph_url="falkor://localhost:1/g")
-    with pytest.raises(BackendUnavailable, match="not a graph server"):
+async def test_an_embedded_graph_alone_is_refused(tmp_path: Path) -> None:
+    config = Config.from_env({}, home=tmp_path, backend="graph", graph_engine=engines.default)
+    with pytest.raises(BackendUnavailable, match="not an embedded graph alone"):
         await purge(config, ["ep-0001"])

@@ -70,7 +70,7 @@ FACTS = (
     " RETURN r.uuid AS fact, a.uuid AS source, b.uuid AS target, r.episodes[0] AS episode,"
     " coalesce(r.valid_at, r.created_at) AS valid_at, r.invalid_at AS invalid_at"
 )
-DELETE = (
+_DELETE_EPISODE = (
     f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {OURS}"
     " WITH e, coalesce(e.entity_edges, []) AS facts"
     " OPTIONAL MATCH (e)-[:MENTIONS]->(n:Entity)"
@@ -79,8 +79,15 @@ DELETE = (
     + " WITH e, mentioned, collect(r) AS edges, collect(a.uuid) + collect(b.uuid) AS ends"
     " FOREACH (r IN edges | DELETE r) DETACH DELETE e"
     " WITH mentioned + ends AS dropped"
-    + STAMP.format(carry="dropped") + " RETURN dropped"
+    + STAMP.format(carry="dropped")
 )
+DELETE = _DELETE_EPISODE + " RETURN dropped"
+# The same over the wire (``purge.py``), whose replies carry no lists: a row per entity it
+# dropped (one null when none); no row, no episode.
+DELETE_ROWS = (_DELETE_EPISODE + " WITH dropped UNWIND CASE WHEN size(dropped) = 0 THEN [null]"
+               " ELSE dropped END AS entity RETURN entity")
+# A purged memory's enrichment record (``purge.py``; a delete leaves it, as it holds no text).
+FORGET_ENRICHED = "MATCH (d:DualmemEnriched {uuid: $uuid}) DELETE d"
 # Entities nothing mentions or relates any more go with their last episode.
 DELETE_ORPHANS = (
     "MATCH (n:Entity) WHERE n.uuid IN $uuids"

@@ -65,12 +65,14 @@ class WireClient:
         self._reader.close()
         self._socket.close()
 
-    def query(self, text: str, **params: Any) -> list[dict[str, Value]]:
-        """The rows of a read-only query on the address's graph (none when the graph does not
-        exist yet), each a dict by column name."""
+    def query(self, text: str, *, writing: bool = False, **params: Any
+              ) -> list[dict[str, Value]]:
+        """The rows of a query on the address's graph (none when the graph does not exist
+        yet), each a dict by column name; read-only unless ``writing``."""
         prefix = " ".join(f"{name}={_literal(value)}" for name, value in params.items())
         try:
-            answer = self._call("GRAPH.RO_QUERY", self.address.graph,
+            answer = self._call("GRAPH.QUERY" if writing else "GRAPH.RO_QUERY",
+                                self.address.graph,
                                 f"CYPHER {prefix} {text}" if prefix else text)
         except BackendUnavailable as exc:
             if "empty key" in exc.detail:  # the graph was never written
