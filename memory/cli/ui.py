@@ -26,6 +26,9 @@ def _listen(port: int) -> socket.socket:
         raise UsageError(f"--port must be 0-65535, not {port}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: a small answer leaves at once, not after the peer's
+    # delayed acknowledgement (~40 ms on loopback).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind(("127.0.0.1", port))  # loopback only: never another machine
     except OSError as exc:
