@@ -78,7 +78,7 @@ class Browser:
 
     @property
     def groups(self) -> list[str]:
-        return [self.project]
+        return [self.curator.group]  # the project's group, as curation names it
 
     async def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()
