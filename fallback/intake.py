@@ -20,13 +20,13 @@ from fallback.blocking import blocking
 from fallback.file_record import signature, signature_of
 from fallback.guard import mtime
 from fallback.index import Row
-from fallback.keeper import ViewKeeper
 from fallback.layout import FILE_LIMIT, file_name, is_episode_name
 from fallback.parts import Parts
 
 if TYPE_CHECKING:
     import logging
 
+    from fallback.keeper import ViewKeeper
     from fallback.watch import Watcher
 
 
@@ -37,10 +37,11 @@ def _log() -> logging.Logger:
 
 
 class Intake:
-    def __init__(self, parts: Parts, keeper: ViewKeeper, defer_limit: float) -> None:
+    def __init__(self, parts: Parts, keeper: Callable[[], ViewKeeper], defer_limit: float) -> None:
         self._layout, self._index, self._guard, _, _ = parts
         self._files = self._index.files
         self._keeper = keeper
+        """the views' keeper, made when first asked for (no view changed: never)"""
         self._defer_limit = defer_limit
         """seconds a change seen by the watcher waits for the lock to be free before it waits
         for it"""
@@ -104,10 +105,11 @@ class Intake:
                 group_kind = self._layout.view_of(view)
                 if group_kind is not None:
                     try:
-                        self._keeper.reconcile(*group_kind, view.name)
+                        self._keeper().reconcile(*group_kind, view.name)
                     except StoreCorrupt as exc:  # one view we cannot read holds up no other
                         self._files.report(view, exc.detail)
-            self._keeper.render(lost)
+            if lost:  # else a read that only re-checked a folder loads no view's module
+                self._keeper().render(lost)
 
     def _stale_groups(self, everything: bool) -> list[str]:
         on_disk = set(self._layout.groups())
@@ -139,7 +141,7 @@ class Intake:
             elif view is not None:
                 # Only a finished edit: a view read half-written would look like a person
                 # deleting bullets, and every view dualmem writes is reconciled already.
-                reconcile = partial(self._keeper.reconcile, *view, path.name)
+                reconcile = partial(self._keeper().reconcile, *view, path.name)
                 if (edited and self._files.view_signature(path) != signature_of(path)
                         and not self._guarded([path], reconcile, now)):
                     later[path] = True
@@ -228,7 +230,8 @@ class Intake:
             self._index.drop(gone)
             self._index.put(rows)
             self._files.record_folder(folder, before, time.time_ns())
-        self._keeper.render(touched, drop=set(gone))
+        if touched:  # a folder re-checked (its mtime was too recent to trust) may hold no change
+            self._keeper().render(touched, drop=set(gone))
 
     def _read(self, path: Path) -> Row | None:
         """The episode file at ``path`` as an index row, or None (reported) when it is not one."""

@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.errors import (
     OUT_OF_RESOURCES,
@@ -45,14 +47,14 @@ from fallback.guard import WriteGuard
 from fallback.held import HeldFolder
 from fallback.index import FileIndex
 from fallback.intake import Intake
-from fallback.keeper import ViewKeeper
 from fallback.layout import Layout
 from fallback.lock import FolderLock
-from fallback.page_edits import PageEdits
 from fallback.parts import Parts
-from fallback.purge import Purger
 from fallback.tombstones import TombstoneFolder
-from fallback.writer import EpisodeWriter
+
+if TYPE_CHECKING:
+    from fallback.keeper import ViewKeeper
+    from fallback.writer import EpisodeWriter
 
 LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
@@ -65,8 +67,8 @@ DEFER_LIMIT = 2.0
 
 class FileBackend:
     layer = "file"
-    views_keeper: type[ViewKeeper] = ViewKeeper
-    """who keeps the views (the view tests' oracle is one that renders every page whole)"""
+    views_keeper: type[ViewKeeper] | None = None
+    """who keeps the views: ``ViewKeeper`` (the view tests' oracle renders every page whole)"""
 
     def __init__(self, layout: Layout, index: FileIndex, max_body_bytes: int) -> None:
         """Use ``await FileBackend.open(...)``, which also checks the index and starts watching."""
@@ -77,11 +79,24 @@ class FileBackend:
         self._tombstones = TombstoneFolder(layout.root)
         self._held = HeldFolder(layout.root)
         self._guard = WriteGuard(layout, index, self._lock, self._tombstones.folder)
-        parts = self._parts = Parts(layout, index, self._guard, self._held, self._tombstones)
-        self._keeper = self.views_keeper(parts, PageEdits(parts, max_body_bytes))
-        self._writer = EpisodeWriter(parts, self._keeper)
-        self._intake = Intake(parts, self._keeper, DEFER_LIMIT)
+        self._parts = Parts(layout, index, self._guard, self._held, self._tombstones)
+        self._intake = Intake(self._parts, lambda: self._keeper, DEFER_LIMIT)
         self._closed = False
+
+    # Made on first use: a one-shot read, which changes no view, never imports their modules.
+    @cached_property
+    def _keeper(self) -> ViewKeeper:
+        from fallback.keeper import ViewKeeper
+        from fallback.page_edits import PageEdits
+
+        keeper = self.views_keeper or ViewKeeper
+        return keeper(self._parts, PageEdits(self._parts, self._max_body_bytes))
+
+    @cached_property
+    def _writer(self) -> EpisodeWriter:
+        from fallback.writer import EpisodeWriter
+
+        return EpisodeWriter(self._parts, self._keeper)
 
     @classmethod
     async def open(
@@ -288,6 +303,8 @@ class FileBackend:
         """``backends.protocol.Purges``: these memories' text out of every file of the layer."""
         self._check_open()
         ids = [i for i in episode_ids if EPISODE_ID.fullmatch(i)]
+        from fallback.purge import Purger  # a rare operation: no other call loads it
+
         return await blocking(Purger(self._parts, self._writer).purge, ids)
 
     # -- opening and watching ---------------------------------------------------------------
