@@ -121,16 +121,14 @@ class Purges(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+class Position(NamedTuple):
     """Where a journal stands: its changes are numbered within an epoch."""
 
     epoch: str
     seq: int
 
 
-@dataclass(frozen=True, slots=True)
-class Changes:
+class Changes(NamedTuple):
     """What changed after a position: ids written and ids deleted, in the order they happened,
     and the position they bring a reader to. ``reset`` means the asked position is not of this
     journal (another epoch, or ahead of it): the reader must compare everything it holds."""

@@ -25,9 +25,9 @@ import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -77,8 +77,7 @@ def time_key(value: datetime) -> str:
     return f"{value:%Y-%m-%dT%H:%M:%S.%f}"
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(NamedTuple):
     """What a write records of one episode."""
 
     episode: Episode

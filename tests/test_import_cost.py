@@ -3,11 +3,13 @@ the command groups a hook or a search runs, imports none of the heavy dependenci
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import orjson
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,13 +22,19 @@ NOT_ONE_SHOT = {
     "asyncio": ("asyncio", "ssl", "concurrent"),
     "rare": ("rapidfuzz", "logging", "hashlib", "secrets", "shutil"),
 }
+# What only a write or a changed view needs: writing episodes and views, taking in a person's
+# edits, earlier versions, purges; and git (a project's place, recorded by a write).
+WRITES = ("fallback.writer", "fallback.keeper", "fallback.page_edits", "fallback.purge",
+          "fallback.versions", "fallback.kept_log")
 
 
 def heavy_modules_after(script: str, among: tuple[str, ...] = HEAVY) -> list[str]:
-    """The top-level packages of ``among`` a fresh interpreter has imported after ``script``."""
+    """The modules (or top-level packages) of ``among`` a fresh interpreter has imported after
+    ``script``."""
     probe = textwrap.dedent(script) + textwrap.dedent(f"""
         import sys
-        print(sorted({{m.partition(".")[0] for m in sys.modules}} & set({among!r})))
+        loaded = {{*sys.modules, *(m.partition(".")[0] for m in sys.modules)}}
+        print(sorted(loaded & set({among!r})))
     """)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=REPO, timeout=120, check=True)
@@ -125,3 +133,34 @@ def test_a_search_and_a_prompt_hook_load_only_what_every_call_needs(
         assert out.getvalue().count("stale caches hide writes") == 2, out.getvalue()
     """
     assert heavy_modules_after(script, among=NOT_ONE_SHOT[among]) == []
+
+
+def modules_at_exit(folder: Path, argv: list[str], among: tuple[str, ...],
+                    stdin: bytes = b"") -> list[str]:
+    """The modules of ``among`` loaded when ``dualmem ARGV`` (its entry point, as a hook or a
+    script runs it) exits in ``folder``; it must exit 0 with nothing on stderr."""
+    probe = textwrap.dedent(f"""
+        import atexit, runpy, sys
+        atexit.register(lambda: print(sorted(set(sys.modules) & set({among!r})),
+                                      file=sys.stderr))
+        sys.argv = ["dualmem", *{argv!r}]
+        runpy.run_module("memory", run_name="__main__", alter_sys=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], input=stdin, capture_output=True,
+                          cwd=folder, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    return eval(done.stderr.decode())  # type: ignore[no-any-return]
+
+
+def test_a_one_shot_search_and_prompt_hook_load_nothing_only_writes_need(tmp_path: Path) -> None:
+    home = str(tmp_path / ".dualmem")
+    add = ["--home", home, "--backend", "file", "add", "--kind", "gotcha", "--name",
+           "stale caches", "--body", "stale caches hide writes"]
+    assert modules_at_exit(tmp_path, add, WRITES) != []  # what the probe sees, a write loads
+    searched = ["--home", home, "search", "stale caches"]
+    assert modules_at_exit(tmp_path, searched, (*WRITES, "subprocess")) == []
+    prompt = orjson.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
+                           "prompt": "how do we handle stale caches?"})
+    # (the prompt hook asks git for the working set: ``memory.workset``)
+    assert modules_at_exit(tmp_path, ["--home", home, "hook", "prompt"], WRITES, prompt) == []

@@ -5,13 +5,12 @@ only when one is configured."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OLLAMA_URL = "http://localhost:11434/v1"
 
 
-@dataclass(frozen=True)
-class Named:
+class Named(NamedTuple):
     embeds: bool
     answers: bool
     """an LLM: extraction in the background, and the query-time uses"""

@@ -20,9 +20,8 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from backends.kinds import (
     ADR,
@@ -59,16 +58,14 @@ PLAIN_LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
 """what an entity label may be: a plain word (a FalkorDB query carries it in its text)"""
 
 
-@dataclass(frozen=True, slots=True)
-class Entity:
+class Entity(NamedTuple):
     uuid: str
     label: str
     name: str
     summary: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(NamedTuple):
     """graphiti's ``EntityEdge``: ``source`` -[``name``]-> ``target``, stated by ``episode``."""
 
     uuid: str
@@ -81,8 +78,7 @@ class Fact:
     invalid_at: datetime | None
 
 
-@dataclass(frozen=True, slots=True)
-class Extraction:
+class Extraction(NamedTuple):
     entities: list[Entity]
     facts: list[Fact]
 

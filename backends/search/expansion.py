@@ -19,9 +19,8 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from backends.model import Episode
 from backends.search.entities import Entity, entity_uuid, name_terms
@@ -40,8 +39,7 @@ MIN_TERM_CHARS = 3
 SUPERSEDED_WEIGHT = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class Named:
+class Named(NamedTuple):
     entity: str
     group: str
     weight: float

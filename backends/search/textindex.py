@@ -23,7 +23,7 @@ import sqlite3
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from backends.search import postings, topk
 from backends.search.postings import in_parts
@@ -73,8 +73,7 @@ def _reference(term: str, variants: list[tuple[str, float]], n: int) -> float:
     return exact if exact is not None else idf(n, 0) * (K1 + 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
+class Document(NamedTuple):
     key: str
     text: str
     group: str

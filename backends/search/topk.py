@@ -21,7 +21,6 @@ import heapq
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from itertools import repeat
 from operator import add, itemgetter
 from typing import NamedTuple
@@ -45,8 +44,7 @@ class Block(NamedTuple):
     bound: float  # the most any posting of this block adds
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """One query term: the vocabulary terms it matches (itself, prefixes, typos) with gains."""
 
     variants: Sequence[tuple[str, float]]
@@ -61,8 +59,7 @@ Arrays = tuple["array[int]", "array[int]", "array[int]"]
 """a block's document numbers, term frequencies and document lengths"""
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
+class Reader(NamedTuple):
     """What the search reads of an index."""
 
     postings: Callable[[str], dict[tuple[int, int], Arrays]]

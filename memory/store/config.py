@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from backends.errors import DualmemError
 from backends.graph.address import (
@@ -35,8 +35,7 @@ class ConfigError(DualmemError):
     """A setting (argument or environment variable) has a value dualmem cannot use."""
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(NamedTuple):
     """A model of a provider graphiti has a client for (``provider``, a name of
     ``provider_names.NAMED``): by default an OpenAI-compatible endpoint, OpenAI's own (no
     ``url``), or a local Ollama, vLLM, LM Studio, ... Written ``[NAME:]MODEL[@URL]`` in the

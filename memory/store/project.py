@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -30,8 +29,7 @@ GIT_PATIENCE = 10.0
 """seconds ``git config`` may take to name the remote (it reads one file)"""
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     """Where a home is: its project's folder and that folder's git remote (``origin``)."""
 
     folder: str
@@ -43,8 +41,7 @@ class Place:
         return cls(str(folder), _git_remote(folder))
 
 
-@dataclass(frozen=True)
-class ProjectRecord:
+class ProjectRecord(NamedTuple):
     project_id: str
     place: Place | None = None
     """where the home was made; None in a file written before places were recorded"""
@@ -183,6 +180,8 @@ def _write(project_file: Path, record: ProjectRecord, *, replace: bool) -> bool:
 def committed(project_file: Path) -> bool:
     """Whether the git repository holding ``project_file`` tracks it: it came with the project
     (a clone's, whose recorded place is the first clone's), and is the team's to change."""
+    import subprocess  # only a write asks git: a read would pay its import (~10 ms) for nothing
+
     try:
         done = subprocess.run(["git", "-C", str(project_file.parent), "ls-files",
                                "--error-unmatch", "--", project_file.name],
@@ -196,6 +195,8 @@ def committed(project_file: Path) -> bool:
 def _git_remote(folder: Path) -> str | None:
     """The repository the ``origin`` remote of the git repository holding ``folder`` names
     (``_repository``), or None (no repository, no such remote, no git)."""
+    import subprocess  # as in ``committed``
+
     try:
         done = subprocess.run(["git", "-C", str(folder), "config", "--get", "remote.origin.url"],
                               capture_output=True, text=True, timeout=GIT_PATIENCE,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from os import PathLike
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from backends.errors import BackendUnavailable
 from backends.protocol import MemoryBackend
@@ -19,8 +18,7 @@ if TYPE_CHECKING:  # the graph's modules import numpy: not for a file-layer proc
 ONE_SHOT = "not holding the graph (a one-shot command: the journal answers)"
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     """The layer in use and the reason it was chosen (shown by ``dualmem status``)."""
 
     layer: str
