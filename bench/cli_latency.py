@@ -14,10 +14,10 @@ time, and the CPU time of the process (on a loaded machine, the wall time is mos
 a core), with the load average after each table.
 Target (issue 11): p95 <= 250 ms at 10k.
 
-``--before TREE`` runs each command a second time with another checkout of dualmem (e.g. a
-worktree of main) first on ``PYTHONPATH``, in the same rounds: a change's before and after,
-measured under one machine load. Both must read the same index layout (``textindex.VERSION``),
-or each would rebuild the other's.
+``--before TREE`` (repeatable) runs each command again with another checkout of dualmem (e.g.
+a worktree of main) first on ``PYTHONPATH``, in the same rounds: a change's before and after,
+measured under one machine load; each labelled with the folder's name. All must read the same
+index layout (``textindex.VERSION``), or each would rebuild the others'.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Command:
     tree: Path = REPO  # the checkout of dualmem that runs it
 
     def before(self, tree: Path) -> Command:
-        return Command(f"{self.label} [before]", self.argv, self.stdin, tree)
+        return Command(f"{self.label} [{tree.name}]", self.argv, self.stdin, tree)
 
 
 def project_home(folder: Path, size: int) -> tuple[Path, list[str]]:
@@ -114,15 +114,14 @@ def _timed(command: Command, cwd: Path) -> tuple[float, float]:
 
 
 def measure(
-    folder: Path, queries: Sequence[str], backend: str, runs: int, before: Path | None = None
+    folder: Path, queries: Sequence[str], backend: str, runs: int, before: Sequence[Path] = ()
 ) -> dict[str, list[tuple[float, float]]]:
     baseline = Command("python -c pass (baseline)", [sys.executable, "-c", "pass"])
     imports = Command("python -c 'import memory'", [sys.executable, "-c", "import memory"])
     times: dict[str, list[tuple[float, float]]] = {}
     for run in range(runs + 1):
         measured = [imports, *commands(folder, backend, queries[run])]
-        if before is not None:
-            measured += [command.before(before) for command in measured]
+        measured += [command.before(tree) for tree in before for command in measured]
         for command in [baseline, *measured]:
             timed = _timed(command, folder)
             if run:  # the first round warms up
@@ -161,7 +160,7 @@ def report(times: dict[str, list[tuple[float, float]]], note: str) -> None:
     print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
 
 
-def main(sizes: Sequence[int] = (1000, 10000), before: Path | None = None) -> None:
+def main(sizes: Sequence[int] = (1000, 10000), before: Sequence[Path] = ()) -> None:
     runs = int(os.environ.get("DUALMEM_BENCH_RUNS", "20"))
     print(f"cli latency bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cpu(s), "
           f"{runs} runs each; wall and CPU time of the whole process, ms")
@@ -184,8 +183,9 @@ def main(sizes: Sequence[int] = (1000, 10000), before: Path | None = None) -> No
 
 if __name__ == "__main__":
     line = argparse.ArgumentParser(prog="python -m bench.cli_latency")
-    line.add_argument("--before", type=Path, metavar="TREE",
-                      help="another checkout of dualmem, measured in the same rounds")
+    line.add_argument("--before", type=Path, metavar="TREE", action="append", default=[],
+                      help="another checkout of dualmem, measured in the same rounds "
+                      "(repeatable)")
     line.add_argument("sizes", type=int, nargs="*", default=[1000, 10000], metavar="SIZE")
     parsed = line.parse_args()
     main(parsed.sizes, parsed.before)
