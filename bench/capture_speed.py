@@ -11,7 +11,8 @@ RUNS, wall and CPU milliseconds:
 - capture in-process on a new home (the file layer): the first Stop (the whole transcript), a
   later Stop after one more turn was appended, and a Stop with nothing new;
 - ``dualmem hook stop`` as Claude Code runs it (a whole process, its bytecode cached as an
-  installed package's is): first, later, nothing new, beside ``python -c pass``; with
+  installed package's is): first, later (written lean: ``memory.capture.later``), nothing
+  new, beside ``python -c pass``; with
   ``--before TREE``, that checkout's Stop on the same transcript (e.g. main's, which read the
   whole transcript on every Stop).
 
@@ -202,11 +203,13 @@ def whole_process(scratch: Path, data: bytes, runs: int, before: Path | None
 
 
 def report(times: dict[str, list[tuple[float, float]]]) -> None:
-    print(f"  {'':<48}{'wall p50':>9}{'cpu p50':>9}{'max':>8}")
+    print(f"  {'':<48}{'wall p50':>9}{'cpu p50':>9}{'cpu p95':>9}{'wall max':>9}")
     for label, measured in times.items():
         wall = statistics.median(w for w, _ in measured)
-        cpu = statistics.median(c for _, c in measured)
-        print(f"  {label:<48}{wall:>9.0f}{cpu:>9.0f}{max(w for w, _ in measured):>8.0f}")
+        cpus = sorted(c for _, c in measured)
+        p95 = cpus[min(len(cpus) - 1, round(0.95 * (len(cpus) - 1)))]
+        print(f"  {label:<48}{wall:>9.0f}{statistics.median(cpus):>9.0f}{p95:>9.0f}"
+              f"{max(w for w, _ in measured):>9.0f}")
     print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
 
 

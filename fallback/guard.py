@@ -14,6 +14,7 @@ from pathlib import Path
 
 from backends.errors import WriteFailed
 from fallback import disk
+from fallback.append import is_marked
 from fallback.index import FileIndex
 from fallback.layout import Layout
 from fallback.lock import FolderLock
@@ -71,10 +72,12 @@ class WriteGuard:
                     self._files.report(path, f"an older copy that could not be removed: {exc}")
 
     def record_folders(self, folders: Iterable[Path]) -> None:
-        """Record the folders' mtimes as the index now agrees with them."""
+        """Record the folders' mtimes as the index now agrees with them; a folder holding
+        files appended without the index (``fallback.append``) as not agreeing, till a catch-up
+        reads it."""
         now = time.time_ns()
         for folder in folders:
-            self._files.record_folder(folder, mtime(folder), now)
+            self._files.record_folder(folder, None if is_marked(folder) else mtime(folder), now)
 
 
 def mtime(folder: Path) -> int | None:

@@ -16,6 +16,7 @@ from backends.errors import DualmemError, FileRefused, StoreCorrupt
 from backends.model import GROUP_ID
 from backends.safe_files import read_regular_status
 from fallback import codec, disk
+from fallback.append import marks
 from fallback.blocking import blocking
 from fallback.file_record import signature, signature_of
 from fallback.guard import mtime
@@ -98,7 +99,8 @@ class Intake:
                 for group in stale:
                     self._sync_group(group)
             return
-        with self._guard.writing():
+        # Marks of appends read here go once the index has committed (``fallback.append``).
+        with self._guard.writing(after=marks(map(self._layout.group_folder, stale))):
             for group in stale:
                 self._sync_group(group)
             for view in edited:

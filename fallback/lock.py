@@ -17,6 +17,10 @@ from pathlib import Path
 
 from backends.safe_files import open_for_write
 
+LOCK_TIMEOUT = 20.0
+# Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
+LOCK_POLL = 0.001
+
 
 class FolderLock:
     """Exclusive across processes and across the threads of one process; re-entrant within

@@ -35,20 +35,20 @@ from backends.model import (
     Hit,
     Receipt,
     check_filters,
-    ensure_body_fits,
     now,
 )
 from backends.protocol import Changes, Position, SetAside, Tombstone
 from backends.safe_files import refuse_links_in
 from backends.search.expansion import current_first, fuse
 from fallback import disk
+from fallback.append import validated
 from fallback.blocking import blocking
 from fallback.guard import WriteGuard
 from fallback.held import HeldFolder
 from fallback.index import FileIndex
 from fallback.intake import Intake
 from fallback.layout import Layout
-from fallback.lock import FolderLock
+from fallback.lock import LOCK_POLL, LOCK_TIMEOUT, FolderLock
 from fallback.parts import Parts
 from fallback.tombstones import TombstoneFolder
 
@@ -56,9 +56,6 @@ if TYPE_CHECKING:
     from fallback.keeper import ViewKeeper
     from fallback.writer import EpisodeWriter
 
-LOCK_TIMEOUT = 20.0
-# Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
-LOCK_POLL = 0.001
 REFUSED = "refused"
 """the reason the layer is unavailable when its folder is, or holds, a symbolic link"""
 DEFER_LIMIT = 2.0
@@ -190,7 +187,7 @@ class FileBackend:
         lock: each view the batch touches is rendered once and each folder synced once. Every
         episode is checked before anything is written."""
         self._check_open()
-        checked = [_validated(episode, self._max_body_bytes) for episode in episodes]
+        checked = [validated(episode, self._max_body_bytes) for episode in episodes]
         stored = list({episode.id: episode for episode in checked}.values())
         await blocking(self._writer.store, stored)
         return [Receipt(id=e.id, layer=self.layer,
@@ -323,14 +320,6 @@ class FileBackend:
     def _check_open(self) -> None:
         if self._closed:
             raise BackendUnavailable(self.layer, "closed")
-
-
-def _validated(episode: Episode, max_body_bytes: int) -> Episode:
-    """Check the episode again: one built with ``model_construct`` skipped the model's rules,
-    and file paths are made from its fields."""
-    checked = Episode.parse(**{name: getattr(episode, name, None) for name in Episode.model_fields})
-    ensure_body_fits(checked, max_body_bytes)
-    return checked
 
 
 def search_index(index: FileIndex, query: str, *, group_ids: Sequence[str] | None,

@@ -1,6 +1,7 @@
-"""``dualmem``'s entry point: a capturing hook with nothing new to read (``memory.capture.quick``)
-and a tool call with nothing to tell (``memory.tool_quick``) are answered before the command line
-is imported; everything else runs ``memory.cli``."""
+"""``dualmem``'s entry point: a capturing hook with nothing new to read or a later Stop it can
+write lean (``memory.capture.quick``) and a tool call with nothing to tell
+(``memory.tool_quick``) are answered before the command line is imported; everything else runs
+``memory.cli``."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ import sys
 
 
 def main() -> int:
-    from memory.capture.quick import nothing_new
+    from memory.capture.quick import answer
     from memory.tool_quick import nothing_to_tell
 
     argv, env = sys.argv[1:], dict(os.environ)
-    if nothing_new(argv, sys.stdin.buffer.read, env) or nothing_to_tell(
-            argv, sys.stdin.buffer.read, env):
-        print("{}")
+    said = answer(argv, sys.stdin.buffer.read, env)
+    if said is None and nothing_to_tell(argv, sys.stdin.buffer.read, env):
+        said = "{}"
+    if said is not None:
+        print(said)
         return 0
     from memory.cli import main as whole
 

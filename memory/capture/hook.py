@@ -13,7 +13,8 @@ from backends.kinds import SESSION_INSIGHT
 from backends.protocol import MemoryBackend
 from memory.capture.kept import Kept
 from memory.capture.reading import Budget, subagent_transcripts
-from memory.capture.run import Report, capture_transcript
+from memory.capture.run import capture_transcript
+from memory.capture.run import problems as problems
 from memory.store.config import Config
 from memory.store.project import project_folder as project_folder
 from memory.store.project import project_id
@@ -86,21 +87,3 @@ def summarise_later(config: Config) -> None:
         [sys.executable, "-m", "memory", "--home", str(config.home), "--llm", llm, "enrich"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
-
-
-def problems(report: Report) -> list[str]:
-    """What a capture skipped or left for later, one line each."""
-    lines = []
-    if report.skipped:
-        lines.append(f"transcript not read: {report.skipped}")
-    if report.left:
-        lines.append(f"{report.transcript}: {report.left} bytes left for the next capture "
-                     "(the time or size budget ran out)")
-    if report.too_long:
-        lines.append(f"{report.transcript}: lines too long to read, skipped: {report.too_long}")
-    if report.damaged:
-        lines.append(f"{report.transcript}: damaged lines skipped: {report.damaged}")
-    if report.lessons_over:
-        lines.append(f"{report.lessons_over} lessons over the session's limit, not kept")
-    lines += [f"not kept: {why}" for why in report.kept.refused]
-    return lines

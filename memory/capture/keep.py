@@ -64,22 +64,25 @@ async def keep(store: MemoryBackend, project_id: str, episodes: Sequence[Episode
     kept = Kept()
     if lessons:
         await _keep_lessons(store, project_id, lessons, written, kept)
-    changed = []
-    for episode in episodes:
-        stored = await store.get(episode.id)
-        if stored is not None and stored.source != SOURCE:
-            continue  # somebody's own: it wins
-        merged = episode if stored is None else united(stored, episode)
-        if stored is not None:
-            if (stored.name, stored.body) == (merged.name, merged.body):
-                continue
-            # An update keeps the memory's first time; its content took effect now.
-            merged = merged.model_copy(update={"created_at": stored.created_at,
-                                               "valid_at": now()})
-        changed.append(merged)
+    changed = [laid for episode in episodes
+               if (laid := laid_over(await store.get(episode.id), episode)) is not None]
     await _write(store, changed, kept)
     written.update((episode.id, digest(episode)) for episode in episodes)
     return kept
+
+
+def laid_over(stored: Episode | None, episode: Episode) -> Episode | None:
+    """What to write of derived ``episode`` over what is ``stored`` under its id: None when
+    that is somebody's own (it wins) or already says the same."""
+    if stored is None:
+        return episode
+    if stored.source != SOURCE:
+        return None
+    merged = united(stored, episode)
+    if (stored.name, stored.body) == (merged.name, merged.body):
+        return None
+    # An update keeps the memory's first time; its content took effect now.
+    return merged.model_copy(update={"created_at": stored.created_at, "valid_at": now()})
 
 
 async def _write(store: MemoryBackend, episodes: list[Episode], kept: Kept) -> None:

@@ -1,12 +1,13 @@
-"""A capturing hook's commonest answer, given before anything heavy is imported: Stop fires
-after every turn, and when the transcript (and its subagents') gained nothing since its cursor,
-there is nothing to read, fold or write. ``dualmem``'s entry point (``memory.entry``) asks
-``nothing_new`` first and answers ``{}`` without the command line, the event loop and the
-stores, which cost many times the answer itself.
+"""A capturing hook's commonest answers, given before the command line, the event loop and the
+stores are imported, which cost many times the answers themselves. Stop fires after every
+turn: when the transcript (and its subagents') gained nothing since its cursor, there is
+nothing to read, fold or write (``{}``); when it gained a turn, what that changes is most often
+appended to the journal by a lean process (``memory.capture.later``). ``dualmem``'s entry
+point (``memory.entry``) asks ``answer`` first.
 
 Anything else (another command, an option this does not know, a home that is not there, a
-reply holding a lesson, a transcript that grew or changed) goes the whole way, through the
-command line, which says what is wrong as usual."""
+transcript to read from its start, a lesson to keep) goes the whole way, through the command
+line, which says what is wrong as usual."""
 
 from __future__ import annotations
 
@@ -19,24 +20,59 @@ from typing import Any
 from memory.capture.labels import LESSON_LABELS
 
 CAPTURES = ("stop", "session-end", "pre-compact")
+LEAN = ("stop", "pre-compact")
+"""the captures written lean when they can be: the session goes on (a SessionEnd may start
+an LLM's summary, which the whole way does)"""
+
+
+def answer(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str]) -> str | None:
+    """The answer of a capturing hook given before the command line is imported: ``{}`` when
+    its transcripts gained nothing since their cursors, what a later Stop kept when it could
+    be written lean (``memory.capture.later``); None for the whole way. The hook's input is
+    read (``stdin()``) only for a capturing hook, and put back for the whole way."""
+    hooked = _capturing(argv, stdin, env)
+    if hooked is None:
+        return None
+    home, transcript, given = hooked
+    if not _told_lessons(given) and _all_read(home, transcript):
+        return "{}"
+    parsed = _hook_argv(argv, LEAN)
+    if parsed is None:
+        return None
+    from memory.capture.later import capture_later
+
+    return capture_later(home, transcript, given, env, backend=parsed[0].get("--backend"),
+                         event=parsed[1])
 
 
 def nothing_new(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str]) -> bool:
     """Is ``argv`` a capturing hook whose transcripts gained nothing since their cursors?
     The hook's input is read (``stdin()``) only for such a hook, and put back for the whole
     way (``sys.stdin``)."""
+    hooked = _capturing(argv, stdin, env)
+    return hooked is not None and not _told_lessons(hooked[2]) and _all_read(*hooked[:2])
+
+
+def _capturing(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str]
+               ) -> tuple[Path, Path, dict[str, Any]] | None:
+    """The home, the transcript and the input of a capturing hook ``argv`` names, when it has
+    them; None for anything else."""
     hooked = hook_input(argv, stdin, env, CAPTURES)
     if hooked is None:
-        return False
+        return None
     home, given = hooked
     transcript, cwd = given.get("transcript_path"), given.get("cwd")
     message = given.get("last_assistant_message") or ""
     if not isinstance(transcript, str) or not transcript or not isinstance(message, str):
-        return False
-    if any(label in message.casefold() for label in LESSON_LABELS):
-        return False  # perhaps a lesson to keep: the whole way decides
+        return None
     found = found_home(home, cwd if isinstance(cwd, str) and cwd else None, env)
-    return found is not None and _all_read(found, Path(transcript))
+    return None if found is None else (found, Path(transcript), given)
+
+
+def _told_lessons(given: dict[str, Any]) -> bool:
+    """Does the reply the hook was given perhaps hold a lesson to keep?"""
+    message = given.get("last_assistant_message") or ""
+    return any(label in message.casefold() for label in LESSON_LABELS)
 
 
 def hook_input(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str],
@@ -59,7 +95,16 @@ def hook_input(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, s
 def _hook_home(argv: Sequence[str], env: dict[str, str], events: Sequence[str]) -> str | None:
     """The home ``argv`` names ('' when none) if it is ``[--home H] [--backend B] hook EVENT``
     for one of ``events``; None for anything else."""
-    named = ""
+    parsed = _hook_argv(argv, events)
+    if parsed is None:
+        return None
+    return parsed[0].get("--home") or env.get("DUALMEM_HOME", "")
+
+
+def _hook_argv(argv: Sequence[str], events: Sequence[str]) -> tuple[dict[str, str], str] | None:
+    """The options (``--home``, ``--backend``) and the event of ``argv`` if it is
+    ``[--home H] [--backend B] hook EVENT`` for one of ``events``; None for anything else."""
+    options = {}
     rest = list(argv)
     while rest and rest[0].startswith("--"):
         option, _, value = rest.pop(0).partition("=")
@@ -67,13 +112,12 @@ def _hook_home(argv: Sequence[str], env: dict[str, str], events: Sequence[str]) 
             if not rest:
                 return None
             value = rest.pop(0)
-        if option == "--home":
-            named = value
-        elif option != "--backend":
+        if option not in ("--home", "--backend"):
             return None
+        options[option] = value
     if rest[:1] != ["hook"] or len(rest) != 2 or rest[1] not in events:
         return None
-    return named or env.get("DUALMEM_HOME", "")
+    return options, rest[1]
 
 
 def found_home(named: str, cwd: str | None, env: dict[str, str]) -> Path | None:

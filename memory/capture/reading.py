@@ -22,6 +22,10 @@ from pathlib import Path
 from backends.safe_files import MiB, open_regular
 from memory.capture.cursor import Cursor, line_digest
 
+CAPTURE_SECONDS = 15.0
+"""how long a capturing hook reads and folds the transcript (Claude Code's timeout is 30 s);
+what is left is read by the next one"""
+
 
 @dataclass(frozen=True)
 class Budget:

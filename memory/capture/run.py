@@ -8,7 +8,8 @@ same session never fold the same lines twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from memory.agent.scopes import project_group
 from memory.capture import cursor as cursors
 from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
-from memory.capture.reading import Budget, read_new
+from memory.capture.reading import Budget, Chunk, read_new
 from memory.capture.session import Session
 from memory.capture.transcript import parse_line
 
@@ -48,6 +49,41 @@ class Report:
     lessons_over: int = 0
 
 
+@dataclass
+class Folded:
+    """A transcript's new lines folded into its session, and what of it is to be written;
+    nothing is written, nor the cursor moved, until ``save``."""
+
+    report: Report
+    cursor: cursors.Cursor
+    session: Session | None = None
+    """None: nothing new to derive nor a cursor to move (``report`` says why)"""
+    chunk: Chunk | None = None
+    end: int = 0
+    fresh: list[Episode] = field(default_factory=list)
+    """the derived memories that differ from what was last written"""
+    lessons: Lessons = field(default_factory=Lessons)
+    """the agent's lessons not yet written"""
+
+    def save(self, home: Path) -> None:
+        """Move the cursor past what was folded (after the memories are written)."""
+        assert self.session is not None and self.chunk is not None
+        cursor = self.cursor
+        cursor.offset, cursor.inode = self.end, self.chunk.inode
+        cursor.skipping = self.chunk.skipping and self.end == self.chunk.end
+        cursor.session = self.session.to_json()
+        cursors.save(home, cursor)
+
+
+@contextmanager
+def capturing(home: Path) -> Iterator[None]:
+    """The home's capture lock: one capture at a time folds and writes (module docstring)."""
+    folder = home / cursors.FOLDER
+    make_folder(folder)
+    with flocked(folder):
+        yield
+
+
 async def capture_transcript(
     home: Path,
     project_id: str,
@@ -64,69 +100,111 @@ async def capture_transcript(
     the project's folder; ``final`` says the session is over (a cut last line is read);
     ``last_message`` is the reply a Stop hook was given, read for lessons too. Never raises for
     the transcript's content; a transcript that cannot be read is ``Report.skipped``."""
-    report = Report(str(transcript))
-    folder = home / cursors.FOLDER
-    make_folder(folder)
-    with flocked(folder):
-        cursor = cursors.load(home, transcript)
-        session = _session(cursor, root)
-        try:
-            chunk = read_new(transcript, cursor, budget or Budget(), final=final)
-        except FileRefused as exc:
-            report.skipped = str(exc)
+    with capturing(home):
+        folded = fold(home, project_id, transcript, root=root, final=final, budget=budget,
+                      last_message=last_message)
+        assert folded is not None
+        report = folded.report
+        if folded.session is None:
             return report
-        except OSError as exc:
-            report.skipped = f"{transcript}: {exc.strerror or exc}"
-            return report
-        report.restarted, report.too_long, report.left = (chunk.restarted, chunk.too_long,
-                                                          chunk.left)
-        if chunk.restarted:
-            session = Session(root=str(root))
-            cursor.last_start = cursor.last_end = cursor.first_end = 0
-        end = chunk.end
-        deadline = budget.deadline if budget else None
-        for n, (offset, line) in enumerate(chunk.lines):
-            if deadline is not None and n % _DEADLINE_EVERY == 0 and time.monotonic() > deadline:
-                end, report.left = offset, chunk.size - offset
-                break
-            entry = parse_line(line)
-            session.feed(entry)
-            report.lines += 1
-            report.damaged += entry is None
-            cursor.last_start, cursor.last_end = offset, offset + len(line)
-            cursor.last_digest = cursors.line_digest(line)
-            cursor.last_uuid = entry.meta.uuid if entry else ""
-            if offset == 0:
-                cursor.first_end, cursor.first_digest = cursor.last_end, cursor.last_digest
-        report.session_id = session.session_id
-        told = Lessons()
-        told.read(last_message or "")
-        if not report.lines and not told and end == cursor.offset:
-            return report  # nothing new: no memory to derive, no cursor to move
-        lessons = Lessons(**session.lessons)
-        lessons.read(last_message or "")
-        report.lessons_over = lessons.over
-        # Imported here: a Stop with nothing new needs none of them (pydantic, the agent API).
-        from memory.capture.commits import commits_between
-        from memory.capture.derive import derive
-        from memory.capture.keep import keep, unwritten
-
-        commits = (commits_between(root, session.started, session.ended)
-                   if report.lines and not session.subagent else [])
-        episodes = derive(session, project_group(project_id), commits)
-        fresh, fresh_lessons = unwritten(episodes, lessons, cursor.written)
         if dry_run:
-            report.would_write = fresh
-            report.kept = Kept({"lesson": len(fresh_lessons)} if fresh_lessons else {})
+            report.would_write = folded.fresh
+            report.kept = Kept({"lesson": len(folded.lessons)} if folded.lessons else {})
             return report
-        if fresh or fresh_lessons:
-            report.kept = await keep(await store(), project_id, fresh, fresh_lessons,
-                                     cursor.written)
-        cursor.offset, cursor.inode, cursor.skipping = end, chunk.inode, chunk.skipping and (
-            end == chunk.end)
-        cursor.session = session.to_json()
-        cursors.save(home, cursor)
+        if folded.fresh or folded.lessons:
+            from memory.capture.keep import keep
+
+            report.kept = await keep(await store(), project_id, folded.fresh, folded.lessons,
+                                     folded.cursor.written)
+        folded.save(home)
     return report
+
+
+def fold(
+    home: Path,
+    project_id: str,
+    transcript: Path,
+    *,
+    root: Path,
+    final: bool = False,
+    budget: Budget | None = None,
+    last_message: str | None = None,
+    appended_only: bool = False,
+) -> Folded | None:
+    """Read what ``transcript`` gained since its cursor, fold it and derive what is to be
+    written (``capture_transcript``'s arguments; called under ``capturing``). With
+    ``appended_only``, None when the transcript is to be read from its start (no cursor yet,
+    or it was rewritten): nothing is folded then."""
+    report = Report(str(transcript))
+    cursor = cursors.load(home, transcript)
+    session = _session(cursor, root)
+    if appended_only and not cursor.offset:
+        return None
+    try:
+        chunk = read_new(transcript, cursor, budget or Budget(), final=final)
+    except FileRefused as exc:
+        report.skipped = str(exc)
+        return Folded(report, cursor)
+    except OSError as exc:
+        report.skipped = f"{transcript}: {exc.strerror or exc}"
+        return Folded(report, cursor)
+    if appended_only and chunk.restarted:
+        return None
+    report.restarted, report.too_long, report.left = chunk.restarted, chunk.too_long, chunk.left
+    if chunk.restarted:
+        session = Session(root=str(root))
+        cursor.last_start = cursor.last_end = cursor.first_end = 0
+    end = chunk.end
+    deadline = budget.deadline if budget else None
+    for n, (offset, line) in enumerate(chunk.lines):
+        if deadline is not None and n % _DEADLINE_EVERY == 0 and time.monotonic() > deadline:
+            end, report.left = offset, chunk.size - offset
+            break
+        entry = parse_line(line)
+        session.feed(entry)
+        report.lines += 1
+        report.damaged += entry is None
+        cursor.last_start, cursor.last_end = offset, offset + len(line)
+        cursor.last_digest = cursors.line_digest(line)
+        cursor.last_uuid = entry.meta.uuid if entry else ""
+        if offset == 0:
+            cursor.first_end, cursor.first_digest = cursor.last_end, cursor.last_digest
+    report.session_id = session.session_id
+    told = Lessons()
+    told.read(last_message or "")
+    if not report.lines and not told and end == cursor.offset:
+        return Folded(report, cursor)  # nothing new: no memory to derive, no cursor to move
+    lessons = Lessons(**session.lessons)
+    lessons.read(last_message or "")
+    report.lessons_over = lessons.over
+    # Imported here: a Stop with nothing new needs none of them.
+    from memory.capture.commits import commits_between
+    from memory.capture.derive import derive
+    from memory.capture.keep import unwritten
+
+    commits = (commits_between(root, session.started, session.ended)
+               if report.lines and not session.subagent else [])
+    episodes = derive(session, project_group(project_id), commits)
+    fresh, fresh_lessons = unwritten(episodes, lessons, cursor.written)
+    return Folded(report, cursor, session, chunk, end, fresh, fresh_lessons)
+
+
+def problems(report: Report) -> list[str]:
+    """What a capture skipped or left for later, one line each."""
+    lines = []
+    if report.skipped:
+        lines.append(f"transcript not read: {report.skipped}")
+    if report.left:
+        lines.append(f"{report.transcript}: {report.left} bytes left for the next capture "
+                     "(the time or size budget ran out)")
+    if report.too_long:
+        lines.append(f"{report.transcript}: lines too long to read, skipped: {report.too_long}")
+    if report.damaged:
+        lines.append(f"{report.transcript}: damaged lines skipped: {report.damaged}")
+    if report.lessons_over:
+        lines.append(f"{report.lessons_over} lessons over the session's limit, not kept")
+    lines += [f"not kept: {why}" for why in report.kept.refused]
+    return lines
 
 
 def _session(cursor: cursors.Cursor, root: Path) -> Session:

@@ -9,7 +9,7 @@ and the runs that fixed them, commits, and the agent's labelled lessons."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -91,7 +91,9 @@ class Session:
     lessons: dict[str, Any] = field(default_factory=lambda: Lessons().to_json())
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The session's fields, sharing its values: ``asdict``'s deep copy cost a later Stop
+        more than anything else it does (the session is saved at once, then dropped)."""
+        return dict(vars(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Session:

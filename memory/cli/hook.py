@@ -37,9 +37,6 @@ EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop":
           "session-end": "SessionEnd", "pre-compact": "PreCompact",
           "post-tool-use": "PostToolUse"}
 CAPTURES = frozenset({"stop", "session-end", "pre-compact"})
-CAPTURE_SECONDS = 15.0
-"""how long a capturing hook reads and folds the transcript (Claude Code's timeout is 30 s);
-what is left is read by the next one"""
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,6 +91,7 @@ async def _capture(args: argparse.Namespace, raw: bytes) -> str:
     """Capture the session's transcript (and its subagents'); the line saying what was kept
     ('' for nothing new). Raises what went wrong."""
     from memory.capture.hook import capture_reply, capture_session
+    from memory.capture.reading import CAPTURE_SECONDS
 
     given = HookInput.from_json(raw)
     config = _config(args, given)

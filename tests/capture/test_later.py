@@ -1,0 +1,115 @@
+"""A later Stop is written lean (``memory.capture.later``): a process of its own that imports
+neither the command line, the event loop, the store nor the journal's index, and keeps what the
+whole way keeps, where every other process, the index's next open and the graph take it in."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import orjson
+
+from backends.model import Episode
+from capture.conftest import Project, open_project
+from capture.shapes import Transcript
+from memory.capture.derive import SOURCE
+from memory.store.dual import DualBackend
+from memory.store.selection import open_memory
+
+LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "memory.store.dual",
+            "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
+            "backends.search", "rapidfuzz", "graphiti_core", "kuzu", "pydantic", "numpy")
+"""what a lean Stop never imports (a package with its modules)"""
+
+
+def session(cwd: str) -> Transcript:
+    t = Transcript(cwd)
+    t.prompt("Route the note store's writes through the journal")
+    t.read("src/notes/store.py", "def save(note):\n    return disk.write(note)\n")
+    t.say("`store.py` writes each note straight to disk, around the journal.")
+    t.edit("src/notes/store.py", "disk.write", "journal.write",
+           said="Let me route the store's writes through the journal.")
+    t.bash("python -m pytest -q", "12 passed in 0.3s")
+    return t
+
+
+def one_turn_more(t: Transcript) -> None:
+    t.prompt("Now the index too")
+    t.read("src/notes/index.py", "def add(note):\n    rows.append(note)\n")
+    t.say("`index.py` keeps the rows in memory; it must read them back from the journal.")
+    t.edit("src/notes/index.py", "rows.append", "journal.append",
+           said="Let me make the index append to the journal.")
+    t.bash("python -m pytest -q", "13 passed in 0.3s")
+
+
+def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
+    """``dualmem hook stop`` in a process of its own: what it printed, and every module it had
+    imported by its end."""
+    probe = ("import runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
+             "try:\n    runpy.run_module('memory', run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(sys.modules), file=sys.stderr)")
+    given = orjson.dumps({"session_id": "s", "transcript_path": str(transcript),
+                          "cwd": str(project.folder), "hook_event_name": "Stop"})
+    done = subprocess.run([sys.executable, "-c", probe], input=given, capture_output=True,
+                          cwd=project.folder, timeout=120, check=True)
+    return done.stdout.decode().strip(), set(eval(done.stderr.decode().strip().splitlines()[-1]))
+
+
+def imported(modules: set[str], among: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules for p in among if m == p or m.startswith(p + "."))
+
+
+def shown(episodes: list[Episode]) -> list[tuple[str, str, str, str, str]]:
+    """What two captures must agree on (``valid_at`` is when each wrote)."""
+    return sorted((e.id, e.kind, e.name, e.body, e.source) for e in episodes)
+
+
+async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
+        tmp_path: Path) -> None:
+    # Two homes of one project id with the same session: one Stop after another goes the
+    # whole way in one (in-process), the lean way in the other (its own process).
+    async with AsyncExitStack() as opened:
+        lean, whole = [await opened.enter_async_context(asynccontextmanager(open_project)(
+            tmp_path / side / "notes", "notes-0001")) for side in ("lean", "whole")]
+        for project in (lean, whole):
+            t = session(str(project.folder))
+            path = t.save(project.folder / "s.jsonl")
+            await project.capture(path)
+            one_turn_more(t)
+            t.save(path)
+        said, modules = stop(lean, lean.folder / "s.jsonl")
+        report = await whole.capture(whole.folder / "s.jsonl")
+
+        assert imported(modules, LEAN_OUT) == []
+        assert {"memory.capture.later", "fallback.append"} <= modules
+        assert orjson.loads(said) == {"systemMessage": f"dualmem kept {report.kept.describe()}"}
+        assert report.kept.kinds  # the turn changed memories, which both wrote
+        async with open_memory(lean.home, "file") as reopened:
+            lean_memories = [e async for e in reopened.scan(group_ids=[lean.id])]
+        assert shown(lean_memories) == shown(await whole.memories())
+
+
+async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_into_the_graph(
+        project: Project, tmp_path: Path) -> None:
+    t = session(str(project.folder))
+    path = t.save(tmp_path / "s.jsonl")
+    await project.capture(path)
+    await project.store.aclose()  # no watcher here: the next open is what takes it in
+    one_turn_more(t)
+    t.save(path)
+    said, modules = stop(project, path)
+    assert "memory.capture.later" in modules and "memory.cli" not in modules
+    assert "file discover" in said
+
+    async with open_memory(project.home, "auto") as holder:
+        assert isinstance(holder, DualBackend)
+        await holder.catch_up()
+        assert holder.layer_in_use == "graph"
+        [hit] = [h for h in await holder.search("index.py journal rows", limit=10)
+                 if h.episode.data.get("file") == "src/notes/index.py"]
+        assert hit.layer == "graph" and hit.episode.source == SOURCE
+        assert "reads them back from the journal" in hit.episode.body or (
+            "rows in memory" in hit.episode.body)
