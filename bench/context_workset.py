@@ -8,12 +8,11 @@
 person would open first (``bench.context_files``, labelled before this was measured). The
 working set's parameters (``Thresholds.work``: how much a tie raises a memory; ``tie``:
 the tie that keeps a memory whatever the floors; ``elsewhere``: the share of the best an untied
-memory naming only other files needs; ``neighbour``: the tie of a memory a session working on
-a working file learned; ``described``: the score a match of a file's description needs) are
-chosen by cross-validation: for each set, the values
+memory naming only other files needs) are chosen by cross-validation: for each set, the values
 that do best on the other sets (recall, less a distractor penalty) are reported on it, so no
 figure is of values chosen on its own tasks. ``--before`` first runs this bench as it was at
-``BEFORE`` (the branch point of issue 30's third round), in a process of its own, in the same
+``BEFORE`` (the branch point of issue 30's third round, whose co-change and description
+floor were measured and not taken: docs/CONTEXT.md), in a process of its own, in the same
 run. ``--explain`` prints, per task of each set at its chosen values, each label missed and
 each distractor shown with the key that brought it (``explain``).
 """
@@ -51,11 +50,8 @@ from memory.context.thresholds import Thresholds
 
 SETS = (("fresh", FRESH), ("later", LATER), ("next", NEXT), ("final", FINAL), ("blind", BLIND),
         ("cold", COLD), ("frost", FROST))
-GRID = [(0.1, tie, 2.0, neighbour, described) for tie in (0.6, 0.7, 0.8, 0.9, 1.0)
-        for neighbour in (0.0, 0.6, 0.9) for described in (0.0, 0.2)]
-"""(work, tie, elsewhere, neighbour, described): elsewhere 2 (every fold's choice in round 2:
-no untied memory naming only other files is kept); neighbour 0 leaves co-change out, described
-0 takes every match of a file's description"""
+GRID = [(0.1, tie, elsewhere) for tie in (0.6, 0.7, 0.8, 0.9, 1.0) for elsewhere in (0.0, 1.0, 2.0)]
+"""(work, tie, elsewhere): elsewhere 0 leaves the rule out, 2 leaves every such memory out"""
 BEFORE = "7261df67b9b153e53903f032116bd6ab99f2264b"
 DISTRACTOR_COST = 0.02
 """recall given up for one more distractor per context when choosing values"""
@@ -115,7 +111,7 @@ def _merit(scores: Sequence[Score]) -> float:
     return recall - DISTRACTOR_COST * distractors
 
 
-Values = tuple[float, float, float, float, float]
+Values = tuple[float, float, float]
 
 
 def _chosen(grid: Mapping[Values, Mapping[str, Sequence[Score]]], held_out: str) -> Values:
@@ -125,9 +121,7 @@ def _chosen(grid: Mapping[Values, Mapping[str, Sequence[Score]]], held_out: str)
 
 
 def _limits(base: Thresholds, values: Values) -> Thresholds:
-    work, tie, elsewhere, neighbour, described = values
-    return replace(base, work=work, tie=tie, elsewhere=elsewhere, neighbour=neighbour,
-                   described=described)
+    return replace(base, work=values[0], tie=values[1], elsewhere=values[2])
 
 
 def before(folder: Path) -> subprocess.Popen[bytes]:
@@ -171,8 +165,7 @@ async def bench() -> None:
         if earlier is not None:
             print(f"--- before ({BEFORE[:7]}):\n{earlier.communicate()[0].decode()}--- now:")
     print(f"context recall with and without the working set, file layer, {len(corpus.episodes)}"
-          f" memories; values (work, tie, elsewhere, neighbour, described) chosen on the other"
-          f" sets; grid {GRID}")
+          f" memories; values (work, tie, elsewhere) chosen on the other sets; grid {GRID}")
     print(f"  {'set':<6} {'tasks':>5}  {'without: recall':>16} {'distr. mean/max':>16}   "
           f"{'with: recall':>13} {'distr. mean/max':>16}   values")
     every_without: list[Score] = []

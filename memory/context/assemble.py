@@ -160,7 +160,7 @@ async def build_context(
 
     wants_knowledge = any(allocations.get(c, 0) > 0 for c in SYSTEM_CATEGORIES)
     found, knowledge = await asyncio.gather(
-        search_categories(store, analysis, groups, allocations, expanders, limits),
+        search_categories(store, analysis, groups, allocations, expanders),
         system_knowledge(store, overrides) if wants_knowledge else _none(),
     )
     episodes = select(isolated(found, task), allocations, limits, at or now())

@@ -11,17 +11,10 @@ Most of an area's memories name no file but speak its words: a working file's di
 what the file is for ("Currency conversion: exchange rates fixed at capture" for
 ``app/services/fx.py``), and the memories that best match those words are its area's too.
 
-A file's neighbours are the files changed with it: a session that worked on a working file
-(its session insight names the files it understood and changed) learned its patterns, gotchas,
-failed approaches and the other files' purposes together with it. Those memories are the
-file's co-change neighbours, a weaker key (``neighbour``): "Webhook handlers only verify,
-record and enqueue" was found in the session that read ``app/api/webhooks.py``, and names no
-file.
-
 Each memory found is a ``Hit`` whose score says how it is tied to the work: ``NAMED`` for a
 memory that names a working file, ``AREA`` for a convention of a working file's area, up to
 ``DESCRIBED`` for one that says what a working file's discovery says (by its score relative to
-the best such memory), ``neighbour`` for one a session working on a working file learned.
+the best such memory).
 """
 
 from __future__ import annotations
@@ -30,11 +23,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from backends.insights import Scope, session_number, split_session
 from backends.model import Episode, Hit
 from backends.protocol import MemoryBackend
 from backends.search.entities import extract
-from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN, SESSION_INSIGHT
+from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 
 NAMED = 1.0
 AREA = 0.5
@@ -102,34 +94,24 @@ async def file_memories(
     *,
     areas: bool = True,
     above: bool = True,
-    neighbour: float = 0.0,
-    described: float = 0.0,
 ) -> list[Hit]:
     """The memories tied to ``files`` (see the module docstring), each once with its strongest
-    tie, those naming a file first (in the files' order). With ``areas``, a memory a session
-    working on a file learned is tied by ``neighbour`` (0: not at all), and one a file's
-    description matches needs a score of ``described``."""
+    tie, those naming a file first (in the files' order)."""
     if not files:
         return []
     folders = list(dict.fromkeys(f for f in map(folder_of, files) if f not in ("", ".")))
     texts = [*files, *(folders if areas else [])]
-    sessions = areas and neighbour > 0
-    searched = [*kinds, SESSION_INSIGHT] if kinds and sessions else kinds
     # One after the other: a hook drives this without an event loop (memory.cli.driver).
     found = [await store.search(text, group_ids=list(groups),
-                                kinds=list(searched) if searched else None, limit=PER_FILE)
+                                kinds=list(kinds) if kinds else None, limit=PER_FILE)
              for text in texts]
     ties: dict[str, Hit] = {}
     for path, hits in zip(files, found, strict=False):
         for hit in hits:
             if hit.episode.id not in ties and names_file(paths_named(hit.episode), path):
                 ties[hit.episode.id] = _tied(hit, NAMED)
-    if sessions:
-        await _neighbours(store, ties, kinds, neighbour)
-    if kinds and SESSION_INSIGHT not in kinds:
-        ties = {key: hit for key, hit in ties.items() if hit.episode.kind != SESSION_INSIGHT}
     if areas:
-        await _described(store, files, groups, kinds, ties, described)
+        await _described(store, files, groups, kinds, ties)
         for hits in found:
             for hit in hits:
                 episode = hit.episode
@@ -140,37 +122,13 @@ async def file_memories(
     return list(ties.values())
 
 
-async def _neighbours(store: MemoryBackend, ties: dict[str, Hit], kinds: Sequence[str] | None,
-                      neighbour: float) -> None:
-    """Add the memories of each session whose insight names a working file, tied by
-    ``neighbour``: the splitter that made them from the insight (``split_session``) gives
-    their ids again, so each is one read, not a search."""
-    for hit in [h for h in ties.values() if h.episode.kind == SESSION_INSIGHT]:
-        insight = hit.episode
-        data = insight.data
-        number = session_number(data) if isinstance(data, dict) else None
-        if not isinstance(data, dict) or number is None:
-            continue
-        spec = data.get("spec")
-        scope = Scope(insight.group_id, spec if isinstance(spec, str) else None)
-        for made in split_session(scope, number, data, insight.created_at)[1:]:
-            if made.id in ties or (kinds and made.kind not in kinds):
-                continue
-            stored = await store.get(made.id)
-            if stored is not None:
-                ties[made.id] = Hit.model_construct(episode=stored, score=neighbour,
-                                                    layer=hit.layer)
-
-
 async def _described(store: MemoryBackend, files: Sequence[str], groups: Sequence[str],
-                     kinds: Sequence[str] | None, ties: dict[str, Hit],
-                     described: float) -> None:
+                     kinds: Sequence[str] | None, ties: dict[str, Hit]) -> None:
     """Add the memories that say what a working file's discovery says it is for ("Currency
     conversion with exchange rates fixed at capture" for ``app/services/fx.py``): most of
     an area's memories name no file, but speak its words. Each is tied by its score relative
     to the best such memory, times ``DESCRIBED``; not one that names only files outside the
-    working files' folders (another file's discovery sharing a word: ``elsewhere``), nor one
-    scoring under ``described``: a description matched only faintly says nothing of it."""
+    working files' folders (another file's discovery sharing a word: ``elsewhere``)."""
     for path in files:
         about = [hit.episode for hit in ties.values()
                  if hit.episode.kind == CODEBASE_DISCOVERY and path in paths_named(hit.episode)]
@@ -180,7 +138,7 @@ async def _described(store: MemoryBackend, files: Sequence[str], groups: Sequenc
             continue
         hits = await store.search(text, group_ids=list(groups),
                                   kinds=list(kinds) if kinds else None, limit=PER_FILE)
-        hits = [hit for hit in hits if hit.episode.id != about[0].id and hit.score >= described
+        hits = [hit for hit in hits if hit.episode.id != about[0].id
                 and not elsewhere(paths_named(hit.episode), files, folders=True)]
         best = max((hit.score for hit in hits), default=0.0)
         for hit in hits:

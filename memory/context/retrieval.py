@@ -42,7 +42,6 @@ from memory.context.file_memories import file_memories
 from memory.context.format import SECTION_END, Block
 from memory.context.memo import SearchMemo
 from memory.context.selection import Found, held_terms
-from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens
 
 C = Category
@@ -88,7 +87,6 @@ async def search_categories(
     groups: Sequence[str],
     allocations: Mapping[Category, int],
     expanders: Sequence[Expander],
-    limits: Thresholds,
 ) -> dict[Category, Found]:
     """What every searched category with tokens to fill finds: the subject's searches first,
     then the expanders (which the "known" query is made of, and whose searches of the subject
@@ -107,8 +105,7 @@ async def search_categories(
                              allocations)
     testing = is_testing(analysis)
     union = list(dict.fromkeys(kind for c in wanted for kind in KINDS[c]))
-    work = await file_memories(memo, analysis.task.files, groups, union,
-                               neighbour=limits.neighbour, described=limits.described)
+    work = await file_memories(memo, analysis.task.files, groups, union)
     return {c: Found(subjects[c], knowns[c],
                      concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern),
                      frozenset(terms(q.subject)), testing,

@@ -33,10 +33,7 @@ class Thresholds:
     one naming a working file, 0.5 for a convention of its area) gains ``work`` times its tie,
     and is kept whatever the floors when the tie is at least ``tie``; given a working set, a
     memory not tied to it that names files, none of them a working file, needs ``elsewhere`` of
-    the best (at 2, the value cross-validation chose: none is kept). A memory learned in a
-    session that worked on a working file (co-change) is tied by ``neighbour``; a memory a
-    working file's description matches needs ``described`` of that description's score
-    (``memory.context.file_memories``)."""
+    the best (at 2, the value cross-validation chose: none is kept)."""
 
     familiar: float = 0.14
     first_of_type: float = 0.125
@@ -57,8 +54,6 @@ class Thresholds:
     work: float = 0.1
     tie: float = 0.7
     elsewhere: float = 2.0
-    neighbour: float = 0.0
-    described: float = 0.0
 
     def relevance(self, analysis: Analysis) -> float:
         return self.first_of_type if analysis.is_first_of_type else self.familiar
