@@ -1,6 +1,6 @@
 """``dualmem``'s entry point: a capturing hook with nothing new to read (``memory.capture.quick``)
-and a tool call with nothing to tell (``memory.tool_quick``) are answered before the command line
-is imported; everything else runs ``memory.cli``."""
+and a tool call the journal's index answers (``memory.tool_quick``) are answered before the
+command line is imported; everything else runs ``memory.cli``."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import sys
 
 def main() -> int:
     from memory.capture.quick import nothing_new
-    from memory.tool_quick import nothing_to_tell
+    from memory.tool_quick import quick_answer
 
     argv, env = sys.argv[1:], dict(os.environ)
-    if nothing_new(argv, sys.stdin.buffer.read, env) or nothing_to_tell(
-            argv, sys.stdin.buffer.read, env):
-        print("{}")
+    answer = "{}" if nothing_new(argv, sys.stdin.buffer.read, env) else quick_answer(
+        argv, sys.stdin.buffer.read, env)
+    if answer is not None:
+        print(answer)
         return 0
     from memory.cli import main as whole
 
