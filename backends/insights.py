@@ -54,6 +54,7 @@ from backends.kinds import (
     TASK_OUTCOME,
 )
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id, utc
+from backends.texts import item_text as item_text  # where others read it
 
 SESSION_FILE = re.compile(r"session_(\d+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
@@ -244,19 +245,6 @@ def fold(mentions: Iterable[Episode]) -> list[Episode]:
             memory = merge(memory, mention)
         merged.append(memory)
     return merged
-
-
-def item_text(item: Any, *keys: str) -> str:
-    """The text of a list item that may be a string or a mapping (Auto-Claude writes both): the
-    first of ``keys`` it has, else all its fields in key order, so the same item always reads
-    (and is keyed) the same, whoever reads it."""
-    if isinstance(item, Mapping):
-        for key in keys:
-            value = item.get(key)
-            if isinstance(value, str | int) and str(value).strip():
-                return str(value).strip()
-        return "; ".join(f"{k}: {v}" for k, v in sorted(item.items()))
-    return str(item).strip()
 
 
 def session_key(number: int) -> str:

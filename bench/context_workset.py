@@ -2,7 +2,7 @@
 ``bench.context_tasks``, in one run, on the file layer (every layer answers alike:
 ``bench.context_recall``).
 
-    python -m bench.context_workset [--grid] [--before]
+    python -m bench.context_workset [--grid] [--before] [--explain]
 
 "Without" is ``build_context`` given the task alone; "with" is the same task given the files a
 person would open first (``bench.context_files``, labelled before this was measured). The
@@ -11,8 +11,10 @@ the tie that keeps a memory whatever the floors; ``elsewhere``: the share of the
 memory naming only other files needs) are chosen by cross-validation: for each set, the values
 that do best on the other sets (recall, less a distractor penalty) are reported on it, so no
 figure is of values chosen on its own tasks. ``--before`` first runs this bench as it was at
-``BEFORE`` (the branch point of issue 30's second round), in a process of its own, in the same
-run.
+``BEFORE`` (the branch point of issue 30's third round, whose co-change and description
+floor were measured and not taken: docs/CONTEXT.md), in a process of its own, in the same
+run. ``--explain`` prints, per task of each set at its chosen values, each label missed and
+each distractor shown with the key that brought it (``explain``).
 """
 
 from __future__ import annotations
@@ -35,26 +37,29 @@ from bench.context_recall import (
     build_corpus,
     extract,
     score,
+    shown,
     signatures,
 )
 from bench.context_tasks import BLIND, COLD, FINAL, FRESH, FROST, LATER, NEXT, LabelledTask
 from bench.context_worker import PROJECT
 from fallback import FileBackend
+from memory.agent.scopes import project_group
 from memory.context import build_context
+from memory.context.file_memories import AREA, NAMED, file_memories
 from memory.context.thresholds import Thresholds
 
 SETS = (("fresh", FRESH), ("later", LATER), ("next", NEXT), ("final", FINAL), ("blind", BLIND),
         ("cold", COLD), ("frost", FROST))
 GRID = [(0.1, tie, elsewhere) for tie in (0.6, 0.7, 0.8, 0.9, 1.0) for elsewhere in (0.0, 1.0, 2.0)]
 """(work, tie, elsewhere): elsewhere 0 leaves the rule out, 2 leaves every such memory out"""
-BEFORE = "bcea105323aeded70727481ae3ffb1636abc2d47"
+BEFORE = "7261df67b9b153e53903f032116bd6ab99f2264b"
 DISTRACTOR_COST = 0.02
 """recall given up for one more distractor per context when choosing values"""
 
 
 async def _run(store: MemoryBackend, tasks: Sequence[LabelledTask], corpus: Corpus,
                shows: Mapping[str, list[str]], limits: Thresholds,
-               files: bool) -> list[Score]:
+               files: bool, markdowns: dict[str, str] | None = None) -> list[Score]:
     scores = []
     for task in tasks:
         built = task.build()
@@ -62,10 +67,37 @@ async def _run(store: MemoryBackend, tasks: Sequence[LabelledTask], corpus: Corp
             built = built.model_copy(update={"files": FILES[task.name]})
         result = await build_context(store, built, project_id=PROJECT, phase=task.phase,
                                      thresholds=limits)
+        if markdowns is not None:
+            markdowns[task.name] = result.markdown
         scores.append(score(task, {"markdown": result.markdown,
                                    "tokens_used": result.tokens_used,
                                    "budget": result.budget}, corpus, shows))
     return scores
+
+
+async def explain(store: MemoryBackend, task: LabelledTask, markdown: str, bare: str,
+                  corpus: Corpus, shows: Mapping[str, list[str]]) -> None:
+    """What one task's context with the working set missed, and which distractors it showed,
+    each with the key that ties it to the working set (per working file: ``named``, ``area``,
+    ``described``), or ``words`` when none does; a miss says whether the task's words alone
+    showed it."""
+    names = {e.id: f"{e.kind}: {e.name[:80]}" for e in corpus.episodes}
+    keys: dict[str, list[str]] = {}
+    for path in FILES[task.name]:
+        for hit in await file_memories(store, [path], [project_group(PROJECT)]):
+            kind = {NAMED: "named", AREA: "area"}.get(hit.score, f"described {hit.score:.2f}")
+            keys.setdefault(hit.episode.id, []).append(f"{kind} by {path}")
+    seen, alone = shown(markdown, shows), shown(bare, shows)
+    needed = corpus.needed[task.name]
+    print(f"--- {task.name} ({' '.join(sorted(task.areas))})")
+    for key in needed:
+        if key not in seen:
+            print(f"  missed      {names[key]} [{'; '.join(keys.get(key, ['no tie']))}]"
+                  f"{' (words alone showed it)' if key in alone else ''}")
+    for key in sorted(seen - set(needed)):
+        if corpus.areas.get(key) not in task.areas:
+            print(f"  distractor  {names[key]} ({corpus.areas.get(key)}) "
+                  f"[{'; '.join(keys.get(key, ['words']))}]")
 
 
 def _totals(scores: Sequence[Score]) -> tuple[float, float, int]:
@@ -77,6 +109,19 @@ def _totals(scores: Sequence[Score]) -> tuple[float, float, int]:
 def _merit(scores: Sequence[Score]) -> float:
     recall, distractors, _ = _totals(scores)
     return recall - DISTRACTOR_COST * distractors
+
+
+Values = tuple[float, float, float]
+
+
+def _chosen(grid: Mapping[Values, Mapping[str, Sequence[Score]]], held_out: str) -> Values:
+    """The values that do best on every set but ``held_out`` (ties: the smaller ``work``)."""
+    others = [n for n, _ in SETS if n != held_out]
+    return max(GRID, key=lambda v: (_merit([s for n in others for s in grid[v][n]]), -v[0]))
+
+
+def _limits(base: Thresholds, values: Values) -> Thresholds:
+    return replace(base, work=values[0], tie=values[1], elsewhere=values[2])
 
 
 def before(folder: Path) -> subprocess.Popen[bytes]:
@@ -99,13 +144,22 @@ async def bench() -> None:
             for episode in corpus.episodes:
                 await store.upsert(episode)
             base = Thresholds()
-            without = {name: await _run(store, tasks, corpus, shows, base, False)
+            bare: dict[str, str] = {}
+            without = {name: await _run(store, tasks, corpus, shows, base, False, bare)
                        for name, tasks in SETS}
             grid = {values: {name: await _run(store, tasks, corpus, shows,
-                                              replace(base, work=values[0], tie=values[1],
-                                                      elsewhere=values[2]),
-                                              True)
+                                              _limits(base, values), True)
                              for name, tasks in SETS} for values in GRID}
+            chosen = {name: _chosen(grid, name) for name, _ in SETS}
+            if "--explain" in sys.argv:
+                for name, tasks in SETS:
+                    print(f"=== {name} at {chosen[name]}")
+                    markdowns: dict[str, str] = {}
+                    await _run(store, tasks, corpus, shows, _limits(base, chosen[name]), True,
+                               markdowns)
+                    for task in tasks:
+                        await explain(store, task, markdowns[task.name], bare[task.name],
+                                      corpus, shows)
         finally:
             await store.aclose()
         if earlier is not None:
@@ -117,15 +171,12 @@ async def bench() -> None:
     every_without: list[Score] = []
     every_with: list[Score] = []
     for name, tasks in SETS:
-        others = [n for n, _ in SETS if n != name]
-        chosen = max(GRID, key=lambda v: (_merit([s for n in others for s in grid[v][n]]),
-                                          -v[0]))
         r0, d0, m0 = _totals(without[name])
-        r1, d1, m1 = _totals(grid[chosen][name])
+        r1, d1, m1 = _totals(grid[chosen[name]][name])
         every_without += without[name]
-        every_with += grid[chosen][name]
+        every_with += grid[chosen[name]][name]
         print(f"  {name:<6} {len(tasks):>5}  {r0:>16.0%} {d0:>11.2f} / {m0:<2}   {r1:>13.0%} "
-              f"{d1:>11.2f} / {m1:<2}   {chosen}")
+              f"{d1:>11.2f} / {m1:<2}   {chosen[name]}")
     r0, d0, m0 = _totals(every_without)
     r1, d1, m1 = _totals(every_with)
     print(f"  {'all':<6} {len(every_with):>5}  {r0:>16.0%} {d0:>11.2f} / {m0:<2}   {r1:>13.0%} "

@@ -8,7 +8,9 @@ answer names the file (a memory about it).
     python -m bench.tool_hook_recall [PROJECT ...]
 
 Before this issue nothing answered a tool call: every such file went unnamed (0%).
-Target: >= 80%.
+Target: >= 80%. The hook answers from the journal's index (``memory.tool_hook.indexed_context``,
+the quick answer's way); a search for the file (what the hook asks a team's server or the graph
+alone) is asked in the same run, in a session of its own.
 
 Whether a PreToolUse variant for edits would say more: PostToolUse answers a file when a tool
 touched it, so it speaks before the first change unless that change is the session's first
@@ -55,9 +57,9 @@ def first_touched_by_an_edit(lines: list[bytes]) -> set[str]:
     return first_edits
 
 
-async def replay(name: str, scratch: Path) -> tuple[int, int, list[str], int]:
+async def replay(name: str, scratch: Path) -> tuple[int, int, list[str], int, int]:
     """(files named, files asked about, the files left unnamed, those of them first touched
-    by an edit) for one project."""
+    by an edit, files a search's answer named) for one project."""
     (project,) = projects([name])
     folder = scratch / name
     folder.mkdir()
@@ -65,7 +67,7 @@ async def replay(name: str, scratch: Path) -> tuple[int, int, list[str], int]:
     config = Config.from_env(home=folder / ".dualmem", backend="file")
     group = project_id(config.home)
     earlier: set[str] = set()
-    named = asked = edited_first = 0
+    named = asked = edited_first = by_search = 0
     missed = []
     for session in project.sessions:
         lines = transcript_lines(session, folder)
@@ -74,14 +76,17 @@ async def replay(name: str, scratch: Path) -> tuple[int, int, list[str], int]:
         store = (await open_backend(config, one_shot=True))[0]
         try:
             for path in sorted(edited & earlier):
-                said = await tool_context(store, group, config.home, session.id, [path])
+                said = await tool_context(store, group, config.home, session.id, [path],
+                                          journal=config.files_dir)
+                searched = await tool_context(store, group, config.home, f"{session.id}-s",
+                                              [path])
                 asked += 1
                 edited_first += any(p == path or p.endswith(f"/{path}") for p in first_edits)
-                bullets = [line for line in said.splitlines() if line.startswith("- ")]
-                if any(path in line for line in bullets):  # a memory that names it
+                if _names(said, path):  # a memory that names it
                     named += 1
                 else:
                     missed.append(f"{session.id[:8]} {path}")
+                by_search += _names(searched, path)
         finally:
             await store.aclose()
         transcript = scratch / f"{session.id}.jsonl"
@@ -89,7 +94,11 @@ async def replay(name: str, scratch: Path) -> tuple[int, int, list[str], int]:
         await capture_session(config, transcript, cwd=folder, final=True,
                               deadline=time.monotonic() + 600)
         earlier |= edited
-    return named, asked, missed, edited_first
+    return named, asked, missed, edited_first, by_search
+
+
+def _names(said: str, path: str) -> bool:
+    return any(path in line for line in said.splitlines() if line.startswith("- "))
 
 
 def _init(folder: Path) -> None:
@@ -100,21 +109,23 @@ def _init(folder: Path) -> None:
 
 
 async def bench(names: tuple[str, ...]) -> None:
-    total_named = total_asked = total_first = 0
+    total_named = total_asked = total_first = total_search = 0
     with tempfile.TemporaryDirectory(prefix="dualmem-bench-tool-recall-") as scratch:
         for name in names:
-            named, asked, missed, first = await replay(name, Path(scratch))
+            named, asked, missed, first, by_search = await replay(name, Path(scratch))
+            total_search += by_search
             total_named += named
             total_asked += asked
             total_first += first
             print(f"{name}: PostToolUse named {named}/{asked} files a later session edited "
                   f"that an earlier one edited ({named / max(asked, 1):.0%}); {first} of them "
-                  "first touched by an edit")
+                  f"first touched by an edit; by a search: {by_search}/{asked}")
             for line in missed:
                 print(f"  unnamed: {line}")
     print(f"all: {total_named}/{total_asked} ({total_named / max(total_asked, 1):.0%}); "
           "before this issue: 0 (no hook answered a tool call); target >= 80%; first touched by "
-          f"an edit (where a PreToolUse answer would come sooner): {total_first}")
+          f"an edit (where a PreToolUse answer would come sooner): {total_first}; by a search: "
+          f"{total_search}/{total_asked}")
 
 
 def main() -> None:

@@ -41,14 +41,15 @@ from backends.search.ranking import search_text
 from backends.search.textindex import VERSION as TEXT_VERSION
 from backends.search.textindex import Document, TextIndex
 from fallback import entities, views
+from fallback.file_links import FILE as FILE  # where others read it
+from fallback.file_links import LAYOUT
 from fallback.file_record import FileRecord, Signature
 from fallback.file_record import signature as signature  # where the tests and others read it
 from fallback.layout import VIEW_FILES, file_name
 from fallback.view_order import ViewEntry as ViewEntry  # likewise
 from fallback.view_order import ViewOrder
 
-FILE = "index.sqlite3"
-SCHEMA_VERSION = f"7.{TEXT_VERSION}"  # a change of either layout rebuilds the index
+SCHEMA_VERSION = f"{LAYOUT}.{TEXT_VERSION}"  # a change of either layout rebuilds the index
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

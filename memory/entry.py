@@ -1,5 +1,5 @@
 """``dualmem``'s entry point: a capturing hook with nothing new to read or a later Stop it can
-write lean (``memory.capture.quick``) and a tool call with nothing to tell
+write lean (``memory.capture.quick``) and a tool call the journal's index answers
 (``memory.tool_quick``) are answered before the command line is imported; everything else runs
 ``memory.cli``."""
 
@@ -11,12 +11,12 @@ import sys
 
 def main() -> int:
     from memory.capture.quick import answer
-    from memory.tool_quick import nothing_to_tell
+    from memory.tool_quick import quick_answer
 
     argv, env = sys.argv[1:], dict(os.environ)
     said = answer(argv, sys.stdin.buffer.read, env)
-    if said is None and nothing_to_tell(argv, sys.stdin.buffer.read, env):
-        said = "{}"
+    if said is None:
+        said = quick_answer(argv, sys.stdin.buffer.read, env)
     if said is not None:
         print(said)
         return 0

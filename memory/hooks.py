@@ -38,6 +38,7 @@ from memory.context.salient import salient_query
 from memory.context.thresholds import Thresholds
 from memory.context.tokens import estimate_tokens
 from memory.context.topic import topic
+from memory.hook_document import hook_output as hook_output  # where the CLI reads it
 
 if TYPE_CHECKING:
     from seeds import Overrides
@@ -117,15 +118,6 @@ def _is(value: object, kind: str) -> bool:
     if kind == "dict?":
         return value is None or isinstance(value, dict)
     return isinstance(value, str) or (kind == "str?" and value is None)
-
-
-def hook_output(event: str, context: str = "", message: str = "") -> dict[str, Any]:
-    """The JSON a hook prints: ``context`` added to the session and ``message`` shown to the
-    user (each left out when empty)."""
-    document: dict[str, Any] = {"systemMessage": message} if message else {}
-    if context:
-        document["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": context}
-    return document
 
 
 async def session_context(

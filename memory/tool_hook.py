@@ -22,7 +22,9 @@ from backends.safe_files import MiB, read_regular
 from memory.workset import named_files, project_path
 
 if TYPE_CHECKING:
+    from backends.model import Episode
     from backends.protocol import MemoryBackend
+    from fallback.file_links import Stored
 
 TOOL_TOKENS = 300
 TOOL_LIMIT = 3
@@ -84,35 +86,73 @@ def told_files(home: Path, session: str) -> list[str]:
     return _load(_state_file(home, session or "none"))["files"]
 
 
+def indexed_context(
+    home: Path, journal: Path, project_id: str, session: str, files: Sequence[str],
+    *, tokens: int = TOOL_TOKENS, limit: int = TOOL_LIMIT,
+) -> str | None:
+    """``tool_context``'s answer from the index of the journal at ``journal`` alone
+    (``fallback.file_links``), without the store; None when the index cannot say for sure (or a
+    file is a folder, which only a search answers): the caller opens the store."""
+    where = _state_file(home, session or "none")
+    told = _load(where)
+    fresh = [f for f in files if f not in told["files"]]
+    if not fresh:
+        return ""
+    if any(f.endswith("/") for f in fresh):
+        return None
+    from fallback.file_links import naming
+
+    found = naming(journal, project_id, fresh)
+    if found is None:
+        return None
+    return _tell(where, told, fresh, [memory for named in found for memory in named],
+                 tokens, limit)
+
+
 async def tool_context(
     store: MemoryBackend, project_id: str, home: Path, session: str, files: Sequence[str],
-    *, tokens: int = TOOL_TOKENS, limit: int = TOOL_LIMIT,
+    *, tokens: int = TOOL_TOKENS, limit: int = TOOL_LIMIT, journal: Path | None = None,
 ) -> str:
     """The memories naming ``files`` that ``session`` was not shown yet, as Markdown within
-    ``tokens``; '' when every file was answered before in this session or none is named."""
+    ``tokens``; '' when every file was answered before in this session or none is named.
+    ``journal``: the folder of the journal ``store`` reads, whose index (brought up to date
+    by the store's open) answers as the quick answer does (``indexed_context``); without it
+    (a team's server, the graph alone) a search finds the memories naming the files."""
+    if journal is not None:
+        answer = indexed_context(home, journal, project_id, session, files, tokens=tokens,
+                                 limit=limit)
+        if answer is not None:
+            return answer
     where = _state_file(home, session or "none")
     told = _load(where)
     fresh = [f for f in files if f not in told["files"]]
     if not fresh:
         return ""
     # Imported here: most tool calls end above, and a hook's start-up is its cost.
-    import orjson
-
-    from fallback.disk import write_atomic
-    from memory.agent.markdown import bounded_markdown, describe
-    from memory.agent.validity import in_force
     from memory.context.file_memories import NAMED, file_memories
-    from memory.context.tokens import estimate_tokens
 
     hits = await file_memories(store, fresh, [project_id], areas=False)
+    return _tell(where, told, fresh, [hit.episode for hit in hits if hit.score >= NAMED],
+                 tokens, limit)
+
+
+def _tell(where: Path, told: dict[str, list[str]], fresh: Sequence[str],
+          found: Sequence[Episode | Stored], tokens: int, limit: int) -> str:
+    """The first ``limit`` of the memories ``found`` in force that the session was not shown,
+    as Markdown within ``tokens``; noted as shown, with ``fresh`` as answered."""
+    from fallback.disk import write_atomic
+    from memory.agent.lines import bounded_markdown, describe
+    from memory.agent.validity import in_force
+    from memory.context.tokens import estimate_tokens
+
     shown = set(told["shown"])
-    kept = {hit.episode.id: f"{hit.episode.kind}: {describe(hit.episode)}" for hit in hits
-            if hit.score >= NAMED and hit.episode.id not in shown and in_force(hit.episode)}
+    kept = {memory.id: f"{memory.kind}: {describe(memory)}" for memory in found
+            if memory.id not in shown and in_force(memory)}
     kept = dict(list(kept.items())[:limit])
     told["files"] += fresh
     told["shown"] += kept
     where.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(where, orjson.dumps(told))
+    write_atomic(where, json.dumps(told).encode())
     return bounded_markdown("From this project's memory (dualmem)",
                             [(f"About {', '.join(fresh)}", list(kept.values()))], tokens,
                             estimate_tokens)

@@ -17,8 +17,6 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from backends.search.text_names import text_entities
-
 MAX_FILES = 20
 """files kept: a session that touched hundreds says most with its latest"""
 GIT_SECONDS = 2.0
@@ -66,6 +64,10 @@ def _clean(path: str) -> str:
 
 def named_files(text: str) -> list[str]:
     """The paths and modules ``text`` names (``app/api/refunds.py``, ``memory.hooks``)."""
+    # Imported here: its patterns cost the tool hook's quick answer to a Read, which names
+    # its file outright.
+    from backends.search.text_names import text_entities
+
     return [name for label, name in text_entities(text) if label in NAMED_LABELS]
 
 

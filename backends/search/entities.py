@@ -33,6 +33,7 @@ from backends.kinds import (
     TURN_STATE,
 )
 from backends.model import Episode
+from backends.search.entity_ids import entity_uuid as entity_uuid  # where others read it
 from backends.search.ranking import terms
 from backends.search.text_names import text_entities
 
@@ -50,8 +51,7 @@ MAX_ENTITIES = 256  # per episode: a huge body must not turn one write into thou
 MAX_TEXT_ENTITIES = 32  # from free text, which is noisier
 MAX_FACTS = 64
 MAX_DEPTH = 8
-# Fixed forever: entity and fact uuids are derived from them.
-_NAMESPACE = uuid.UUID("b7a4f1d2-3c59-4e8a-9d0b-6e2f5a1c7d43")
+# Fixed forever: fact uuids are derived from it (entity uuids: ``entity_ids``).
 _FACT_NAMESPACE = uuid.UUID("0d6f2e7a-91c4-4b8e-a3f5-2c7b9e1d4a60")
 
 PLAIN_LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
@@ -81,11 +81,6 @@ class Fact(NamedTuple):
 class Extraction(NamedTuple):
     entities: list[Entity]
     facts: list[Fact]
-
-
-def entity_uuid(group_id: str, label: str, name: str) -> str:
-    folded = name if label == "File" else name.casefold()  # paths are case-sensitive
-    return str(uuid.uuid5(_NAMESPACE, f"{group_id}\x1f{label}\x1f{folded}"))
 
 
 def fact_uuid(episode_id: str, source: str, name: str, target: str) -> str:

@@ -7,13 +7,23 @@ body (``"status": "superseded"``), and is as much out of force."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any, Protocol
 
-from backends.model import Episode
+
+class Valid(Protocol):
+    """What ``in_force`` reads of a memory: an ``Episode``, or a record read from the index
+    (the tool hook's quick answer imports neither the model nor the store)."""
+
+    @property
+    def invalid_at(self) -> datetime | None: ...
+    @property
+    def data(self) -> Any: ...
+
 
 ENDED_STATUSES = frozenset({"superseded", "deprecated"})
 
 
-def in_force(episode: Episode, at: datetime | None = None) -> bool:
+def in_force(episode: Valid, at: datetime | None = None) -> bool:
     """``episode`` holds at ``at`` (now when None): its validity has not ended by then, or,
     when it was never ended, its body does not say it was superseded or deprecated."""
     ended = episode.invalid_at

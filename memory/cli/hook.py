@@ -144,8 +144,10 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
         if args.event == "post-tool-use":
             from memory.tool_hook import TOOL_TOKENS, tool_context
 
+            journal = config.files_dir if selection.layer == "file" and not config.graph_url \
+                else None  # the journal alone answers: its index, as the quick answer reads it
             return await tool_context(store, project, config.home, given.session_id, files,
-                                      tokens=args.tokens or TOOL_TOKENS)
+                                      tokens=args.tokens or TOOL_TOKENS, journal=journal)
         return await prompt_context(store, project, given.prompt, threshold=args.threshold,
                                     limit=args.limit, tokens=args.tokens or PROMPT_TOKENS,
                                     files=files)
