@@ -7,7 +7,9 @@ those tried, so an idea that does not help on the tuning conversations is left o
 - turn adjacency: the turns next to a hit (same session, within ``d`` turns) share ``a`` of its
   score (the answer of a question is often said around the turn that matches it);
 - feedback: the question's vector moved toward the mean of its first ``p`` fused hits (weight
-  ``b``), its nearest read again (pseudo relevance feedback).
+  ``b``), its nearest read again (pseudo relevance feedback);
+- turns in context: each turn's vector plus ``s`` times those of the turns within ``d`` of it
+  in its session, so a turn is found by what is said around it.
 
     python -m bench.locomo_ideas MODEL      # about 25 minutes on a loaded 2-core machine,
                                            # most of it embedding LoCoMo (~150 s of CPU)
@@ -26,6 +28,7 @@ from bench import locomo, semantic
 
 ADJACENT = [(a, d) for a in (0.0, 0.1, 0.2, 0.3) for d in (1, 2)]
 FEEDBACK = [(p, b) for p in (3, 5) for b in (0.0, 0.3, 0.6, 1.0)]
+CONTEXT = [(s, d) for s in (0.0, 0.25, 0.5, 1.0) for d in (1, 2)]
 HEAD = 20
 """hits whose neighbouring turns are lifted"""
 
@@ -67,6 +70,26 @@ def feedback(given: semantic.Embedded, first: int, weight: float) -> Callable[[s
     return ranked
 
 
+def in_context(given: semantic.Embedded, turns: Mapping[str, tuple[str, int, int]],
+               share: float, reach: int) -> Callable[[str], list[str]]:
+    at = {place: key for key, place in turns.items()}
+    row = {key: n for n, key in enumerate(given.item_ids)}
+    items = given.items.copy()
+    for key, (group, session, turn) in turns.items():
+        for step in range(-reach, reach + 1):
+            other = at.get((group, session, turn + step))
+            if step and other is not None:
+                items[row[key]] += share * given.items[row[other]]
+    items /= np.maximum(np.linalg.norm(items, axis=1, keepdims=True), 1e-9)
+    asked = {q.qid: (n, q.group_id) for n, q in enumerate(given.data.questions)}
+
+    def ranked(qid: str) -> list[str]:
+        n, group = asked[qid]
+        near = semantic.nearest(given.item_ids, items, given.rows, group, given.questions[n])
+        return [key for key, _ in product(given, qid, near)]
+    return ranked
+
+
 def rows(given: semantic.Embedded) -> list[str]:
     data = given.data
     qids = [q.qid for q in data.questions]
@@ -79,7 +102,8 @@ def rows(given: semantic.Embedded) -> list[str]:
     shipped = every(lambda qid: [key for key, _ in product(given, qid)])
     ideas: dict[str, dict[tuple[float, float], dict[str, list[str]]]] = {
         "turn adjacency (a, d)": {v: every(adjacent(given, turns, *v)) for v in ADJACENT},
-        "feedback (p, b)": {v: every(feedback(given, *v)) for v in FEEDBACK}}
+        "feedback (p, b)": {v: every(feedback(given, *v)) for v in FEEDBACK},
+        "turns in context (s, d)": {v: every(in_context(given, turns, *v)) for v in CONTEXT}}
     lines = ["LoCoMo dev held out (mean of 10 splits, 3 tune / 2 held out), the local model; "
              "lexical-only in the same run", *semantic.table_head(),
              semantic.table_row("lexical", semantic.cross_validated(data, {0: lexical})[0]),
