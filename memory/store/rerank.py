@@ -81,7 +81,7 @@ async def rerank(llm: Any, query: str, hits: Sequence[Hit], *,
                    max_tokens=MAX_ANSWER_TOKENS), deadline)
     except (ProviderFailed, TimeoutError) as exc:
         log.info("rerank skipped, the offline ranking kept: %s",
-                 exc or f"no answer within {deadline:g} s")
+                 str(exc) or f"no answer within {deadline:g} s")
         return list(hits)
     finally:
         client_log.setLevel(level)

@@ -83,3 +83,18 @@ def test_rerank_without_an_llm_is_refused(home: list[str],
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*home, "search", "release", "--rerank"]) == 2
     assert "--rerank needs an LLM" in capsys.readouterr().err
+
+
+async def test_an_llm_past_its_deadline_leaves_the_offline_ranking(
+        chat: ScriptedChat, caplog: pytest.LogCaptureFixture) -> None:
+    from backends.graph import remote
+    from backends.model import Episode, Hit
+
+    hits = [Hit(episode=Episode.create(group_id="g", kind="note", name=body[:8], body=body),
+                score=0.5, layer="file") for body in BODIES]
+    llm = remote.llm("m", url=chat.url, key="none")
+    caplog.set_level(logging.INFO)
+    assert await rerank.rerank(llm, "release", hits, deadline=0.0) == hits
+    assert [r.getMessage() for r in caplog.records if r.name == rerank.__name__] == [
+        "rerank skipped, the offline ranking kept: no answer within 0 s"]
+    assert await rerank.rerank(llm, "release", hits) != hits  # in time, it is asked
