@@ -73,6 +73,13 @@ def load(folder: Path | None = None) -> LoCoMo:
     return LoCoMo(items, questions)
 
 
+def turns(folder: Path | None = None) -> dict[str, tuple[str, int, int]]:
+    """Each item's conversation, session and turn."""
+    folder = dataset_folder() if folder is None else folder
+    return {row["id"]: (row["group_id"], row["session"], row["turn"])
+            for row in _rows(folder / "items.jsonl")}
+
+
 def _rows(path: Path) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 

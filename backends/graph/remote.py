@@ -150,17 +150,18 @@ def _sdk(provider: str, module: str) -> Any:
 
 
 async def answer(client: LLMClient, instructions: str, text: str,
-                 shape: type[BaseModel]) -> dict[str, Any]:
+                 shape: type[BaseModel], *, max_tokens: int | None = None) -> dict[str, Any]:
     """What ``client`` answers to ``text`` under ``instructions``: one JSON object of ``shape``
-    (graphiti asks the endpoint for it by the model's name and schema). ``ProviderFailed`` when
-    the endpoint fails or its answer is not of that shape."""
+    (graphiti asks the endpoint for it by the model's name and schema), in at most
+    ``max_tokens`` (None: the client's default). ``ProviderFailed`` when the endpoint fails or
+    its answer is not of that shape."""
     from graphiti_core.prompts.models import Message
     from pydantic import ValidationError
 
     try:
         given = await client.generate_response(
             [Message(role="system", content=instructions), Message(role="user", content=text)],
-            response_model=shape)
+            response_model=shape, max_tokens=max_tokens)
         return shape.model_validate(given).model_dump()
     except ValidationError as exc:
         raise ProviderFailed(f"llm: the answer is not a {shape.__name__} ({exc.error_count()} "

@@ -151,8 +151,11 @@ async def search(
         return []
     wanted = limit if as_of is None else 4 * limit
     if meaning.semantic(embedder):  # vectors that mean something rank beside the words
+        # Every candidate, cut after the links: a word hit the vectors pushed below the cut
+        # keeps its words' score for the links to add to (else a memory named by words and
+        # by an entity ties with one named by the entity alone).
         lexical = await meaning.search(index, embedder, query, groups=group_ids, kinds=kinds,
-                                       limit=wanted)
+                                       limit=max(wanted, 2 * meaning.CANDIDATES))
     else:
         lexical = index.search(query, groups=group_ids, kinds=kinds, limit=wanted)
     if len(lexical) < wanted and not meaning.semantic(embedder):  # embedded if room is left

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from backends.kinds import AGENT_KINDS
-from backends.model import Episode, natural_key
+from backends.model import Episode, Hit, natural_key
 from memory.cli.base import (
     Command,
     NotFound,
@@ -69,6 +69,9 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     kind_option(parser)
     parser.add_argument("--limit", type=int, default=10, metavar="N",
                         help="at most N hits (default 10)")
+    parser.add_argument("--rerank", action="store_true",
+                        help="the configured LLM reorders the first hits (questions whose "
+                        "answer spans memories; bounded cost, see the README)")
 
 
 async def search(args: argparse.Namespace, config: Config) -> Output:
@@ -76,12 +79,28 @@ async def search(args: argparse.Namespace, config: Config) -> Output:
         raise UsageError("--limit must be at least 1")
     async with opened(config, create=False, one_shot=True) as (backend, _):
         hits = await backend.search(args.query, limit=args.limit, **filters(args, config.home))
+    if args.rerank:
+        hits = await _reranked(args.query, hits, config)
     lines = [f"{hit.score:.2f}  {summary(hit.episode)}\n      "
              f"{' '.join(hit.episode.body.split())[:100].rstrip()}" for hit in hits]
     return Output(
         {"query": printable(args.query), "hits": [hit.model_dump(mode="json") for hit in hits]},
         "\n".join(lines) or "no matches",
     )
+
+
+async def _reranked(query: str, hits: list[Hit], config: Config) -> list[Hit]:
+    from memory.store.providers import llm_for
+    from memory.store.rerank import rerank
+
+    llm = llm_for(config)
+    if llm is None:
+        raise UsageError("--rerank needs an LLM: dualmem config set llm [NAME:]MODEL[@URL]")
+    return await rerank(llm, query, hits)
+
+
+def _search_loopless(args: argparse.Namespace, config: Config) -> bool:
+    return reads_the_journal(args, config) and not args.rerank  # the LLM's client needs a loop
 
 
 def _id_argument(parser: argparse.ArgumentParser) -> None:
@@ -136,7 +155,7 @@ async def delete(args: argparse.Namespace, config: Config) -> Output:
 
 COMMANDS = {
     "add": Command(_add_arguments, add),
-    "search": Command(_search_arguments, search, reads_the_journal),
+    "search": Command(_search_arguments, search, _search_loopless),
     "get": Command(_id_argument, get),
     "list": Command(_list_arguments, list_),
     "delete": Command(_ids_argument, delete),

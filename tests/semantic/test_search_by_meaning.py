@@ -5,6 +5,7 @@ with another embedder is re-embedded with it."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,40 @@ def test_a_prompt_hook_with_the_model_configured_never_loads_it(tmp_path: Path,
 
     script = stored_then_searched(tmp_path, "--embedder", f"local:{model_folder}", search=False)
     assert heavy_modules_after(script, HEAVY) == []
+
+
+def _named(name: str, body: str, serial: int) -> Episode:
+    return Episode.parse(id=f"{serial:08x}-0000-4000-8000-000000000000", group_id="shop",
+                         kind="gotcha", name=name, body=body,
+                         created_at=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+# Each names src/jobs/retry.py: the entity links every one of them as firmly. The path-only
+# ones have the smallest ids, so that they win any tie.
+NAMED_FILE = [_named(*row, serial) for serial, row in enumerate((
+    ("path only", "src/jobs/retry.py is owned by the platform team"),
+    ("path only too", "src/jobs/retry.py was split out of the worker in March"),
+    ("house style", "House style for Python modules and the rules the team agreed to"),
+    ("guidelines", "Coding guidelines to respect when changing a module"),
+    ("norms", "Code style norms every module should obey"),
+    ("conventions", "Conventions for src/jobs/retry.py: style rules as everywhere"),
+    ("conventions followed", "Conventions in src/jobs/retry.py follow the worker's"),
+    ("jitter", "src/jobs/retry.py adds jitter before sleeping"),
+), start=1)]
+
+
+async def test_a_word_hit_the_vectors_push_down_keeps_its_words_for_the_links(
+        tmp_path: Path, model: local_model.LocalEmbedder) -> None:
+    # The vectors rank the style memories (no link) above "conventions followed"; cut there
+    # before the links, it lost its words' score and tied with the memories only the path
+    # links, losing on its id (the coding benchmark's "conventions in src/jobs/retry.py?").
+    store = await GraphBackend.open(tmp_path / "graph", embedder=model)
+    try:
+        await store.upsert_many(NAMED_FILE)
+        hits = await store.search("Which conventions and style norms apply when editing "
+                                  "src/jobs/retry.py, a module adding jitter?",
+                                  group_ids=["shop"], limit=3)
+    finally:
+        await store.aclose()
+    assert {hit.episode.name for hit in hits} == {"conventions", "jitter",
+                                                  "conventions followed"}
