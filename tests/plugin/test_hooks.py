@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from memory.cli import main
 from memory.context import estimate_tokens
 from plugin.processes import REPO, dualmem
 
@@ -60,21 +61,21 @@ MEMORIES = [
 
 
 def new_project(parent: Path, memories: Sequence[tuple[str, str]] = MEMORIES) -> Path:
-    """A project folder with an initialised home holding ``memories`` (kind, text)."""
+    """A project folder with an initialised home holding ``memories`` (kind, text). Made by
+    the command line in this process: the hooks under test run as real processes, and a
+    process per command here cost each test four more starts."""
     folder = parent / "notes-app"
     folder.mkdir()
-    assert dualmem("--backend", "file", "init", cwd=folder).returncode == 0
+    home = ["--home", str(folder / ".dualmem"), "--backend", "file"]
+    assert main([*home, "init"]) == 0
     for kind, text in memories:
-        done = dualmem("--backend", "file", "add", "--kind", kind, "--name", text[:40],
-                       "--body", text, cwd=folder)
-        assert done.returncode == 0, done.stderr
+        assert main([*home, "add", "--kind", kind, "--name", text[:40], "--body", text]) == 0
     return folder
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One such project for the tests whose hooks only read it: building one costs four
-    processes, which every test paid before."""
+    """One such project for the tests whose hooks only read it."""
     return new_project(tmp_path_factory.mktemp("shared"))
 
 
