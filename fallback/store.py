@@ -14,6 +14,7 @@ This class is the protocol; its collaborators do the work: ``EpisodeWriter`` (wr
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
@@ -100,6 +101,8 @@ class FileBackend:
         except WriteFailed as exc:
             # A full disk, say: what the open would have written can wait; reads cannot.
             await backend.aclose()
+            if isinstance(cause := exc.__cause__, OSError) and _lacks_handles(cause):
+                raise _unavailable(root, cause) from exc  # then no read could be served either
             backend = cls._read_only_backend(backend._layout, max_body_bytes, str(exc))
             await blocking(backend._intake.start, fresh=True, watch=False)
         except OSError as exc:  # no file handle left for the watcher, say (``ulimit -n``)
@@ -335,6 +338,11 @@ def search_index(index: FileIndex, query: str, *, group_ids: Sequence[str] | Non
 
 def _as_set(values: Sequence[str] | None) -> set[str] | None:
     return None if values is None else set(values)
+
+
+def _lacks_handles(exc: OSError) -> bool:
+    """Whether ``exc`` says this process has no file handle left (``ulimit -n``)."""
+    return exc.errno in (errno.EMFILE, errno.ENFILE)
 
 
 def _unavailable(root: str | os.PathLike[str], exc: OSError) -> BackendUnavailable:
