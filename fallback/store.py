@@ -225,6 +225,13 @@ class FileBackend:
         check_filters(group_ids, kinds)
         return self._index.count(_as_set(group_ids), _as_set(kinds))
 
+    async def ids_starting(self, prefix: str, *,
+                           group_ids: Sequence[str] | None = None) -> list[str]:
+        """``backends.protocol.FindsIds``."""
+        self._check_open()
+        check_filters(group_ids, None)
+        return self._index.ids_starting(prefix, _as_set(group_ids))
+
     async def aclose(self) -> None:
         if self._closed:
             return
