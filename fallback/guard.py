@@ -47,9 +47,9 @@ class WriteGuard:
     ) -> Iterator[None]:
         """Hold the lock and one index transaction. Should anything fail before the index has
         committed (a full disk, say), ``undo`` puts back the files already changed, still under
-        the lock: a write that raises leaves nothing that a later open would take in. It raises
-        ``WriteFailed`` for the index's errors and the files' (``OSError``: no file handle left
-        to read a view with, say), never theirs. Files in
+        the lock: a write that raises leaves nothing that a later open would take in. The index's
+        errors and the files' (an ``OSError``: no file handle left to read a view page, say)
+        are raised as ``WriteFailed``. Files in
         ``after`` (old copies of moved episodes) are removed only once the index has committed,
         since putting a removed file back can itself fail on a full disk."""
         self.check_writable()
