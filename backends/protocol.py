@@ -121,6 +121,16 @@ class Purges(Protocol):
         ...
 
 
+@runtime_checkable
+class FindsIds(Protocol):
+    """Optional: a layer that finds ids by prefix in an index, without reading every memory."""
+
+    async def ids_starting(self, prefix: str, *,
+                           group_ids: Sequence[str] | None = None) -> list[str]:
+        """The stored ids of the given groups (None: all) that start with ``prefix``, sorted."""
+        ...
+
+
 class Position(NamedTuple):
     """Where a journal stands: its changes are numbered within an epoch."""
 

@@ -48,7 +48,9 @@ class WriteGuard:
     ) -> Iterator[None]:
         """Hold the lock and one index transaction. Should anything fail before the index has
         committed (a full disk, say), ``undo`` puts back the files already changed, still under
-        the lock: a write that raises leaves nothing that a later open would take in. Files in
+        the lock: a write that raises leaves nothing that a later open would take in. The index's
+        errors and the files' (an ``OSError``: no file handle left to read a view page, say)
+        are raised as ``WriteFailed``. Files in
         ``after`` (old copies of moved episodes) are removed only once the index has committed,
         since putting a removed file back can itself fail on a full disk."""
         self.check_writable()
@@ -64,6 +66,10 @@ class WriteGuard:
                 if isinstance(exc, sqlite3.Error):
                     raise WriteFailed(
                         f"cannot update the index {self._index.path}: {exc}") from exc
+                if isinstance(exc, OSError):  # a read under the lock (a view page, say)
+                    where = f"{exc.filename}: " if exc.filename else ""
+                    raise WriteFailed(f"cannot write in {self._layout.root}: {where}"
+                                      f"{exc.strerror or exc}") from exc
                 raise
             for path in after or []:
                 try:

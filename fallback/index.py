@@ -328,6 +328,17 @@ class FileIndex:
                 return
             after = (rows[-1][0], rows[-1][1])
 
+    def ids_starting(self, prefix: str, group_ids: Collection[str] | None = None) -> list[str]:
+        """The ids that start with ``prefix``, sorted: a range of the id's own index (ids are
+        ASCII, every character of theirs sorts before DEL)."""
+        where, params = _filters(group_ids, None)
+        if where is None or not prefix.isascii():  # no id holds anything else
+            return []
+        with self._lock:
+            return [row[0] for row in self._db.execute(
+                f"SELECT id FROM episodes WHERE id >= ? AND id < ? AND {where} ORDER BY id",
+                (prefix, prefix + "\x7f", *params))]
+
     def count(self, group_ids: Collection[str] | None = None,
               kinds: Collection[str] | None = None) -> int:
         where, params = _filters(group_ids, kinds)

@@ -14,6 +14,7 @@ This class is the protocol; its collaborators do the work: ``EpisodeWriter`` (wr
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
@@ -112,6 +113,8 @@ class FileBackend:
         except WriteFailed as exc:
             # A full disk, say: what the open would have written can wait; reads cannot.
             await backend.aclose()
+            if isinstance(cause := exc.__cause__, OSError) and _lacks_handles(cause):
+                raise _unavailable(root, cause) from exc  # then no read could be served either
             backend = cls._read_only_backend(backend._layout, max_body_bytes, str(exc))
             await blocking(backend._intake.start, fresh=True, watch=False)
         except OSError as exc:  # no file handle left for the watcher, say (``ulimit -n``)
@@ -234,6 +237,13 @@ class FileBackend:
         check_filters(group_ids, kinds)
         return self._index.count(_as_set(group_ids), _as_set(kinds))
 
+    async def ids_starting(self, prefix: str, *,
+                           group_ids: Sequence[str] | None = None) -> list[str]:
+        """``backends.protocol.FindsIds``."""
+        self._check_open()
+        check_filters(group_ids, None)
+        return self._index.ids_starting(prefix, _as_set(group_ids))
+
     async def aclose(self) -> None:
         if self._closed:
             return
@@ -341,6 +351,11 @@ def search_index(index: FileIndex, query: str, *, group_ids: Sequence[str] | Non
 
 def _as_set(values: Sequence[str] | None) -> set[str] | None:
     return None if values is None else set(values)
+
+
+def _lacks_handles(exc: OSError) -> bool:
+    """Whether ``exc`` says this process has no file handle left (``ulimit -n``)."""
+    return exc.errno in (errno.EMFILE, errno.ENFILE)
 
 
 def _unavailable(root: str | os.PathLike[str], exc: OSError) -> BackendUnavailable:

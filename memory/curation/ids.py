@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from backends.errors import DualmemError
-from backends.protocol import MemoryBackend
+from backends.protocol import FindsIds, MemoryBackend
 
 SHOWN = 5
 """how many of the memories an ambiguous prefix names the message lists"""
@@ -29,8 +29,11 @@ async def resolve(store: MemoryBackend, given: str, *, group_ids: Sequence[str] 
         raise UnknownId("an id is needed (a unique prefix of one is enough)")
     if await store.get(prefix) is not None:
         return prefix
-    found = {episode.id async for episode in store.scan(group_ids=group_ids)
-             if episode.id.startswith(prefix)}
+    if isinstance(store, FindsIds):  # a range of its index, not every memory read
+        found = set(await store.ids_starting(prefix, group_ids=group_ids))
+    else:
+        found = {episode.id async for episode in store.scan(group_ids=group_ids)
+                 if episode.id.startswith(prefix)}
     found.update(key for key in also if key.startswith(prefix))
     if not found:
         raise UnknownId(f"no memory with id {prefix!r} (nor one starting so)")

@@ -147,6 +147,57 @@ async def test_hostile_values_through_the_mcp_server(home: Path, seed: int) -> N
     record("hostile mcp", "auto", tally)
 
 
+def curation_calls(value: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The value in every argument of every curation tool (``value`` of any JSON type)."""
+    yield "get_memory", {"id": value}
+    yield "list_memories", {"kinds": [value], "spec": value, "limit": 500}
+    yield "list_memories", {"kinds": value, "since": value, "limit": value}
+    yield "update_memory", {"id": value, "text": value, "name": value, "reason": value}
+    yield "forget_memory", {"id": value, "reason": value}
+    yield "memory_history", {"id": value}
+    yield "supersede_decision", {"decision": value, "title": value, "text": value,
+                                 "decision_id": value}
+    yield "deprecate_decision", {"decision": value, "reason": value}
+    yield "search_entities", {"query": value, "limit": value}
+    yield "search_facts", {"query": value, "limit": 200, "retired": value}
+    yield "get_knowledge_gaps", {"focus": value, "max_questions": value}
+    yield "capture_knowledge", {"category": "domain", "question": value, "answer": value}
+    yield "capture_knowledge", {"category": value, "question": "why?", "answer": "because"}
+
+
+WRONG_TYPES: list[Any] = [None, 0, -1, 10**30, 1.5, True, [], ["a", 1], {"id": "x"}]
+
+
+async def test_hostile_values_through_the_curation_tools(home: Path, seed: int) -> None:
+    """Every curation tool with every argument hostile (the categories' fragments, huge ones,
+    ids that climb out of the home, prefixes that name many memories, values of the wrong
+    type): each answers or fails with one line, the server serves on, and no memory is lost
+    but those it said it forgot."""
+    before = outside(home)
+    tally = Tally()
+    async with servers(home, "auto", 1) as (client,):
+        kept = [(await call(client, "add_memory", {"kind": kind, "text": f"memory {n}", **extra},
+                            tally))["id"]
+                for n, (kind, extra) in enumerate([("gotcha", {}), ("gotcha", {}),
+                                                   ("pattern", {}),
+                                                   ("decision", {"title": "use sqlite"}),
+                                                   ("decision", {"title": "use kuzu"})])]
+        prefixes = sorted({key[:length] for key in kept for length in (1, 2)})
+        hostile = [v for vs in CATEGORIES.values() for v in vs if _encodes(v)]
+        forgotten: set[str] = set()
+        for value in [*hostile, *SIZES.values(), *prefixes, *WRONG_TYPES]:
+            for tool, arguments in curation_calls(value):
+                answer = await call(client, tool, arguments, tally)
+                if tool == "forget_memory" and answer is not None:
+                    forgotten.add(answer["id"])
+        assert await call(client, "get_role_constraints", {"role": "coach"}, tally)
+    assert outside(home) == before
+    async with open_memory(home, "auto") as store:
+        for key in kept:
+            assert (await store.get(key) is None) == (key in forgotten), key
+    record("hostile mcp", "auto", tally)
+
+
 @asynccontextmanager
 async def escaping_stdio(home: Path) -> AsyncIterator[TransportStreams]:
     """``dualmem mcp`` on ``home``, spoken to as a JavaScript client speaks: JSON written by the

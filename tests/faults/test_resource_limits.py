@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from backends.errors import OUT_OF_RESOURCES
+from faults.children import script
 from faults.harness import ITERATIONS, check_round, record, run_writer, writer
 from faults.workload import Expectation, operations
 
@@ -63,3 +64,31 @@ async def test_a_resource_limit_refuses_by_name_loses_nothing_and_damages_nothin
         tally.notes += [f"{where}: the graph was moved aside as {name}" for name in aside]
         record(f"ulimit {limit}", layer, tally)
         assert tally.clean, f"{where}: {tally.notes}"
+
+
+async def test_a_write_out_of_file_handles_as_it_reads_a_view_refuses_by_name(
+        tmp_path: Path) -> None:
+    """The file handles run out exactly as a write reads its view page (another thread held
+    the last ones, under ``ulimit -n``): that write is refused by name and left undone, the
+    next one stored."""
+    outcome = await run_writer(script("starved_child.py", str(tmp_path), "gotchas.md"))
+    assert not outcome.crashed, outcome.stderr
+    assert outcome.refused[1].startswith("WriteFailed "), outcome.refused
+    assert "Too many open files" in outcome.refused[1]
+    assert outcome.acked == {2}
+    assert outcome.state == {"episodes": ["starved-2"]}
+
+
+async def test_an_open_out_of_file_handles_as_it_takes_in_a_view_is_unavailable(
+        tmp_path: Path) -> None:
+    """The handles run out as an open takes in a page a person edited: the layer is out of
+    resources (it opens again once the limit allows), not a read-only home."""
+    outcome = await run_writer(script("starved_child.py", str(tmp_path), "none.md"))
+    assert outcome.acked == {1, 2}, outcome.stderr
+    with (tmp_path / "files" / "views" / "g" / "gotchas.md").open("a") as page:
+        page.write("- a bullet a person added\n")
+    outcome = await run_writer(script("starved_child.py", str(tmp_path), "gotchas.md", "open"))
+    assert not outcome.crashed, outcome.stderr
+    assert outcome.unopened is not None, outcome
+    assert outcome.unopened.startswith(f"BackendUnavailable file layer unavailable: "
+                                       f"{OUT_OF_RESOURCES} "), outcome.unopened

@@ -277,7 +277,10 @@ def plain(label: str) -> str:
 
 
 # Reads of our episodes (``{where}``: ``stored.filters``).
-EPISODES_BY_KEYS = f"MATCH (e:Episodic) WHERE e.uuid IN $keys AND {OURS} RETURN {COLUMNS}"
+# A lookup per key: ``e.uuid IN $keys`` kills FalkorDB 4.16.3 (a segfault in RediSearch's
+# QueryNode_AddChildren) when a key is a stopword of the label's full-text index (``a``, ``is``).
+EPISODES_BY_KEYS = (f"UNWIND $keys AS key MATCH (e:Episodic {{uuid: key}}) WHERE {OURS}"
+                    f" RETURN {COLUMNS}")
 EVERY_EPISODE = f"MATCH (e:Episodic) WHERE {OURS} RETURN {COLUMNS}, e.embedding_f16 AS vector"
 EPISODES = f"MATCH (e:Episodic) WHERE {OURS} RETURN {COLUMNS}"
 KEYS_AND_TIMES = "MATCH (e:Episodic) WHERE {where} RETURN e.uuid AS uuid, e.created_at AS at"
