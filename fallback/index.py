@@ -148,6 +148,13 @@ class FileIndex:
             return cls._create(db, path), True
 
     @classmethod
+    def existing(cls, root: Path) -> FileIndex | None:
+        """The index under ``root`` when it is there and current, else None (``open`` makes
+        one, to be filled from the files): for a reader that needs nothing the files hold
+        beyond what the index does."""
+        return cls._current_at(root / FILE)
+
+    @classmethod
     def _current_at(cls, path: Path) -> FileIndex | None:
         """The index at ``path`` when it is there and current."""
         index = cls._connect(path)

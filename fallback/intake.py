@@ -23,6 +23,7 @@ from fallback.guard import mtime
 from fallback.index import Row
 from fallback.layout import FILE_LIMIT, file_name, is_episode_name
 from fallback.parts import Parts
+from fallback.unseen import unseen
 
 if TYPE_CHECKING:
     import logging
@@ -86,13 +87,8 @@ class Intake:
         moved (or all of them), reconcile the views whose signature did and render again the
         views of which a page we wrote is gone. Takes the lock only when something moved, so an
         open of an unchanged home writes nothing."""
-        stale = self._stale_groups(everything)
-        on_disk = self._layout.view_paths()
-        edited = [view for view in on_disk
-                  if everything or self._files.view_signature(view) != signature_of(view)]
-        lost = {group_kind for path in set(self._files.views()) - set(on_disk)
-                if (group_kind := self._layout.view_of(path)) is not None}
-        if not stale and not edited and not lost:
+        stale, edited, lost = found = unseen(self._layout, self._files, everything=everything)
+        if not any(found):
             return
         if self._guard.read_only is not None:
             with self._index.transaction():  # what the files hold; nothing is written to them
@@ -112,16 +108,6 @@ class Intake:
                         self._files.report(view, exc.detail)
             if lost:  # else a read that only re-checked a folder loads no view's module
                 self._keeper().render(lost)
-
-    def _stale_groups(self, everything: bool) -> list[str]:
-        on_disk = set(self._layout.groups())
-        recorded = {folder.name for folder in self._files.folders()}
-        stale = {group for group in recorded - on_disk if GROUP_ID.fullmatch(group)}
-        for group in on_disk:
-            folder = self._layout.group_folder(group)
-            if everything or self._files.folder_mtime(folder) != mtime(folder):
-                stale.add(group)
-        return sorted(stale)
 
     def _on_changes(self, changes: dict[Path, bool]) -> dict[Path, bool]:
         """Take in changes below the root (called from the watcher's thread, a batch at a time);

@@ -36,17 +36,16 @@ from backends.model import (
     Hit,
     Receipt,
     check_filters,
-    now,
 )
 from backends.protocol import Changes, Position, SetAside, Tombstone
 from backends.safe_files import refuse_links_in
-from backends.search.expansion import current_first, fuse
 from fallback import disk
 from fallback.append import validated
 from fallback.blocking import blocking
 from fallback.guard import WriteGuard
 from fallback.held import HeldFolder
 from fallback.index import FileIndex
+from fallback.index_search import as_set, search_index
 from fallback.intake import Intake
 from fallback.layout import Layout
 from fallback.lock import LOCK_POLL, LOCK_TIMEOUT, FolderLock
@@ -227,7 +226,7 @@ class FileBackend:
     ) -> AsyncIterator[Episode]:
         self._check_open()
         check_filters(group_ids, kinds)
-        for episode in self._index.select(_as_set(group_ids), _as_set(kinds)):
+        for episode in self._index.select(as_set(group_ids), as_set(kinds)):
             yield episode
 
     async def count(
@@ -235,14 +234,14 @@ class FileBackend:
     ) -> int:
         self._check_open()
         check_filters(group_ids, kinds)
-        return self._index.count(_as_set(group_ids), _as_set(kinds))
+        return self._index.count(as_set(group_ids), as_set(kinds))
 
     async def ids_starting(self, prefix: str, *,
                            group_ids: Sequence[str] | None = None) -> list[str]:
         """``backends.protocol.FindsIds``."""
         self._check_open()
         check_filters(group_ids, None)
-        return self._index.ids_starting(prefix, _as_set(group_ids))
+        return self._index.ids_starting(prefix, as_set(group_ids))
 
     async def aclose(self) -> None:
         if self._closed:
@@ -330,27 +329,6 @@ class FileBackend:
     def _check_open(self) -> None:
         if self._closed:
             raise BackendUnavailable(self.layer, "closed")
-
-
-def search_index(index: FileIndex, query: str, *, group_ids: Sequence[str] | None,
-                 kinds: Sequence[str] | None, limit: int, layer: str) -> list[Hit]:
-    """``FileBackend.search`` over ``index`` (any index of this layout: the journal's, or a
-    copy of a server graph's memories)."""
-    groups, wanted = _as_set(group_ids), _as_set(kinds)
-    found = {episode.id: (episode, score)
-             for episode, score in index.search(query, groups, wanted, limit)}
-    links = index.linked(query, groups, wanted) if limit > 0 else {}
-    ranked = []
-    for key, score in fuse(((k, s) for k, (_, s) in found.items()), links, limit):
-        episode = found[key][0] if key in found else index.get(key)
-        if episode is not None:
-            ranked.append((episode, score))
-    return [Hit(episode=episode, score=score, layer=layer)
-            for episode, score in current_first(ranked, now())]
-
-
-def _as_set(values: Sequence[str] | None) -> set[str] | None:
-    return None if values is None else set(values)
 
 
 def _lacks_handles(exc: OSError) -> bool:

@@ -3,9 +3,13 @@ gives what the whole parser gives, for any line either can read."""
 
 from __future__ import annotations
 
+import argparse
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory import cli
 from memory.cli import COMMANDS, _command_in, build_parser
 from memory.cli.base import UsageError
 
@@ -28,3 +32,17 @@ def test_the_command_found_is_the_whole_parsers(argv: list[str]) -> None:
         found = None
     if whole is not None:
         assert found == whole
+
+
+@pytest.mark.parametrize("option", [["--graph-url", "falkor://127.0.0.1:6379/team"],
+                                    ["--graph-engine", "kuzu"], ["--home", "h"]])
+def test_a_global_option_and_its_value_need_not_the_whole_parser(
+    option: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One the global options alone did not know took its value for the command: a team's
+    # search (``--graph-url URL search``) built every command's parser.
+    def whole(name: str | None = None) -> argparse.ArgumentParser:
+        raise AssertionError(f"the whole parser was built for {option}")
+
+    monkeypatch.setattr(cli, "build_parser", whole)
+    assert _command_in([*option, "search", "query"]) == "search"

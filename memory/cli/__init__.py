@@ -191,7 +191,7 @@ def _command_in(argv: Sequence[str]) -> str:
     # Every command's parser costs a short command ~10 ms of CPU: the global options alone
     # find the command of a usual line; any other (--help, a typo) goes to the whole parser.
     quick = _Parser(add_help=False)
-    for option in ("--home", "--backend", "--embedder", "--llm"):
+    for option in ("--home", "--backend", "--graph-url", "--graph-engine", "--embedder", "--llm"):
         quick.add_argument(option)
     quick.add_argument("--json", action="store_true")
     quick.add_argument("--verbose", action="store_true")

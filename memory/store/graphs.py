@@ -48,10 +48,9 @@ def index_folder(config: Config) -> Path | None:
     named by its address, password masked), or None for an embedded graph."""
     if config.graph_url is None:
         return None
-    import hashlib  # loads OpenSSL (~5 ms): only a server graph needs it
+    import zlib  # not hashlib, whose OpenSSL costs a one-shot read ~5 ms: a name needs no more
 
-    digest = hashlib.sha256(str(config.graph_url).encode()).hexdigest()[:16]
-    return config.home / "server-index" / digest
+    return config.home / "server-index" / f"{zlib.crc32(str(config.graph_url).encode()):08x}"
 
 
 def stream(config: Config) -> str:

@@ -50,15 +50,14 @@ async def open_backend(
         # alone, and whoever holds the graph indexes its writes.
         return files, Selection("file", "asked for" if config.backend == "file" else ONE_SHOT)
     if config.backend == "auto" and one_shot and config.graph_url is not None:
-        from fallback import FileBackend
         from memory.store.graphs import index_folder
+        from memory.store.team_journal import TeamJournal
         from memory.store.team_view import open_team_view
 
-        files = await FileBackend.open(config.files_dir, max_body_bytes=config.max_body_bytes,
-                                       watch=False)
+        journal = await TeamJournal.open(config.files_dir, config.max_body_bytes)
         folder = index_folder(config)
         assert folder is not None
-        view = await open_team_view(files, config.graph_url, folder)
+        view = await open_team_view(journal, config.graph_url, folder)
         return view, Selection(view.layer_in_use, view.reason, view.notice or "")
     if config.backend == "auto":
         from memory.store.dual import open_dual

@@ -8,6 +8,7 @@ keeps a copy of the server graph's memories in a file-layer index (``<home>/serv
 change feed at each one-shot open over a plain socket (``falkor_wire``), and read like the
 journal (the same ranking). The journal's changes since the position this home's last holder
 recorded on the server are pending: those are read from the journal, the rest from the copy.
+The journal is read through its index alone (``TeamJournal``) until a write needs the file layer.
 
 A server that does not answer within the wire's deadlines leaves the journal to answer alone
 (every memory this home wrote), and ``notice`` says why, for the command to print.
@@ -37,9 +38,9 @@ from backends.graph.falkor.wire import WireClient
 from backends.model import Episode, Hit, Receipt
 from backends.protocol import Position, upsert_all
 from backends.safe_files import open_for_write, read_regular
-from fallback import FileBackend
 from fallback.index import FileIndex, Row, time_key
-from fallback.store import search_index
+from fallback.index_search import as_set, search_index
+from memory.store.team_journal import TeamJournal
 
 FOLDER = "team"
 NOTE = "server.json"
@@ -63,9 +64,9 @@ class TeamView:
 
     layer = "dual"
 
-    def __init__(self, files: FileBackend, copy: FileIndex | None, pending: Pending,
+    def __init__(self, journal: TeamJournal, copy: FileIndex | None, pending: Pending,
                  why: str) -> None:
-        self._files = files
+        self._journal = journal
         self._copy = copy
         self._pending = pending
         self.reason = why
@@ -82,14 +83,14 @@ class TeamView:
         return (await self.upsert_many([episode]))[0]
 
     async def upsert_many(self, episodes: Sequence[Episode]) -> list[Receipt]:
-        receipts = await upsert_all(self._files, episodes)
+        receipts = await upsert_all(await self._journal.files(), episodes)
         self._pending.written.update(episode.id for episode in episodes)
         self._pending.deleted.difference_update(episode.id for episode in episodes)
         return [receipt.model_copy(update={"layer": "file", "pending": True})
                 for receipt in receipts]
 
     async def delete(self, episode_id: str) -> bool:
-        existed = await self._files.delete(episode_id)
+        existed = await (await self._journal.files()).delete(episode_id)
         self._pending.written.discard(episode_id)
         self._pending.deleted.add(episode_id)
         return existed
@@ -97,23 +98,25 @@ class TeamView:
     # -- reads: the copy, and the journal for what is pending --------------------------------
 
     async def get(self, episode_id: str) -> Episode | None:
-        if self._copy is None or episode_id in self._pending:
-            return await self._files.get(episode_id)
+        if self._copy is None:
+            return await (await self._journal.files()).get(episode_id)
+        if episode_id in self._pending:
+            return await self._journal.get(episode_id)
         return self._copy.get(episode_id)
 
     async def search(self, query: str, *, group_ids: Sequence[str] | None = None,
                      kinds: Sequence[str] | None = None, limit: int = 10) -> list[Hit]:
         if self._copy is None:
-            return await self._files.search(query, group_ids=group_ids, kinds=kinds,
-                                            limit=limit)
+            return await (await self._journal.files()).search(
+                query, group_ids=group_ids, kinds=kinds, limit=limit)
         team = search_index(self._copy, query, group_ids=group_ids, kinds=kinds, limit=limit,
                             layer="graph")
         hits = [hit for hit in team if hit.episode.id not in self._pending]
         if self._pending.written:
             # The journal's best include every pending memory the team's best would not
             # outrank: both are ranked by the same code.
-            mine = await self._files.search(query, group_ids=group_ids, kinds=kinds,
-                                            limit=limit)
+            mine = await self._journal.search(query, group_ids=group_ids, kinds=kinds,
+                                              limit=limit)
             hits += [hit for hit in mine if hit.episode.id in self._pending.written]
         hits.sort(key=lambda hit: -hit.score)
         return hits[:limit]
@@ -121,10 +124,11 @@ class TeamView:
     async def scan(self, *, group_ids: Sequence[str] | None = None,
                    kinds: Sequence[str] | None = None) -> AsyncIterator[Episode]:
         if self._copy is None:
-            async for episode in self._files.scan(group_ids=group_ids, kinds=kinds):
+            files = await self._journal.files()
+            async for episode in files.scan(group_ids=group_ids, kinds=kinds):
                 yield episode
             return
-        team = (episode for episode in self._copy.select(_set(group_ids), _set(kinds))
+        team = (episode for episode in self._copy.select(as_set(group_ids), as_set(kinds))
                 if episode.id not in self._pending)
         mine = sorted(await self._pending_episodes(group_ids, kinds), key=_order)
         for episode in heapq.merge(team, mine, key=_order):
@@ -133,16 +137,16 @@ class TeamView:
     async def count(self, *, group_ids: Sequence[str] | None = None,
                     kinds: Sequence[str] | None = None) -> int:
         if self._copy is None:
-            return await self._files.count(group_ids=group_ids, kinds=kinds)
+            return await (await self._journal.files()).count(group_ids=group_ids, kinds=kinds)
         copied = [self._copy.get(key) for key in self._pending.written | self._pending.deleted]
         overlap = sum(1 for episode in copied
                       if episode is not None and _matches(episode, group_ids, kinds))
         mine = await self._pending_episodes(group_ids, kinds)
-        return self._copy.count(_set(group_ids), _set(kinds)) - overlap + len(mine)
+        return self._copy.count(as_set(group_ids), as_set(kinds)) - overlap + len(mine)
 
     async def _pending_episodes(self, group_ids: Sequence[str] | None,
                                 kinds: Sequence[str] | None) -> list[Episode]:
-        found = [await self._files.get(key) for key in self._pending.written]
+        found = [await self._journal.get(key) for key in self._pending.written]
         return [episode for episode in found
                 if episode is not None and _matches(episode, group_ids, kinds)]
 
@@ -150,7 +154,7 @@ class TeamView:
         if self._copy is not None:
             self._copy.close()
             self._copy = None
-        await self._files.aclose()
+        await self._journal.aclose()
 
 
 @dataclass
@@ -164,38 +168,43 @@ class Pending:
         return key in self.written or key in self.deleted
 
 
-async def open_team_view(files: FileBackend, address: ServerAddress, index_folder: Path
+async def open_team_view(journal: TeamJournal, address: ServerAddress, index_folder: Path
                          ) -> TeamView:
     """Read the server (the copy kept under ``index_folder`` brought up to it) if it answers
-    in time, else the journal alone, saying why. Takes ``files`` (closed with the view)."""
+    in time, else the journal alone, saying why. Takes ``journal`` (closed with the view)."""
     folder = index_folder / FOLDER
     try:
         with WireClient(address) as client:
-            head = client.query(_HEAD, journal=f"journal:{files.position().epoch}")
+            head = client.query(_HEAD, journal=f"journal:{journal.position().epoch}")
             copy = _synced(client, folder, head[0] if head else {})
     except BackendUnavailable as exc:
-        return TeamView(files, None, Pending(set(), set()),
-                        f"the graph server did not answer ({exc.detail}): this home's "
-                        "journal answered alone")
+        return await _alone(journal, f"the graph server did not answer ({exc.detail}): this "
+                            "home's journal answered alone")
     except (OSError, sqlite3.Error, ValueError, StoreCorrupt, FileRefused) as exc:
         # A home that cannot keep the copy, or a row that is no episode: still an answer.
-        return TeamView(files, None, Pending(set(), set()),
-                        f"the team's memory could not be copied to {folder} ({exc}): this "
-                        "home's journal answered alone")
+        return await _alone(journal, f"the team's memory could not be copied to {folder} "
+                            f"({exc}): this home's journal answered alone")
     applied = head[0].get("applied") if head else None
-    pending = _pending(files, None if applied is None or head[0].get("instance") is None
-                       else Position(files.position().epoch, int(str(applied))))
-    return TeamView(files, copy, pending, f"the team's memory on {address}")
+    pending = _pending(journal, None if applied is None or head[0].get("instance") is None
+                       else Position(journal.position().epoch, int(str(applied))))
+    return TeamView(journal, copy, pending, f"the team's memory on {address}")
 
 
-def _pending(files: FileBackend, applied: Position | None) -> Pending:
+async def _alone(journal: TeamJournal, why: str) -> TeamView:
+    """The journal answering alone: the file layer itself (its open takes in what changed on
+    disk)."""
+    await journal.files()
+    return TeamView(journal, None, Pending(set(), set()), why)
+
+
+def _pending(journal: TeamJournal, applied: Position | None) -> Pending:
     """The journal's changes since ``applied`` (None: every memory it holds)."""
     pending = Pending(set(), set())
     position = applied
     while True:
-        changes = files.changes_since(position)
+        changes = journal.changes_since(position)
         if changes.reset:
-            return _pending(files, None)
+            return _pending(journal, None)
         if not changes.written and not changes.deleted:
             return pending
         pending.written.update(changes.written)
@@ -271,10 +280,6 @@ def _write_note(path: Path, note: _Note) -> None:
 def _order(episode: Episode) -> tuple[str, str]:
     """The order of ``FileIndex.select``."""
     return (time_key(episode.created_at), episode.id)
-
-
-def _set(values: Sequence[str] | None) -> set[str] | None:
-    return None if values is None else set(values)
 
 
 def _matches(episode: Episode, group_ids: Sequence[str] | None,

@@ -4,6 +4,7 @@ the journal to answer, and the command says why in one line."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from plugin.processes import REPO, dualmem
 
 from backends.graph.address import ServerAddress
 from backends.model import Episode
+from fallback.layout import Layout
 from memory.store.project import project_id
 from memory.store.selection import open_memory
 
@@ -126,3 +128,46 @@ def test_connecting_by_host_loads_no_codec() -> None:
                           cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_teams_search_and_prompt_hook_read_the_journal_through_its_index_alone(
+    tmp_path: Path,
+) -> None:
+    """Nothing of the file layer's writing, nor hashlib's OpenSSL, nor a driver: a read on a
+    team's server needs the journal only for what it holds that the server lacks (here its
+    one memory, the graph never written)."""
+    folder = clone(tmp_path, "lean")
+    assert dualmem("--backend", "file", "add", "--kind", "gotcha", "--name", "kept",
+                   "--body", "the quokka cache is per clone", cwd=folder).returncode == 0
+    prompt = hook_input(folder, "UserPromptSubmit", prompt="where is the quokka cache kept?")
+    url = str(address_for(tmp_path))
+    script = (
+        "import io, sys\n"
+        "from contextlib import redirect_stdout\n"
+        "from memory.cli import main\n"
+        "out = io.StringIO()\n"
+        "with redirect_stdout(out):\n"
+        f"    assert main(['--graph-url', {url!r}, 'search', 'quokka']) == 0\n"
+        f"    sys.stdin = io.TextIOWrapper(io.BytesIO({prompt!r}))\n"
+        f"    assert main(['--graph-url', {url!r}, 'hook', 'prompt']) == 0\n"
+        "assert out.getvalue().count('quokka cache is per clone') == 2, out.getvalue()\n"
+        "print(sorted({'fallback.store', 'fallback.writer', 'fallback.intake', 'hashlib',\n"
+        "              'asyncio', 'falkordb', 'redis', 'graphiti_core', 'numpy'}\n"
+        "             & set(sys.modules)))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DUALMEM_")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=folder, env=env | {"PYTHONPATH": str(REPO)}, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]" and not done.stderr
+
+
+def test_a_memory_added_to_a_view_by_hand_is_read_beside_the_teams(tmp_path: Path) -> None:
+    # The journal's index has not seen it: the file layer opens, and takes it in.
+    folder = clone(tmp_path, "by-hand")
+    assert dualmem("--backend", "file", "add", "--kind", "gotcha", "--name", "kept",
+                   "--body", "the quokka cache is per clone", cwd=folder).returncode == 0
+    home = folder / ".dualmem"
+    view = Layout(home / "files").view_path(project_id(home), "gotcha")
+    view.write_text(view.read_text() + "- the wombat lint runs before every commit\n")
+    found, err = run(folder, str(address_for(tmp_path)), "search", "wombat lint")
+    assert "wombat lint runs before every commit" in found and not err
