@@ -21,6 +21,7 @@ The classes below the line of dashes live beside the code that raises them (name
     ├── ForeignHome           a home found above that another user owns  [memory.store.home]
     ├── SettingsError         a setting kept in the home that is unusable  [memory.store.settings]
     ├── NoTranscripts         Claude Code holds no session of the project  [memory.capture.backfill]
+    ├── NotAppendable         what a lean append leaves to the whole writer  [fallback.append]
     ├── DecisionError         an ADR that is missing or cannot move so  [memory.agent.decisions]
     ├── UnknownId             no memory's id is, or starts with, the one given  [curation.ids]
     │   └── NotForgotten      a memory to restore that is not forgotten  [memory.curation]
