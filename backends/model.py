@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 
 from backends.errors import InvalidEpisode
+from backends.texts import json_body
 from backends.values import REQUIRED, Value, check_text, instant
 
 if TYPE_CHECKING:  # pydantic is no import of ours at run time: see backends.values
@@ -203,12 +204,7 @@ class Episode(Value):
     @property
     def data(self) -> Any:
         """The parsed JSON body of a structured memory, or None for plain text."""
-        if not self.body.lstrip().startswith(("{", "[")):
-            return None
-        try:
-            return orjson.loads(self.body)
-        except orjson.JSONDecodeError:
-            return None
+        return json_body(self.body, orjson.loads)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

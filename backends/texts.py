@@ -3,7 +3,7 @@ that a reader that only shows memories (the tool hook's quick answer) imports no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -18,3 +18,15 @@ def item_text(item: Any, *keys: str) -> str:
                 return str(value).strip()
         return "; ".join(f"{k}: {v}" for k, v in sorted(item.items()))
     return str(item).strip()
+
+
+def json_body(body: str, loads: Callable[[str], Any]) -> Any:
+    """A memory's body parsed as JSON by ``loads``, or None for plain text (or text that only
+    looks like JSON). The parser is the caller's: orjson, or the standard library's where a
+    lean reader would rather not import it."""
+    if not body.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return loads(body)
+    except (ValueError, RecursionError):  # orjson's JSONDecodeError is a ValueError
+        return None

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from backends.kinds import ADR, CODEBASE_DISCOVERY, FAILED_APPROACH, GOTCHA, PATTERN
 from backends.search.entity_ids import entity_uuid
+from backends.texts import json_body
 from fallback.file_record import signature_of
 
 FILE = "index.sqlite3"
@@ -49,12 +50,7 @@ class Stored(NamedTuple):
     @property
     def data(self) -> Any:
         """The parsed JSON body, or None for plain text (as ``Episode.data``)."""
-        if not self.body.lstrip().startswith(("{", "[")):
-            return None
-        try:
-            return json.loads(self.body)
-        except (ValueError, RecursionError):
-            return None
+        return json_body(self.body, json.loads)
 
 
 def naming(root: Path, group: str, names: Sequence[str]) -> list[list[Stored]] | None:

@@ -116,7 +116,7 @@ def test_the_file_layer_imports_only_the_ground_floor() -> None:
     allowed = {"backends.errors", "backends.kinds", "backends.model", "backends.protocol",
                "backends.search.ranking",
                "backends.search.textindex", "backends.search.entities", "backends.search.expansion",
-               "backends.search.entity_ids",
+               "backends.search.entity_ids", "backends.texts",
                "backends.threads", "backends.processes", "backends.flock", "backends.lazy",
                "backends.safe_files"}
     ours = {"backends", "memory", "migrate", "seeds", "fallback"}
