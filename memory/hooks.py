@@ -41,6 +41,7 @@ from memory.context.topic import topic
 from memory.hook_document import hook_output as hook_output  # where the CLI reads it
 
 if TYPE_CHECKING:
+    from memory.context.areas import AreaGuess
     from seeds import Overrides
 
 SESSION_TOKENS = 1500
@@ -128,8 +129,10 @@ async def session_context(
     task: str | None = None,
     overrides: Overrides | None = None,
     files: Sequence[str] = (),
+    guess_areas: AreaGuess | None = None,
 ) -> str:
-    """What a new session should know, within ``tokens``: the context of ``task`` when given,
+    """What a new session should know, within ``tokens``: the context of ``task`` when given
+    (``guess_areas``: the areas it touches, by the configured LLM),
     else the project's newest gotchas, patterns and decisions in force and its latest
     sessions, then how to keep what the session learns."""
     # Imported here, not with the module: the prompt hook, which runs on every prompt, needs
@@ -140,7 +143,8 @@ async def session_context(
 
     if task:
         result = await build_context(store, Task(description=task, files=tuple(files)),
-                                     project_id=project_id, tokens=tokens, overrides=overrides)
+                                     project_id=project_id, tokens=tokens, overrides=overrides,
+                                     guess_areas=guess_areas)
         return result.markdown
     newest: dict[str, list[str]] = {title: [] for title, _ in _DIGEST}
     section_of = {kind: title for title, kinds in _DIGEST for kind in kinds}

@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "into the oldest, history kept; --dry-run lists them"),
     "config": ("settings", "keep the graph server's URL, the embedder, the LLM or how long damaged "
                "graph copies are kept, in the home for every clone: config set "
-               "graph-url|embedder|llm|keep-damaged VALUE; config show"),
+               "graph-url|embedder|llm|keep-damaged|infer-areas VALUE; config show"),
     "status": ("home", "the layer in use and why, counts per group, unreadable files, hand "
                "bullets taken out of their views"),
     "seed": ("home", "seed system knowledge and the project overview (idempotent)"),

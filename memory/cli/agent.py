@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -27,6 +28,9 @@ from memory.output import Output
 from memory.store.config import Config
 from memory.store.project import project_folder, project_id
 from memory.workset import project_path, working_set
+
+if TYPE_CHECKING:
+    from memory.context.areas import AreaGuess
 
 
 def _session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -115,6 +119,9 @@ def _context_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", dest="files", action="append", default=[], metavar="PATH",
                         help="a file the task works on (repeatable): what memory says of it, "
                         "its neighbours and its area's conventions join the context")
+    parser.add_argument("--infer-areas", action="store_true",
+                        help="the configured LLM names the areas the task touches: their "
+                        "conventions join the context (bounded cost, see the README)")
 
 
 async def context(args: argparse.Namespace, config: Config) -> Output:
@@ -138,13 +145,24 @@ async def context(args: argparse.Namespace, config: Config) -> Output:
     except ValidationError as exc:
         raise UsageError(problems(exc)) from None
     extra = [check_group_id(group) for group in args.groups]
+    guess = _area_guess(config) if args.infer_areas else None
     async with opened(config, create=False, one_shot=True) as (backend, _):
         result = await build_context(
             CachedStore(backend), task, project_id=project_id(config.home),
             phase=Phase(args.phase), overrides=project_overrides(config.home), extra_groups=extra,
+            guess_areas=guess,
         )
     return Output(result.to_json() | {"quality": quality_metrics(result)}, result.markdown
                   or f"nothing in memory is relevant to this task (budget {result.budget} tokens)")
+
+
+def _area_guess(config: Config) -> AreaGuess:
+    from memory.store.area_guess import area_guesser
+
+    guess = area_guesser(config)
+    if guess is None:
+        raise UsageError("--infer-areas needs an LLM: dualmem config set llm [NAME:]MODEL[@URL]")
+    return guess
 
 
 def _critical_arguments(parser: argparse.ArgumentParser) -> None:

@@ -134,13 +134,16 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
         print(f"dualmem hook {args.event}: {selection.notice}", file=sys.stderr)
     try:
         if args.event == "session-start":
-            overrides = None
+            overrides = guess = None
             if args.task:  # only a task's context applies system knowledge (and reads YAML)
                 from memory.agent.knowledge import project_overrides
+                from memory.store.area_guess import area_guesser, hooks_infer
 
                 overrides = project_overrides(config.home)
+                guess = area_guesser(config) if hooks_infer(config.home) else None
             return await session_context(store, project, tokens=args.tokens or SESSION_TOKENS,
-                                         task=args.task, overrides=overrides, files=files)
+                                         task=args.task, overrides=overrides, files=files,
+                                         guess_areas=guess)
         if args.event == "post-tool-use":
             from memory.tool_hook import TOOL_TOKENS, tool_context
 

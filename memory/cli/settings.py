@@ -19,8 +19,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", choices=list(SETTINGS),
                         help="graph-url (a FalkorDB server's graph; a password in it is kept "
                         f"apart, in the home's ignored {PASSWORD}), embedder or llm "
-                        f"([NAME:]MODEL[@URL]; NAME: {', '.join(NAMED)}), or keep-damaged "
-                        "(damaged graph copies kept: a count, 3, or days, 30d)")
+                        f"([NAME:]MODEL[@URL]; NAME: {', '.join(NAMED)}), keep-damaged "
+                        "(damaged graph copies kept: a count, 3, or days, 30d), or infer-areas "
+                        "(on: the session-start hook's task context asks the LLM which areas "
+                        "the task touches)")
     parser.add_argument("value", nargs="?", help="the value")
 
 

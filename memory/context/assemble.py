@@ -17,6 +17,7 @@ from memory.agent.knowledge import system_knowledge
 from memory.agent.memories import AgentMemory, TaskOutcome
 from memory.agent.records import parse
 from memory.context.analysis import Analysis, analyze
+from memory.context.areas import AreaGuess, with_areas
 from memory.context.budget import Budget, Category, normalize, plan_budget
 from memory.context.expansion import DEFAULT_EXPANDERS, Expander
 from memory.context.format import (
@@ -82,6 +83,7 @@ class ContextResult:
                 "first_of_type": a.is_first_of_type,
                 "refinement": a.is_refinement,
                 "previous_turns": len(a.turns),
+                "areas": list(a.task.areas),
                 "history": a.history,
                 "avg_turns": a.avg_turns,
                 "success_rate": a.success_rate,
@@ -136,15 +138,19 @@ async def build_context(
     at: datetime | None = None,
     extra_groups: Sequence[str] = (),
     expanders: Sequence[Expander] = DEFAULT_EXPANDERS,
+    guess_areas: AreaGuess | None = None,
 ) -> ContextResult:
     """The job-specific context of ``task`` in ``phase``. ``tokens`` replaces the computed
     total, ``shares`` the computed split (any positive weights; normalised); ``overrides`` are
     the project's overrides of system knowledge; ``at`` is "now" for validity checks;
     ``extra_groups`` are searched besides the project's own; ``expanders`` say what the project
-    links to the task's subject (``memory.context.expansion``)."""
+    links to the task's subject (``memory.context.expansion``); ``guess_areas`` names the
+    areas the task touches (``memory.context.areas``)."""
     limits = thresholds or Thresholds()
     own = project_groups(project_id)
     groups = [*own, *(group for group in extra_groups if group not in own)]
+    if guess_areas is not None:
+        task = await with_areas(store, task, groups, guess_areas)
     analysis = await analyze(
         AgentMemory(store, project_id), task, phase,
         similar_threshold=limits.similar_task, relevance_threshold=limits.familiar,

@@ -94,12 +94,15 @@ async def file_memories(
     *,
     areas: bool = True,
     above: bool = True,
+    more_areas: Sequence[str] = (),
 ) -> list[Hit]:
     """The memories tied to ``files`` (see the module docstring), each once with its strongest
-    tie, those naming a file first (in the files' order)."""
-    if not files:
+    tie, those naming a file first (in the files' order); ``more_areas``: folders whose
+    conventions join as a working file's area's do."""
+    if not files and not more_areas:
         return []
-    folders = list(dict.fromkeys(f for f in map(folder_of, files) if f not in ("", ".")))
+    folders = list(dict.fromkeys(f for f in [*map(folder_of, files), *more_areas]
+                                 if f not in ("", ".")))
     texts = [*files, *(folders if areas else [])]
     # One after the other: a hook drives this without an event loop (memory.cli.driver).
     found = [await store.search(text, group_ids=list(groups),

@@ -105,7 +105,8 @@ async def search_categories(
                              allocations)
     testing = is_testing(analysis)
     union = list(dict.fromkeys(kind for c in wanted for kind in KINDS[c]))
-    work = await file_memories(memo, analysis.task.files, groups, union)
+    work = await file_memories(memo, analysis.task.files, groups, union,
+                               more_areas=analysis.task.areas)
     return {c: Found(subjects[c], knowns[c],
                      concern_hits([*subjects[c], *knowns[c], *concerns[c]], q.concern),
                      frozenset(terms(q.subject)), testing,

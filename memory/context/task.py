@@ -56,6 +56,9 @@ class Task(BaseModel):
     files: tuple[str, ...] = ()
     """the working set: files the work touches, relative to the project folder
     (``memory.context.workset``); their memories join the context"""
+    areas: tuple[str, ...] = ()
+    """folders the work touches besides the working set's (inferred: ``memory.context.areas``):
+    their conventions join the context as a working file's area's do"""
 
     @field_validator("description")
     @classmethod

@@ -25,6 +25,7 @@ from memory.mcp.curation import CurationTools
 from memory.mcp.stdio import stdio_streams
 from memory.mcp.tools import VIEWS, MemoryTools
 from memory.output import one_line
+from memory.store.area_guess import area_guesser
 from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.selection import open_backend
@@ -116,7 +117,7 @@ async def serve(config: Config) -> None:
     require_home(config.home)
     store, _ = await open_backend(config)
     try:
-        tools = MemoryTools(store, config.home)
+        tools = MemoryTools(store, config.home, guess_areas=area_guesser(config))
         # Through the tools' cache, which a write drops, as any write of theirs does.
         curator = Curator(tools.store, tools.project_id, config.files_dir, layer=store)
         await build_server(tools, CurationTools(curator)).run_stdio_async()

@@ -47,8 +47,10 @@ from memory.context import (
     build_context,
     load_critical_context,
 )
+from memory.context.areas import AreaGuess
 from memory.context.cache import DEFAULT_TTL_SECONDS
 from memory.output import one_line
+from memory.store.config import ConfigError
 from memory.store.project import project_folder, project_id
 from memory.workset import working_set
 from seeds import ImplementationMode, KnowledgeError, Overrides, QualityGateProfile, RoleConstraints
@@ -140,9 +142,12 @@ class MemoryTools:
     another session just wrote finds it."""
 
     def __init__(
-        self, store: MemoryBackend, home: Path, *, cache_ttl: float = DEFAULT_TTL_SECONDS
+        self, store: MemoryBackend, home: Path, *, cache_ttl: float = DEFAULT_TTL_SECONDS,
+        guess_areas: AreaGuess | None = None,
     ) -> None:
         self.fresh = store
+        self.guess_areas = guess_areas
+        """the configured LLM's area inference (``memory.store.area_guess``), if any"""
         self.store: MemoryBackend = CachedStore(store, ttl=cache_ttl)
         self.home = home
         self.project_id = project_id(home)
@@ -260,10 +265,16 @@ class MemoryTools:
         isolated: Annotated[bool, Field(
             description="With spec: leave other specs' memories out of this context "
             "(default: every spec's memories may enter).")] = False,
+        infer_areas: Annotated[bool, Field(
+            description="The configured LLM names the areas of the project the task touches: "
+            "their conventions join the context (one bounded call; needs an LLM).")] = False,
     ) -> TaskContext:
         """The memories a task needs, as Markdown within a token budget: relevant patterns,
         warnings, architecture, similar past outcomes, turn history, role constraints,
         quality gates and the suggested implementation mode."""
+        if infer_areas and self.guess_areas is None:
+            raise ConfigError("infer_areas needs an LLM: dualmem config set llm "
+                              "[NAME:]MODEL[@URL]")
         described = Task(
             id=task_id, description=task, task_type=task_type, complexity=complexity,
             tech_stack=tech_stack, feature_id=feature, refinement_attempt=refinement,
@@ -276,6 +287,7 @@ class MemoryTools:
             self.store, described, project_id=self.project_id, phase=phase, tokens=tokens,
             overrides=self._overrides(),
             extra_groups=[check_group_id(g) for g in groups or ()],
+            guess_areas=self.guess_areas if infer_areas else None,
         )
         return TaskContext.model_validate(result.to_json())
 

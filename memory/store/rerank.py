@@ -12,15 +12,14 @@ stderr under ``--verbose``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
-from backends.errors import ProviderFailed
 from backends.model import Hit
+from memory.store.llm_call import bounded_answer, cut, numbered
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +47,8 @@ class RerankedOrder(BaseModel):
 
 def prompt(query: str, hits: Sequence[Hit]) -> str:
     """The user message: the question and the first ``CANDIDATES`` hits, numbered from 1."""
-    shown = [f"[{n}] {' '.join(hit.episode.body.split())[:PASSAGE_CHARS]}"
-             for n, hit in enumerate(hits[:CANDIDATES], 1)]
-    return "\n".join([f"Question: {' '.join(query.split())[:QUERY_CHARS]}", *shown])
+    shown = numbered([hit.episode.body for hit in hits], CANDIDATES, PASSAGE_CHARS)
+    return "\n".join([f"Question: {cut(query, QUERY_CHARS)}", *shown])
 
 
 def reordered(hits: Sequence[Hit], order: Sequence[int]) -> list[Hit]:
@@ -66,23 +64,9 @@ def reordered(hits: Sequence[Hit], order: Sequence[int]) -> list[Hit]:
 async def rerank(llm: Any, query: str, hits: Sequence[Hit], *,
                  deadline: float = DEADLINE) -> list[Hit]:
     """``hits`` reordered by ``llm`` (graphiti's ``LLMClient``); as given when it fails."""
-    from backends.graph.remote import answer
-
     if len(hits) < 2:
         return list(hits)
-    # graphiti's client logs its failures as errors: shown only where ours is (--verbose).
-    client_log = logging.getLogger("graphiti_core.llm_client")
-    level = client_log.level
-    if not log.isEnabledFor(logging.INFO):
-        client_log.setLevel(logging.CRITICAL)
-    try:
-        given = await asyncio.wait_for(
-            answer(llm, INSTRUCTIONS, prompt(query, hits), RerankedOrder,
-                   max_tokens=MAX_ANSWER_TOKENS), deadline)
-    except (ProviderFailed, TimeoutError) as exc:
-        log.info("rerank skipped, the offline ranking kept: %s",
-                 str(exc) or f"no answer within {deadline:g} s")
-        return list(hits)
-    finally:
-        client_log.setLevel(level)
-    return reordered(hits, given["order"])
+    given = await bounded_answer(llm, INSTRUCTIONS, prompt(query, hits), RerankedOrder,
+                                 max_tokens=MAX_ANSWER_TOKENS, deadline=deadline, log=log,
+                                 skipped="rerank skipped, the offline ranking kept")
+    return list(hits) if given is None else reordered(hits, given["order"])

@@ -30,7 +30,7 @@ CONFIG = "config.json"
 PASSWORD = "graph-password"
 GITIGNORE = ".gitignore"
 SETTINGS = {"graph-url": "graph_url", "embedder": "embedder", "llm": "llm",
-            "keep-damaged": "keep_damaged"}
+            "keep-damaged": "keep_damaged", "infer-areas": "infer_areas"}
 """what ``dualmem config set NAME VALUE`` keeps, by the name the command takes"""
 KEEP_DAMAGED = re.compile(r"(\d{1,6})(d?)")
 """how long damaged copies of the graph are kept: a count (3) or an age in days (30d)"""
@@ -100,6 +100,8 @@ def store_setting(home: Path, name: str, value: str) -> str:
     shown = value
     if name == "keep-damaged" and value and not KEEP_DAMAGED.fullmatch(value):
         raise SettingsError(f"keep-damaged: {value!r} is neither a count (3) nor an age (30d)")
+    if name == "infer-areas" and value not in ("", "on"):
+        raise SettingsError(f"infer-areas: {value!r} is not 'on' ('' removes it)")
     if name == "graph-url" and value:
         address = parse_server_url(value)
         if address.password is not None:
