@@ -48,7 +48,7 @@ def test_context_of_a_player_turn(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert doc["analysis"] == {
         "task_type": "implementation", "phase": "implement", "complexity": 5,
         "similar_tasks": 0, "first_of_type": True, "refinement": True, "previous_turns": 1,
-        "history": 0, "avg_turns": 3.0, "success_rate": 0.8,
+        "history": 0, "avg_turns": 3.0, "success_rate": 0.8, "areas": [],
     }
 
 
