@@ -9,6 +9,7 @@ a stand-in says nothing of an LLM's quality, and none is measured offline.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backends.graph import remote
@@ -27,18 +28,29 @@ class CountingChat(ScriptedChat):
         return super().answer(request)
 
 
-def main() -> None:
+def one_request(shape: str, answer: Any, ask: Callable[[Any], Awaitable[Any]]) -> dict[str, Any]:
+    """The one request ``ask(llm)`` sends the counting stand-in, which answers ``answer`` to a
+    request for ``shape``."""
     chat = CountingChat()
+    chat.answers[shape] = answer
     try:
-        hits = [Hit(episode=Episode.create(group_id="g", kind="note", name="n",
-                                           body="word " * 400), score=0.5, layer="file")
-                for _ in range(2 * rerank.CANDIDATES)]
-        llm = remote.llm("m", url=chat.url, key="none")
-        asyncio.run(rerank.rerank(llm, "question " * 200, hits))
+        asyncio.run(ask(remote.llm("m", url=chat.url, key="none")))
     finally:
         chat.close()
     [request] = chat.requests
-    chars = sum(len(message["content"]) for message in request["messages"])
+    return request
+
+
+def chars_sent(request: dict[str, Any]) -> int:
+    return sum(len(message["content"]) for message in request["messages"])
+
+
+def main() -> None:
+    hits = [Hit(episode=Episode.create(group_id="g", kind="note", name="n", body="word " * 400),
+                score=0.5, layer="file") for _ in range(2 * rerank.CANDIDATES)]
+    request = one_request("RerankedOrder", {"order": [1]},
+                          lambda llm: rerank.rerank(llm, "question " * 200, hits))
+    chars = chars_sent(request)
     print(f"one rerank at most: {chars} characters sent (~{chars // 4} tokens at 4 a token; "
           f"{rerank.MAX_PROMPT_CHARS} of them dualmem's, the rest graphiti's answer schema), "
           f"answer capped at {request['max_tokens']} tokens, {rerank.DEADLINE:g} s deadline")

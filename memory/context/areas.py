@@ -24,7 +24,8 @@ async def known_areas(store: MemoryBackend, groups: Sequence[str]) -> list[str]:
     every area shares: ``in_area``), those named by the most conventions first."""
     named: Counter[str] = Counter()
     async for episode in store.scan(group_ids=list(groups), kinds=sorted(CONVENTION_KINDS)):
-        named.update({folder_of(path) for path in paths_named(episode) if "/" in path})
+        if "/" in episode.name or "/" in episode.body:  # else no path: spared the extraction
+            named.update({folder_of(path) for path in paths_named(episode) if "/" in path})
     named.pop(".", None)
     named.pop("", None)
     return sorted(named, key=lambda folder: (-named[folder], folder))
