@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +83,15 @@ def hooks_infer(home: Path) -> bool:
 
 def area_guesser(config: Config) -> Callable[[str, Sequence[str]], Awaitable[list[str]]] | None:
     """``guess_areas`` with the LLM ``config`` names (``memory.context.areas.AreaGuess``);
-    None when none is configured."""
-    llm = llm_for(config)
-    return None if llm is None else partial(guess_areas, llm)
+    None when none is configured. Its client is made at the first guess: a server that is
+    never asked imports no SDK."""
+    if config.llm is None:
+        return None
+    made: list[Any] = []
+
+    async def guess(task: str, areas: Sequence[str]) -> list[str]:
+        if not made:
+            made.append(llm_for(config))
+        return await guess_areas(made[0], task, areas)
+
+    return guess
