@@ -83,5 +83,5 @@ async def search(index: EpisodeIndex, embedder: AnyEmbedder, query: str, *,
     if not np.any(vector):
         return lexical[:limit]
     nearest = index.neighbours([], vector, groups=groups, kinds=kinds, limit=CANDIDATES,
-                               floor=-1.0)
+                               floor=-1.0, in_context=True)
     return fuse(lexical, nearest, limit=limit, weight=meaning_weight(lexical))

@@ -1,0 +1,154 @@
+"""Memories in context (``backends.graph.in_context``) measured held out, with the words alone
+and the shipped fusion in the same run: LoCoMo dev cross-validated (values chosen on three
+conversations, scored on the other two, all ten splits; a share of 0, the idea off, always
+among them), then the paraphrase set and the coding benchmark at the values most often chosen
+(fused by ``meaning.fuse`` with the file layer's words, as the graph fuses them before its
+links). A memory's sequence is read from what it records (group, kind, source, time), never
+from LoCoMo's session and turn numbers.
+
+    python -m bench.locomo_context MODEL
+
+LoCoMo's vectors are kept in a cache (``bench.embedded_cache``): the first run embeds (about
+150 s of CPU with all-MiniLM-L6-v2 int8), later ones read them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from backends.graph import in_context, local_model, meaning
+from backends.model import Episode
+from backends.protocol import upsert_all
+from bench import coding, embedded_cache, locomo, paraphrase, semantic
+from tests import coding_corpus
+
+OFF = (0.0, 1, -1.0)
+GRID = [OFF, *((s, d, kin) for s in (0.25, 0.5, 1.0) for d in (1, 2)
+               for kin in (-1.0, 0.2, 0.3, 0.4))]
+"""(SHARE, REACH, KIN) tried, the idea off first; a KIN of -1 lets every neighbour in"""
+Values = tuple[float, int, float]
+
+
+def _ranked(lex: semantic.Ranked, near: semantic.Ranked, top: int) -> list[str]:
+    fused = meaning.fuse(lex, near, limit=top, weight=meaning.meaning_weight(lex))
+    return [key for key, _ in fused]
+
+
+def _context(episodes: Sequence[Episode], vectors: np.ndarray, values: Values
+             ) -> in_context.Context:
+    share, reach, kin = values
+    return in_context.Context.build(range(len(episodes)),
+                                    [in_context.Written.of(e) for e in episodes], vectors,
+                                    share=share, reach=reach, kin=kin)
+
+
+def _nearest(ids: Sequence[str], cosines: np.ndarray, rows: np.ndarray) -> semantic.Ranked:
+    order = rows[np.argsort(-cosines[rows], kind="stable")[:meaning.CANDIDATES]]
+    return [(ids[row], float(cosines[row])) for row in order]
+
+
+def locomo_rows(given: semantic.Embedded) -> tuple[list[str], Values]:
+    data = given.data
+    qids = [q.qid for q in data.questions]
+    asked = {q.qid: (n, q.group_id) for n, q in enumerate(data.questions)}
+    similarity = given.items @ given.questions.T
+
+    def every(values: Values) -> dict[str, list[str]]:
+        context = _context(data.items, given.items, values)
+        found = {}
+        for qid in qids:
+            n, group = asked[qid]
+            near = _nearest(given.item_ids, context.cosines(similarity[:, n]), given.rows[group])
+            found[qid] = _ranked(given.lex[qid], near, locomo.TOP)
+        return found
+
+    lexical = {qid: [key for key, _ in given.lex[qid]][:locomo.TOP] for qid in qids}
+    grid = {values: every(values) for values in GRID}
+    held, chosen = semantic.cross_validated(data, grid)
+    common = collections.Counter(chosen).most_common(1)[0][0]
+    return ["LoCoMo dev held out (mean of 10 splits, 3 tune / 2 held out), same run",
+            *semantic.table_head(),
+            semantic.table_row("lexical", semantic.cross_validated(data, {0: lexical})[0]),
+            semantic.table_row("fused (shipped)", semantic.cross_validated(
+                data, {0: grid[OFF]})[0]),
+            semantic.table_row(f"fused + in context (CV), chose (share, reach, kin) "
+                               f"{dict(collections.Counter(chosen))}", held)], common
+
+
+async def _lexical(episodes: Sequence[Episode], questions: Mapping[str, str], group: str
+                   ) -> dict[str, semantic.Ranked]:
+    from fallback import FileBackend
+
+    with tempfile.TemporaryDirectory() as scratch:
+        store = await FileBackend.open(Path(scratch) / "files", watch=False)
+        try:
+            await upsert_all(store, episodes)
+            found = {}
+            for key, text in questions.items():
+                hits = await store.search(text, group_ids=[group], limit=meaning.CANDIDATES)
+                found[key] = [(hit.episode.id, hit.score) for hit in hits]
+            return found
+        finally:
+            await store.aclose()
+
+
+def _fused_runs(model: local_model.LocalEmbedder, episodes: Sequence[Episode],
+                questions: Mapping[str, str], group: str, values: Values, top: int
+                ) -> dict[str, dict[str, list[str]]]:
+    """Words alone, fused, and fused in context, for ``questions`` over ``episodes``."""
+    lex = asyncio.run(_lexical(episodes, questions, group))
+    vectors = model.embed([f"{e.name}\n{e.body}" for e in episodes])
+    asked = model.embed(list(questions.values()))
+    ids = [e.id for e in episodes]
+    rows = np.arange(len(episodes))
+    contexts = {"fused (shipped)": _context(episodes, vectors, OFF),
+                "fused + in context": _context(episodes, vectors, values)}
+    out: dict[str, dict[str, list[str]]] = {"lexical": {}, "fused (shipped)": {},
+                                            "fused + in context": {}}
+    for (key, _), question in zip(questions.items(), asked, strict=True):
+        out["lexical"][key] = [k for k, _ in lex[key]][:top]
+        for name, context in contexts.items():
+            near = _nearest(ids, context.cosines(vectors @ question), rows)
+            out[name][key] = _ranked(lex[key], near, top)
+    return out
+
+
+def other_rows(model: local_model.LocalEmbedder, values: Values) -> list[str]:
+    pairs = paraphrase.load()
+    found = _fused_runs(model, [p.episode() for p in pairs], {p.id: p.query for p in pairs},
+                        paraphrase.GROUP, values, paraphrase.TOP)
+    lines = [f"Paraphrase set at {values}: R@5 / MRR", "| ranking | R@5 | MRR |", "|---|---|---|"]
+    for name, ranked in found.items():
+        score = paraphrase.score(pairs, ranked)
+        lines.append(f"| {name} | {score.r5:.3f} | {score.mrr:.3f} |")
+    data = coding_corpus.project()
+    questions = {str(n): q.text for n, q in enumerate(data.questions)}
+    found = _fused_runs(model, data.memories, questions, coding_corpus.GROUP, values, coding.TOP)
+    lines += [f"Coding benchmark at {values} (words + vectors, without the graph's links): "
+              "R@10 / MRR (all questions)", "| ranking | R@10 | MRR |", "|---|---|---|"]
+    for name, ranked in found.items():
+        quality = coding._score(data.questions, [ranked[k] for k in questions],
+                                [0.0] * len(questions))
+        lines.append(f"| {name} | {quality.r10['all']:.3f} | {quality.mrr['all']:.3f} |")
+    return lines
+
+
+def main() -> None:
+    started = time.process_time()
+    model = local_model.embedder(sys.argv[1])
+    rows, common = locomo_rows(embedded_cache.embedded(model))
+    print("\n".join(rows), flush=True)
+    print("\n".join(other_rows(model, common)))
+    print(f"({time.process_time() - started:.0f} s of CPU)")
+
+
+if __name__ == "__main__":
+    main()
