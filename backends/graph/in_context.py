@@ -98,21 +98,25 @@ class Context:
               share: float = SHARE, reach: int = REACH, kin: float = KIN, gap: timedelta = GAP
               ) -> Context:
         """The context of the memories ``written`` at ``rows`` of ``vectors`` (unit or zero)."""
-        into, of = [], []
-        for run in sequences(written, gap) if share > 0 else []:
-            for at, n in enumerate(run):
-                for other in run[max(0, at - reach) : at + reach + 1]:
-                    if other != n:
-                        into.append(rows[n])
-                        of.append(rows[other])
-        pairs = np.asarray(into, dtype=np.intp), np.asarray(of, dtype=np.intp)
-        kindred = np.einsum("ij,ij->i", vectors[pairs[0]], vectors[pairs[1]]) >= kin
-        pairs = pairs[0][kindred], pairs[1][kindred]
+        runs = sequences(written, gap) if share > 0 and reach > 0 else []
+        order = [rows[n] for run in runs for n in run]
+        runs_of = np.repeat(np.arange(len(runs)), [len(run) for run in runs])
+        at = np.asarray(order, dtype=np.intp)
         blended = vectors.astype(np.float32, copy=True)
-        np.add.at(blended, pairs[0], share * vectors[pairs[1]])
+        into: list[npt.NDArray[np.intp]] = [np.zeros(0, np.intp)]
+        of: list[npt.NDArray[np.intp]] = [np.zeros(0, np.intp)]
+        for step in range(1, reach + 1):  # each pair within reach of one run, both ways
+            same = runs_of[:-step] == runs_of[step:]
+            for one, other in ((at[:-step][same], at[step:][same]),
+                               (at[step:][same], at[:-step][same])):
+                kindred = np.einsum("ij,ij->i", vectors[one], vectors[other]) >= kin
+                one, other = one[kindred], other[kindred]
+                blended[one] += share * vectors[other]  # each row once per part: no add.at
+                into.append(one)
+                of.append(other)
         lengths = np.linalg.norm(blended, axis=1).astype(np.float32)
         lengths[lengths == 0] = 1.0
-        return cls(*pairs, lengths, share)
+        return cls(np.concatenate(into), np.concatenate(of), lengths, share)
 
     def cosines(self, similarity: Array) -> Array:
         """The query's cosine with each row's context vector, from its cosine with each row."""
