@@ -14,7 +14,9 @@ Measured (held out R@10 / MRR / multi-hop): words 0.727 / 0.528 / 0.421; fused 0
 / 0.441; in context, any value 0.751 / 0.539 / 0.446 (paraphrase R@5 down to 0.788 at the
 value most chosen); in context, paraphrase kept (shipped: share 0.25, reach 2, kin 0.3) 0.748 /
 0.536 / 0.442, paraphrase R@5 0.909 / MRR 0.650 (0.909 / 0.655 without), coding unchanged
-(its memories are written hours apart: no sequence).
+(its memories are written hours apart: no sequence). One hop through the graph's entities has
+nothing to walk here: 9 of 2,760 turns name an entity the offline extractor knows (5 distinct),
+4 of 760 questions name one outright.
 
 LoCoMo's vectors are kept in a cache (``bench.embedded_cache``): the first run embeds (about
 150 s of CPU with all-MiniLM-L6-v2 int8), later ones read them.
@@ -164,12 +166,27 @@ def other_rows(model: local_model.LocalEmbedder, scores: Mapping[object, paraphr
     return lines
 
 
+def entity_rows(data: locomo.LoCoMo) -> list[str]:
+    """What one hop through the graph's entities could walk on LoCoMo: the offline extractor
+    (``backends.search.entities``) names files, modules and CamelCase names, which talk seldom
+    holds."""
+    from backends.search import entities, expansion
+
+    naming = [item for item in data.items if entities.extract(item).entities]
+    named = {(e.label, e.name) for item in naming for e in entities.extract(item).entities}
+    asking = [q for q in data.questions if expansion.query_entities(q.text, [q.group_id])[1]]
+    return [f"Entities for a hop: {len(naming)} of {len(data.items)} turns name one "
+            f"({len(named)} distinct: {', '.join(sorted(n for _, n in named))}); "
+            f"{len(asking)} of {len(data.questions)} questions name one outright"]
+
+
 def main() -> None:
     started = time.process_time()
     model = local_model.embedder(sys.argv[1])
     scores = paraphrase_runs(model)
     rows, chosen = locomo_rows(embedded_cache.embedded(model), admissible(scores))
     print("\n".join(rows), flush=True)
+    print("\n".join(entity_rows(locomo.load())), flush=True)
     print("\n".join(other_rows(model, scores, chosen)))
     print(f"({time.process_time() - started:.0f} s of CPU)")
 
