@@ -212,15 +212,17 @@ class EpisodeIndex:
         kinds: Collection[str] | None,
         limit: int,
         floor: float = VECTOR_ONLY_MIN,
+        in_context: bool = False,
     ) -> list[tuple[str, float]]:
         """``hits`` (``search``'s) filled up to ``limit`` with the nearest vectors of cosine
-        >= ``floor``, each below every match."""
+        >= ``floor`` (``VectorRows.nearest``), each below every match."""
         if len(hits) >= limit or not len(self):
             return hits
         below = hits[-1][1] if hits else 1.0
         return hits + [(key, VECTOR_WEIGHT * below * similarity) for key, similarity in
                        self._vectors.nearest(query_vector, groups, kinds, limit - len(hits),
-                                             {key for key, _ in hits}, floor)]
+                                             {key for key, _ in hits}, floor,
+                                             in_context=in_context)]
 
     def episode(self, key: str) -> Episode | None:
         """``IndexedEpisodes.episode``"""

@@ -11,7 +11,8 @@ leave LoCoMo's tuning conversations as they were, by the paraphrase set's halves
 all-MiniLM-L6-v2 (int8), LoCoMo held out R@10 0.741 / MRR 0.530 / multi-hop 0.441 against the
 words alone 0.727 / 0.528 / 0.421; the paraphrase set R@5 0.909 against 0.167; the coding
 benchmark (through the graph, whose links add to the fused scores before the cut) R@10 0.850
-against 0.740.
+against 0.740. The nearest are read by each memory's context vector (``in_context``: a
+memory written in a sequence with what was said around it).
 """
 
 from __future__ import annotations
@@ -83,5 +84,5 @@ async def search(index: EpisodeIndex, embedder: AnyEmbedder, query: str, *,
     if not np.any(vector):
         return lexical[:limit]
     nearest = index.neighbours([], vector, groups=groups, kinds=kinds, limit=CANDIDATES,
-                               floor=-1.0)
+                               floor=-1.0, in_context=True)
     return fuse(lexical, nearest, limit=limit, weight=meaning_weight(lexical))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backends.graph.context_rows import ContextRows
 from backends.graph.embedder import Vectors
 from backends.graph.vectors import VectorFile
 
@@ -28,6 +29,7 @@ class VectorRows:
         self._db = db
         self._vectors = vectors
         self._dimension = dimension
+        self._context = ContextRows()
 
     def current(self, token: str) -> bool:
         """The file is stamped ``token`` and holds every row a key points at."""
@@ -66,12 +68,19 @@ class VectorRows:
     def nearest(
         self, query_vector: Vectors, groups: Collection[str] | None,
         kinds: Collection[str] | None, wanted: int, found: Collection[str], floor: float,
+        *, in_context: bool = False,
     ) -> list[tuple[str, float]]:
         """The ``wanted`` nearest keys not in ``found``, of ``groups`` and ``kinds``, with
         cosine >= ``floor``, nearest first (ties by key: any row order answers
-        alike). One product over the stored matrix; only its candidates are looked up."""
+        alike); ``in_context``: by the cosine with each memory's context vector
+        (``in_context``). One product over the stored matrix; only its candidates are looked
+        up."""
+        similarity = self._vectors.similarities(query_vector, self.high())
+        if in_context:
+            similarity = self._context.of(self._db, self._vectors, len(similarity)).cosines(
+                similarity)
         # Rounded: the same vector gives the same similarity in any row.
-        similarity = np.round(self._vectors.similarities(query_vector, self.high()), 6)
+        similarity = np.round(similarity, 6)
         rows = np.flatnonzero(similarity >= floor)
         rows = rows[np.argsort(-similarity[rows], kind="stable")]
         near: list[tuple[float, str]] = []

@@ -141,6 +141,16 @@ class VectorFile:
             _product(want[:got], query, out[start : start + got])
         return out
 
+    def matrix(self, rows: int) -> npt.NDArray[np.float32]:
+        """The first ``rows`` rows (rows the matrix does not hold are zero vectors)."""
+        held = min(rows, self.rows())
+        out = np.zeros((rows, self._dimension), dtype=np.float32)
+        raw = (self._memory[HEADER : HEADER + held * self._row_bytes] if self._fd is None
+               else os.pread(self._fd, held * self._row_bytes, HEADER))
+        out[: len(raw) // self._row_bytes] = np.frombuffer(raw, dtype=_STORED).reshape(
+            -1, self._dimension)[: held]
+        return out
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
