@@ -19,12 +19,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from backends.errors import DualmemError, FileRefused
-from backends.graph.address import ServerAddress, parse_server_url
 from backends.safe_files import open_for_write, read_regular
+
+if TYPE_CHECKING:
+    from backends.graph.address import ServerAddress
 
 CONFIG = "config.json"
 PASSWORD = "graph-password"
@@ -101,6 +104,8 @@ def store_setting(home: Path, name: str, value: str) -> str:
     if name == "keep-damaged" and value and not KEEP_DAMAGED.fullmatch(value):
         raise SettingsError(f"keep-damaged: {value!r} is neither a count (3) nor an age (30d)")
     if name == "graph-url" and value:
+        from backends.graph.address import parse_server_url  # as in ``config._server``
+
         address = parse_server_url(value)
         if address.password is not None:
             _write_private(home / PASSWORD, address.password)
