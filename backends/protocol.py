@@ -4,12 +4,22 @@ assembly are written once against it and never ask which layer they are talking 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
+from backends.lazy import lazy_exports
 from backends.model import Episode, Hit, Receipt
+
+if TYPE_CHECKING:
+    from backends.known import Enriched as Enriched
+    from backends.known import KnownEntity as KnownEntity
+    from backends.known import KnownFact as KnownFact
+else:
+    # Built only by the graph layer and curation: a one-shot read of the journal would pay
+    # for making their dataclasses (~1 ms of CPU each) and use none of them.
+    __getattr__, __dir__ = lazy_exports(
+        __name__, {"backends.known": ("Enriched", "KnownEntity", "KnownFact")})
 
 
 @runtime_checkable
@@ -195,19 +205,6 @@ class ReportsProblems(Protocol):
         ...
 
 
-@dataclass
-class Enriched:
-    """What one pass of LLM enrichment did."""
-
-    enriched: list[str] = field(default_factory=list)
-    """ids of the episodes enriched now"""
-    skipped: int = 0
-    """free-text episodes already enriched at their current content"""
-    entities: int = 0
-    """entities graphiti linked to them (ours it resolved onto, and new ones)"""
-    facts: int = 0
-
-
 @runtime_checkable
 class Enriches(Protocol):
     """Optional: a layer that can add an LLM's extraction to its free-text memories."""
@@ -226,39 +223,6 @@ async def upsert_all(target: MemoryBackend, episodes: Sequence[Episode]) -> list
     if isinstance(target, BatchUpsert):
         return await target.upsert_many(episodes)
     return [await target.upsert(episode) for episode in episodes]
-
-
-@dataclass(frozen=True, slots=True)
-class KnownEntity:
-    """A thing the memories name (graphiti's ``EntityNode``): a file, a component, a
-    decision, ..."""
-
-    uuid: str
-    name: str
-    label: str
-    """its kind beside ``Entity`` (``File``, ``Component``, ``Decision``, ...)"""
-    group_id: str
-    summary: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class KnownFact:
-    """A fact between two entities (graphiti's ``EntityEdge``), with when it held."""
-
-    uuid: str
-    name: str
-    fact: str
-    group_id: str
-    source: str
-    target: str
-    """the names of its ends"""
-    valid_at: datetime | None
-    invalid_at: datetime | None
-    """when it stopped being true (a superseded decision's), None while it holds"""
-    expired_at: datetime | None
-    """when a rewrite of its memory retired it"""
-    episodes: tuple[str, ...] = ()
-    """the memories that state it"""
 
 
 @runtime_checkable

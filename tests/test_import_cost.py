@@ -26,6 +26,9 @@ NOT_ONE_SHOT = {
 # edits, earlier versions, purges; and git (a project's place, recorded by a write).
 WRITES = ("fallback.writer", "fallback.keeper", "fallback.page_edits", "fallback.purge",
           "fallback.versions", "fallback.kept_log")
+# What a graph knows and what enrichment did: built by the graph layer and curation only; and
+# a server's address, parsed only when a graph URL is set.
+GRAPH_ONLY = ("backends.known", "backends.graph.address")
 
 
 def heavy_modules_after(script: str, among: tuple[str, ...] = HEAVY) -> list[str]:
@@ -159,8 +162,9 @@ def test_a_one_shot_search_and_prompt_hook_load_nothing_only_writes_need(tmp_pat
            "stale caches", "--body", "stale caches hide writes"]
     assert modules_at_exit(tmp_path, add, WRITES) != []  # what the probe sees, a write loads
     searched = ["--home", home, "search", "stale caches"]
-    assert modules_at_exit(tmp_path, searched, (*WRITES, "subprocess")) == []
+    assert modules_at_exit(tmp_path, searched, (*WRITES, *GRAPH_ONLY, "subprocess")) == []
     prompt = orjson.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
                            "prompt": "how do we handle stale caches?"})
     # (the prompt hook asks git for the working set: ``memory.workset``)
-    assert modules_at_exit(tmp_path, ["--home", home, "hook", "prompt"], WRITES, prompt) == []
+    hooked = ["--home", home, "hook", "prompt"]
+    assert modules_at_exit(tmp_path, hooked, (*WRITES, *GRAPH_ONLY), prompt) == []

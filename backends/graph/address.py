@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from backends.errors import InvalidGraphAddress
+from backends.graph.engine_names import DEFAULT_ENGINE as DEFAULT_ENGINE
+from backends.graph.engine_names import ENGINES as ENGINES
+from backends.graph.engine_names import Engine as Engine
+from backends.graph.engine_names import check_engine as check_engine
 
-Engine = Literal["kuzu", "ladybug"]
-ENGINES: tuple[Engine, ...] = ("kuzu", "ladybug")
-DEFAULT_ENGINE: Engine = "kuzu"
 DEFAULT_GRAPH = "dualmem"
 DEFAULT_PORT = 6379
 _TCP = frozenset({"falkor", "falkordb", "redis"})
@@ -48,14 +48,6 @@ class ServerAddress:
             return f"redis+unix://{auth}{self.socket}?graph={self.graph}"
         host = f"[{self.host}]" if self.host and ":" in self.host else self.host
         return f"falkor://{auth}{host}:{self.port}/{self.graph}"
-
-
-def check_engine(name: str) -> Engine:
-    for engine in ENGINES:
-        if name == engine:
-            return engine
-    raise InvalidGraphAddress(
-        f"embedded graph engine must be one of {', '.join(ENGINES)}, not {name!r}")
 
 
 def parse_server_url(url: str) -> ServerAddress:

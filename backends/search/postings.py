@@ -9,7 +9,6 @@ import bisect
 import sqlite3
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from backends.search import topk
 
@@ -25,13 +24,17 @@ def in_parts(sql: str, term: str, parts: set[int] | None) -> tuple[str, list[obj
     return f"{sql} AND part IN ({','.join('?' * len(parts))})", [term, *parts]
 
 
-@dataclass(slots=True)
 class _Chunk:
-    first: int
-    front: dict[int, int]  # tf -> the shortest length seen with it (pruned to the front)
-    docs: array[int]
-    tfs: array[int]
-    lens: array[int]
+    # A plain class: a dataclass costs every one-shot search ~1 ms of CPU to make.
+    __slots__ = ("docs", "first", "front", "lens", "tfs")
+
+    def __init__(self, first: int, front: dict[int, int], docs: array[int], tfs: array[int],
+                 lens: array[int]) -> None:
+        self.first = first
+        self.front = front  # tf -> the shortest length seen with it (pruned to the front)
+        self.docs = docs
+        self.tfs = tfs
+        self.lens = lens
 
     @classmethod
     def new(cls, first: int) -> _Chunk:

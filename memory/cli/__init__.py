@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import orjson
 
 from backends.errors import DualmemError
-from backends.graph.address import ENGINES
+from backends.graph.engine_names import ENGINES
 from memory.cli import driver
 from memory.cli.base import Command, UsageError
 from memory.output import Output, one_line

@@ -6,21 +6,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from backends.errors import DualmemError
-from backends.graph.address import (
-    DEFAULT_ENGINE,
-    Engine,
-    ServerAddress,
-    check_engine,
-    parse_server_url,
-)
+from backends.graph.engine_names import DEFAULT_ENGINE, Engine, check_engine
 from backends.graph.kuzu import engines
 from backends.graph.provider_names import DEFAULT, NAMED
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
 from memory.store.settings import read_settings, with_password
+
+if TYPE_CHECKING:
+    from backends.graph.address import ServerAddress
 
 BackendChoice = Literal["auto", "graph", "file"]
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
@@ -199,8 +196,15 @@ class Config:
             backend=chosen,
             max_body_bytes=limit,
             graph_engine=check_engine(engine) if engine is not None else engines.default,
-            graph_url=with_password(parse_server_url(url), root, env) if url is not None
-            else None,
+            graph_url=_server(url, root, env) if url is not None else None,
             embedder=providers["DUALMEM_EMBEDDER"],
             llm=providers["DUALMEM_LLM"],
         )
+
+
+def _server(url: str, home: Path, environ: Mapping[str, str]) -> ServerAddress:
+    """The server ``url`` names, with the password the environment or the home gives."""
+    # Here: only a server's URL needs the parser (its dataclass costs every command ~1 ms).
+    from backends.graph.address import parse_server_url
+
+    return with_password(parse_server_url(url), home, environ)

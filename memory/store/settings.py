@@ -19,12 +19,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from backends.errors import DualmemError, FileRefused
-from backends.graph.address import ServerAddress, parse_server_url
 from backends.safe_files import open_for_write, read_regular
+
+if TYPE_CHECKING:
+    from backends.graph.address import ServerAddress
 
 CONFIG = "config.json"
 PASSWORD = "graph-password"
@@ -103,6 +106,8 @@ def store_setting(home: Path, name: str, value: str) -> str:
     if name == "infer-areas" and value not in ("", "on"):
         raise SettingsError(f"infer-areas: {value!r} is not 'on' ('' removes it)")
     if name == "graph-url" and value:
+        from backends.graph.address import parse_server_url  # as in ``config._server``
+
         address = parse_server_url(value)
         if address.password is not None:
             _write_private(home / PASSWORD, address.password)

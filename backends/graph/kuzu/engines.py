@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from backends.errors import BackendUnavailable
-from backends.graph.address import DEFAULT_ENGINE, ENGINES, Engine
+from backends.graph.engine_names import DEFAULT_ENGINE, ENGINES, Engine
 
 LAYER = "graph"
 FILES: dict[Engine, str] = {"kuzu": "memory.kuzu", "ladybug": "memory.lbug"}
