@@ -36,16 +36,15 @@ ABOUT_FIRST = (CODEBASE_DISCOVERY, GOTCHA, FAILED_APPROACH, PATTERN, ADR)
 among others (a session's insight, a task's outcome)"""
 
 
-class Stored(NamedTuple):
+# Fields given as types, not written as annotations: a class-syntax NamedTuple compiles each
+# annotation's string (``typing.ForwardRef``), and the first ``compile`` of a process builds
+# the AST's types, 10M instructions of the tool hook's quick answer.
+class Stored(NamedTuple("Stored", [("id", str), ("kind", str), ("name", str), ("body", str),
+                                   ("created_at", str), ("invalid_at", datetime | None)])):
     """A memory as the index keeps it: what showing it (``memory.agent.lines.describe``) and
     its validity (``memory.agent.validity.in_force``) read."""
 
-    id: str
-    kind: str
-    name: str
-    body: str
-    created_at: str
-    invalid_at: datetime | None
+    __slots__ = ()
 
     @property
     def data(self) -> Any:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # threading's import: 4M instructions of the tool hook's quick answer
+    import threading
 
 Signature = str
 """inode, modification time and size of a file: equal signatures let a check skip the read"""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backends.errors import FileRefused
-from backends.safe_files import MiB, read_regular
+from backends.safe_files import MiB, overwrite, read_regular
 from memory.workset import named_files, project_path
 
 if TYPE_CHECKING:
@@ -33,8 +33,10 @@ FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
 MATCHER = "|".join(sorted(FILE_TOOLS | {"Bash"}))
 FOLDER = "hooks"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_TESTS = re.compile(r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|(?:make|npm|yarn|pnpm|go|cargo|"
-                    r"mix|gradle|mvn|bundle exec rspec|rspec|jest|vitest)\b[^;&|]*\btest)")
+_TESTS = (r"(?:^|[\s;&|(])(?:pytest|py\.test|tox|nox|(?:make|npm|yarn|pnpm|go|cargo|"
+          r"mix|gradle|mvn|bundle exec rspec|rspec|jest|vitest)\b[^;&|]*\btest)")
+"""a command that runs tests: compiled by its first search (``re``'s cache), which only a
+``Bash`` call makes"""
 
 
 def tool_files(tool: str, given: Mapping[str, Any], root: Path) -> list[str]:
@@ -46,7 +48,7 @@ def tool_files(tool: str, given: Mapping[str, Any], root: Path) -> list[str]:
     if not isinstance(command, str):
         return []
     found = [project_path(path, root) for path in named_files(command)]
-    if not found and _TESTS.search(command):
+    if not found and re.search(_TESTS, command):
         found = ["tests/"]
     return [f for f in dict.fromkeys(found) if not f.startswith(("/", "../"))]
 
@@ -140,7 +142,6 @@ def _tell(where: Path, told: dict[str, list[str]], fresh: Sequence[str],
           found: Sequence[Episode | Stored], tokens: int, limit: int) -> str:
     """The first ``limit`` of the memories ``found`` in force that the session was not shown,
     as Markdown within ``tokens``; noted as shown, with ``fresh`` as answered."""
-    from fallback.disk import write_atomic
     from memory.agent.lines import bounded_markdown, describe
     from memory.agent.validity import in_force
     from memory.context.tokens import estimate_tokens
@@ -152,7 +153,10 @@ def _tell(where: Path, told: dict[str, list[str]], fresh: Sequence[str],
     told["files"] += fresh
     told["shown"] += kept
     where.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(where, json.dumps(told).encode())
+    # In place, not renamed into place and synced (``fallback.disk``, whose import and two
+    # fsyncs cost most calls more than the answer): lost or read half-written, it only makes
+    # a file be told again.
+    overwrite(where, json.dumps(told).encode())
     return bounded_markdown("From this project's memory (dualmem)",
                             [(f"About {', '.join(fresh)}", list(kept.values()))], tokens,
                             estimate_tokens)

@@ -19,8 +19,10 @@ from bench.migrate import lay_down
 from memory.capture.quick import nothing_new
 from plugin.processes import dualmem
 
-HEAVY = ("memory.cli", "fallback.store", "asyncio", "backends.model", "orjson", "rapidfuzz")
-"""what the whole way imports, and the quick answer must not"""
+HEAVY = ("memory.cli", "fallback.store", "asyncio", "backends.model", "orjson", "rapidfuzz",
+         "hashlib", "threading", "fallback.disk")
+"""what the whole way imports, and the quick answer must not (OpenSSL's hashlib, threading
+and the file layer's writes: a tenth of its instructions)"""
 ENTRY = "runpy.run_module('memory', run_name='__main__')"
 DEEP = b'{"tool_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 WHOLE_WAY = "sys.exit(__import__('memory.cli', fromlist=['main']).main())"
