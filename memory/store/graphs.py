@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backends.graph.address import DEFAULT_ENGINE, ENGINES, check_engine, parse_server_url
-from backends.graph.protocol import Graph
 from backends.protocol import Position
 from memory.store.config import Config
 
 if TYPE_CHECKING:  # numpy: not for a one-shot read, which never opens the graph
     from backends.graph.embedder import AnyEmbedder
+    from backends.graph.protocol import Graph
 
 
 def follows_a_journal(followed: Position | None) -> bool:
@@ -48,9 +48,11 @@ def index_folder(config: Config) -> Path | None:
     named by its address, password masked), or None for an embedded graph."""
     if config.graph_url is None:
         return None
-    import zlib  # not hashlib, whose OpenSSL costs a one-shot read ~5 ms: a name needs no more
+    # binascii's crc32 (zlib's): not hashlib, whose OpenSSL costs a one-shot read ~5 ms, nor
+    # zlib, whose library is not loaded otherwise; a name needs no more.
+    import binascii
 
-    return config.home / "server-index" / f"{zlib.crc32(str(config.graph_url).encode()):08x}"
+    return config.home / "server-index" / f"{binascii.crc32(str(config.graph_url).encode()):08x}"
 
 
 def stream(config: Config) -> str:

@@ -1,7 +1,8 @@
 """Filling a server is linear: the write queries find the facts an episode held through the
 server's edge index, never by scanning every node of the graph once per episode (read from
-the server's own plan, ``GRAPH.EXPLAIN``), and a process does not read its own writes back
-from the change feed (it knows them); another process's writes it does read."""
+the server's own plan, ``GRAPH.EXPLAIN``; so do the reads of a few episodes' facts), and a
+process does not read its own writes back from the change feed (it knows them); another
+process's writes it does read."""
 
 from __future__ import annotations
 
@@ -84,3 +85,19 @@ async def test_another_writers_changes_are_read(address: ServerAddress,
             assert {discovery(n).id for n in range(20, 24)} <= found
     finally:
         await other.aclose()
+
+
+@pytest.mark.parametrize(("query", "params"), [
+    (queries.FACTS_OF, {"keys": ["a", "b"]}),
+    (queries.CURRENT_FACTS, {"uuid": "a"}),
+    (queries.RETIRED_OF, {"episodes": ["a"]}),
+])
+def test_the_facts_of_a_few_episodes_are_found_through_indexes(
+    graph: falkordb.Graph, query: str, params: dict[str, object],
+) -> None:
+    """A sync's link load, an enrichment's read and a move's history read each a few
+    episodes' facts: through their entity_edges and the edge index, never every fact."""
+    plan = str(graph.explain(query, params))
+    assert "Label Scan" not in plan and "All Node Scan" not in plan
+    assert "Node By Index Scan | (e:Episodic)" in plan
+    assert "Edge By Index Scan | [r:RELATES_TO]" in plan

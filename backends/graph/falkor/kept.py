@@ -32,10 +32,9 @@ class Kept:
         await self._mirror.sync()  # the content is the server's
         run = self._connection.run
         if episodes is None:
-            found = await run(queries.RETIRED.format(""))
+            found = await run(queries.RETIRED)
         else:
-            found = await run(queries.RETIRED.format(" AND r.episodes[0] IN $episodes"),
-                              episodes=list(episodes))
+            found = await run(queries.RETIRED_OF, episodes=list(episodes))
         return shared.at_content(
             self._mirror.index,
             [_kept(row, row["episode"], time_of(row["expired_at"])) for row in found])

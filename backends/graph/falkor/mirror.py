@@ -151,8 +151,7 @@ class Mirror:
         run = self._connection.run
         mentions = await run(queries.MENTIONS.format(
             where=f"{OURS}" + ("" if every else " AND e.uuid IN $keys")), **params)
-        facts = await run(queries.FACTS.format(
-            where="true" if every else "r.episodes[0] IN $keys"), **params)
+        facts = await run(queries.FACTS if every else queries.FACTS_OF, **params)
         shared.add_links(
             self.links, groups,
             [(r["episode"], r["entity"], r["label"], r["name"]) for r in mentions],

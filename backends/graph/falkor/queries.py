@@ -65,11 +65,27 @@ MENTIONS = (
     " RETURN e.uuid AS episode, n.uuid AS entity,"
     " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name"
 )
-FACTS = (
-    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE {where}"
+
+
+def listed_facts(keys: str, where: str) -> str:
+    """``MATCH`` of the facts ``r`` (between ``a`` and ``b``) the episodes whose uuids are in
+    the list ``keys`` name in their ``entity_edges``, once per episode (its uuid: ``key``),
+    that hold ``where``: through the edge index. ``MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)
+    WHERE r.episodes[0] IN $keys`` traversed every fact of the graph for a few episodes. A
+    fact's first episode names it (written there, kept there when retired)."""
+    return (f"UNWIND {keys} AS key MATCH (e:Episodic {{uuid: key}})"
+            " UNWIND coalesce(e.entity_edges, []) AS listed WITH DISTINCT key, listed"
+            f" MATCH (a)-[r:RELATES_TO {{uuid: listed}}]->(b) WHERE {where}")
+
+
+FACT_LINKS = (
     " RETURN r.uuid AS fact, a.uuid AS source, b.uuid AS target, r.episodes[0] AS episode,"
     " coalesce(r.valid_at, r.created_at) AS valid_at, r.invalid_at AS invalid_at"
 )
+FACTS = "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)" + FACT_LINKS
+"""every fact of the graph"""
+FACTS_OF = listed_facts("$keys", "r.episodes[0] = key") + FACT_LINKS
+"""the facts of the episodes ``$keys``"""
 _DELETE_EPISODE = (
     f"MATCH (e:Episodic {{uuid: $uuid}}) WHERE {OURS}"
     " WITH e, coalesce(e.entity_edges, []) AS facts"
@@ -101,10 +117,13 @@ FACT_COLUMNS = (
     " a.uuid AS a, [l IN labels(a) WHERE l <> 'Entity'][0] AS a_label, a.name AS a_name,"
     " b.uuid AS b, [l IN labels(b) WHERE l <> 'Entity'][0] AS b_label, b.name AS b_name"
 )
-RETIRED = (
-    "MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL{} RETURN "
-    + FACT_COLUMNS + ", r.episodes[0] AS episode, r.expired_at AS expired_at"
-)
+_RETIRED_COLUMNS = (" RETURN " + FACT_COLUMNS
+                    + ", r.episodes[0] AS episode, r.expired_at AS expired_at")
+RETIRED = ("MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity) WHERE r.expired_at IS NOT NULL"
+           + _RETIRED_COLUMNS)
+RETIRED_OF = (listed_facts("$episodes", "r.expired_at IS NOT NULL AND r.episodes[0] = key")
+              + _RETIRED_COLUMNS)
+"""the retired facts of the episodes ``$episodes``"""
 END = (
     "MERGE ({end}:Entity {{uuid: ${end}.uuid}}) ON CREATE SET {end}:{label},"
     " {end}.name = ${end}.name, {end}.group_id = $group_id, {end}.created_at = $created_at,"
@@ -137,11 +156,7 @@ MENTIONS_OF = (
     " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name,"
     " coalesce(n.summary, '') AS summary"
 )
-CURRENT_FACTS = (
-    "MATCH (e:Episodic {uuid: $uuid}) MATCH (a:Entity)-[r:RELATES_TO]->(b:Entity)"
-    " WHERE r.uuid IN coalesce(e.entity_edges, []) AND r.expired_at IS NULL RETURN "
-    + FACT_COLUMNS
-)
+CURRENT_FACTS = listed_facts("[$uuid]", "r.expired_at IS NULL") + " RETURN " + FACT_COLUMNS
 KEEP_MENTION = (
     "MATCH (e:Episodic {{uuid: $uuid}}) WHERE e.kind IS NOT NULL {end}"
     " MERGE (e)-[r:MENTIONS {{uuid: $mention}}]->(a)"

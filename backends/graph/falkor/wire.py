@@ -1,7 +1,8 @@
 """Read-only queries to a FalkorDB server over a plain socket, for one-shot reads (a search, a
 hook): the server's protocol (RESP2) spoken directly, with deadlines, and no import of the
-driver. graphiti, falkordb and redis cost a one-shot process most of a second to import;
-``socket`` costs nothing, and a server that does not answer fails within ``CONNECT_DEADLINE``.
+driver. graphiti, falkordb and redis cost a one-shot process most of a second to import; the
+C module under ``socket`` costs nothing, and a server that does not answer fails within
+``CONNECT_DEADLINE``.
 
 Only scalars are read (strings, integers, null): the server's verbose answer writes a list or a
 boolean as text. Parameters go in the query's ``CYPHER name=value`` prefix, as the server's own
@@ -10,8 +11,11 @@ clients send them.
 
 from __future__ import annotations
 
-import socket
-from typing import Any, BinaryIO
+# Not ``socket``: its enums and ``selectors`` cost a one-shot read ~8 ms of CPU (13 M
+# instructions, a third of what the server path added to a search); a client that connects,
+# sends and receives needs only the C module under it.
+import _socket
+from typing import Any
 
 from backends.errors import BackendUnavailable, ServerUnreachable
 from backends.graph.address import ServerAddress
@@ -20,6 +24,8 @@ CONNECT_DEADLINE = 0.3
 """seconds to connect: a one-shot command answers from the journal rather than wait longer"""
 ANSWER_DEADLINE = 5.0
 """seconds for each answer once connected (a first read of a big graph takes a while)"""
+RECEIVE = 1 << 16
+"""bytes asked of the socket at a time"""
 Value = str | int | None
 
 
@@ -30,23 +36,11 @@ class WireClient:
                  answer: float = ANSWER_DEADLINE) -> None:
         self.address = address
         try:
-            if address.socket is not None:
-                conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                conn.settimeout(connect)
-                try:
-                    conn.connect(address.socket)
-                except BaseException:
-                    conn.close()
-                    raise
-            else:
-                # The resolver takes bytes too (typeshed's annotation says text only).
-                conn = socket.create_connection((_host(address.host or "localhost"),  # type: ignore[arg-type]
-                                                 address.port or 6379), timeout=connect)
-            conn.settimeout(answer)
+            self._socket = _connected(address, connect)
+            self._socket.settimeout(answer)
         except OSError as exc:
             raise ServerUnreachable(str(address), _why(exc)) from exc
-        self._socket = conn
-        self._reader: BinaryIO = conn.makefile("rb")
+        self._reader = _Reader(self._socket)
         if address.password is not None:
             credentials = [address.username] if address.username else []
             try:
@@ -62,7 +56,6 @@ class WireClient:
         self.close()
 
     def close(self) -> None:
-        self._reader.close()
         self._socket.close()
 
     def query(self, text: str, *, writing: bool = False, **params: Any
@@ -95,10 +88,8 @@ class WireClient:
             raise ServerUnreachable(str(self.address), _why(exc)) from exc
 
     def _answer(self) -> Any:
-        line = self._reader.readline()
-        if not line.endswith(b"\r\n"):
-            raise ConnectionError("the server closed the connection")
-        kind, rest = line[:1], line[1:-2]
+        line = self._reader.line()
+        kind, rest = line[:1], line[1:]
         if kind == b"+":
             return rest.decode()
         if kind == b"-":
@@ -110,14 +101,69 @@ class WireClient:
             size = int(rest)
             if size < 0:
                 return None
-            data = self._reader.read(size + 2)
-            if len(data) != size + 2:
-                raise ConnectionError("the server closed the connection")
-            return data[:-2].decode()
+            return self._reader.take(size).decode()
         if kind == b"*":
             size = int(rest)
             return None if size < 0 else [self._answer() for _ in range(size)]
         raise ConnectionError(f"not the server's protocol: {line[:40]!r}")
+
+
+class _Reader:
+    """The answers' bytes as they arrive: lines, and strings of a known size."""
+
+    def __init__(self, conn: _socket.socket) -> None:
+        self._conn = conn
+        self._data = b""
+        self._at = 0
+        """where the unread bytes of ``_data`` start"""
+
+    def line(self) -> bytes:
+        """The next line, without its CRLF."""
+        while (end := self._data.find(b"\r\n", self._at)) < 0:
+            self._more()
+        line, self._at = self._data[self._at : end], end + 2
+        return line
+
+    def take(self, size: int) -> bytes:
+        """The next ``size`` bytes, and the CRLF after them."""
+        while len(self._data) - self._at < size + 2:
+            self._more()
+        data, self._at = self._data[self._at : self._at + size], self._at + size + 2
+        return data
+
+    def _more(self) -> None:
+        chunk = self._conn.recv(RECEIVE)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        self._data = self._data[self._at :] + chunk
+        self._at = 0
+
+
+def _connected(address: ServerAddress, deadline: float) -> _socket.socket:
+    """A socket connected to ``address`` within ``deadline`` seconds (each address the host's
+    name resolves to in turn, as ``socket.create_connection`` tries them)."""
+    if address.socket is not None:
+        places: list[tuple[int, int, int, Any]] = [
+            (_socket.AF_UNIX, _socket.SOCK_STREAM, 0, address.socket)]
+    else:
+        places = [(family, kind, proto, where) for family, kind, proto, _, where in
+                  _socket.getaddrinfo(_host(address.host or "localhost"),
+                                      address.port or 6379, 0, _socket.SOCK_STREAM)]
+    failed: OSError = OSError("the host's name resolves to no address")
+    for family, kind, proto, where in places:
+        conn = _socket.socket(family, kind, proto)
+        try:
+            conn.settimeout(deadline)
+            conn.connect(where)
+        except OSError as exc:
+            conn.close()
+            failed = exc
+            continue
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    raise failed
 
 
 def _literal(value: Any) -> str:
