@@ -2,7 +2,7 @@
 selection sees, the best recall any single threshold could reach at <= 2 distractors per
 context, chosen per set by an oracle (on the set itself: an upper bound, not a figure).
 
-    python -m bench.context_ceiling
+    python -m bench.context_ceiling [MODEL]    # MODEL: a local model's folder or cached name
 
 Each task of every later set is built with its working set as ``bench.context_workset``
 builds it; the candidates the selection ranks (fused, in force, weighed by spec: what
@@ -25,6 +25,11 @@ memories name it (``tests/conftest.py`` is named by many); a memory naming no fi
 folder whose memories hold most of its rare words, and a working file's folder ties it; and
 all three. A signal whose oracle cannot reach the target is ruled out.
 
+With a local model (``dualmem[semantic]``, ``backends.graph.local_model``), a signal that reads
+meaning (``meaning_table``): a memory not tied by a named file is kept only if the cosine
+between its text and the task's description (or the best over the task's description and the
+working files' descriptions) reaches a gate, alone and with the rarity gate as well.
+
 The context's budget, the per-file cap and the rendering are left out (they only remove), so
 the figures bound what a rule over these candidates can do.
 """
@@ -32,7 +37,9 @@ the figures bound what a rule over these candidates can do.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
+import sys
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 import memory.context.assemble as assemble
+from backends.graph import local_model
 from backends.kinds import ADR, GOTCHA, PATTERN
 from backends.model import Episode
 from backends.search.ranking import search_text, terms
@@ -87,6 +95,10 @@ class Seen:
     strongest such key)"""
     area: bool = False
     """a memory naming no file whose inferred area is a working file's folder"""
+    meaning: float = 0.0
+    """the model's cosine between its text and the task's description"""
+    meaning_files: float = 0.0
+    """the best cosine between its text and the task's or a working file's description"""
 
 
 class Signals:
@@ -161,8 +173,31 @@ def _recorder(into: list[list[tuple[str, float, float, str]]]) -> Select:
     return select
 
 
-async def candidates(store: FileBackend, tasks: Sequence[LabelledTask], corpus: Corpus
-                     ) -> list[tuple[list[Seen], int]]:
+class Meaning:
+    """Each memory's text embedded once by the model, for the cosines to a task's texts."""
+
+    def __init__(self, model: local_model.LocalEmbedder, episodes: Sequence[Episode]) -> None:
+        self.model = model
+        self.vectors = dict(zip((e.id for e in episodes),
+                                model.embed([search_text(e) for e in episodes]), strict=True))
+
+    def to(self, texts: Sequence[str]) -> Callable[[str], tuple[float, float]]:
+        """A memory's cosine to the first text (the task's), and its best over all of them
+        (an empty text has no vector: cosine 0)."""
+        given = self.model.embed(texts)
+
+        def cosines(key: str) -> tuple[float, float]:
+            memory = self.vectors.get(key)
+            if memory is None:
+                return 0.0, 0.0
+            near = given @ memory
+            return float(near[0]), float(near.max())
+
+        return cosines
+
+
+async def candidates(store: FileBackend, tasks: Sequence[LabelledTask], corpus: Corpus,
+                     meaning: Meaning | None = None) -> list[tuple[list[Seen], int]]:
     """Each task's candidates, and how many memories it needs."""
     signals = Signals(corpus.episodes)
     recorded: list[list[tuple[str, float, float, str]]] = []
@@ -178,10 +213,12 @@ async def candidates(store: FileBackend, tasks: Sequence[LabelledTask], corpus: 
             needed = set(corpus.needed[task.name])
             files = FILES[task.name]
             text = [built.description, *(signals.descriptions.get(f, "") for f in files)]
+            cosines = meaning.to(text) if meaning else lambda _: (0.0, 0.0)
             seen = [Seen(share, tie, key in needed,
                          key not in needed and corpus.areas.get(key) not in task.areas,
                          kind in CONVENTIONS, signals.rare(key, text),
-                         signals.weight(key, files), signals.in_area(key, files))
+                         signals.weight(key, files), signals.in_area(key, files),
+                         *cosines(key))
                     for key, share, tie, kind in (recorded[-1] if recorded else [])]
             found.append((seen, len(needed)))
         return found
@@ -231,17 +268,21 @@ class Rule:
     rare: float
     weight: float
     area: bool
+    meaning: float = -1.0
 
 
 def oracle(found: Sequence[tuple[list[Seen], int]], *, rares: Sequence[float] = (0.0,),
-           weights: Sequence[float] = (0.0,), areas: Sequence[bool] = (False,)) -> Rule:
+           weights: Sequence[float] = (0.0,), areas: Sequence[bool] = (False,),
+           meanings: Sequence[float] = (-1.0,), files: bool = False) -> Rule:
     """The best recall at <= ``MAX_DISTRACTORS`` over cut + tie with the signals: a memory
-    not tied by a strong named file needs ``rare``; a named file of weight under ``weight``
-    ties nothing; with ``area``, a memory naming no file whose inferred area is a working
-    folder is tied as a named one."""
+    not tied by a strong named file needs ``rare`` and a cosine of ``meaning`` (to the task,
+    or with ``files`` the best to the task and the working files' descriptions); a named file
+    of weight under ``weight`` ties nothing; with ``area``, a memory naming no file whose
+    inferred area is a working folder is tied as a named one."""
     seen = [s for xs, _ in found for s in xs]
-    share, tie, rare, weight = (np.array([getattr(s, f) for s in seen], dtype=float)
-                                for f in ("share", "tie", "rare", "weight"))
+    share, tie, rare, weight, near = (
+        np.array([getattr(s, f) for s in seen], dtype=float)
+        for f in ("share", "tie", "rare", "weight", "meaning_files" if files else "meaning"))
     needed, stray, area = (np.array([getattr(s, f) for s in seen], dtype=float)
                            for f in ("needed", "distractor", "area"))
     need, tasks = sum(n for _, n in found), len(found)
@@ -254,8 +295,8 @@ def oracle(found: Sequence[tuple[list[Seen], int]], *, rares: Sequence[float] = 
         tied_by = np.where(named & ~strong, 0.0, tie)
         for a in areas:
             ties_as = np.where(area > 0, np.maximum(tied_by, 1.0), tied_by) if a else tied_by
-            for r in rares:
-                gate = strong | (rare >= r)
+            for r, m in itertools.product(rares, meanings):
+                gate = strong | ((rare >= r) & (near >= m))
                 for t in TIES:
                     tied = ties_as >= t if t is not None else np.zeros_like(gate)
                     kept = gate[None, :] & (above | tied[None, :])
@@ -265,13 +306,14 @@ def oracle(found: Sequence[tuple[list[Seen], int]], *, rares: Sequence[float] = 
                         continue
                     i = max(fit, key=lambda i: (recall[i], -distractors[i]))
                     options.append(Rule(float(recall[i]), float(distractors[i]),
-                                        float(cuts[i]), t, r, w, a))
+                                        float(cuts[i]), t, r, w, a, m))
     return max(options, key=lambda o: (o.recall, -o.distractors))
 
 
 def _row(rule: Rule) -> str:
     return (f"{rule.recall:>4.0%} / {rule.distractors:.2f} (cut {rule.cut:.2f}, tie {rule.tie}, "
-            f"rare {rule.rare:g}, weight {rule.weight:g}, area {'on' if rule.area else 'off'})")
+            f"rare {rule.rare:g}, weight {rule.weight:g}, area {'on' if rule.area else 'off'}, "
+            f"meaning {rule.meaning:g})")
 
 
 def signals_table(per_set: Mapping[str, list[tuple[list[Seen], int]]]) -> None:
@@ -287,14 +329,37 @@ def signals_table(per_set: Mapping[str, list[tuple[list[Seen], int]]]) -> None:
             print(f"  {name:<6} {column:<14} {_row(oracle(found, **grid))}")  # type: ignore[arg-type]
 
 
-async def bench() -> None:
+MEANINGS = (-1.0, *(n / 20 for n in range(0, 15)))
+"""the cosine a memory not naming a working file needs (-1: no such rule)"""
+
+
+def meaning_table(per_set: Mapping[str, list[tuple[list[Seen], int]]]) -> None:
+    """The oracle's best with the model's cosine as a gate, alone and with rarity (round 6)."""
+    columns = {"cut + tie": {}, "+ rarity": {"rares": RARES},
+               "+ meaning": {"meanings": MEANINGS},
+               "+ meaning, files": {"meanings": MEANINGS, "files": True},
+               "+ meaning & rarity": {"meanings": MEANINGS, "rares": RARES},
+               "+ m. files & rar.": {"meanings": MEANINGS, "rares": RARES, "files": True}}
+    print(f"\nthe meaning signal's ceiling: recall / distractors per context at <= "
+          f"{MAX_DISTRACTORS:g}, values chosen on each set itself (an oracle)")
+    every = [x for found in per_set.values() for x in found]
+    for name, found in [*per_set.items(), ("all", every)]:
+        for column, grid in columns.items():
+            print(f"  {name:<6} {column:<18} {_row(oracle(found, **grid))}",  # type: ignore[arg-type]
+                  flush=True)
+
+
+async def bench(model_name: str | None = None) -> None:
+    model = local_model.embedder(model_name) if model_name else None
     with tempfile.TemporaryDirectory() as tmp:
         corpus = await build_corpus(Path(tmp))
         store = await FileBackend.open(Path(tmp) / "file")
         try:
             for episode in corpus.episodes:
                 await store.upsert(episode)
-            per_set = {name: await candidates(store, tasks, corpus) for name, tasks in SETS}
+            meaning = Meaning(model, corpus.episodes) if model else None
+            per_set = {name: await candidates(store, tasks, corpus, meaning)
+                       for name, tasks in SETS}
         finally:
             await store.aclose()
     print(f"ceiling of recall with the working set at <= {MAX_DISTRACTORS:g} distractors per "
@@ -312,11 +377,14 @@ async def bench() -> None:
         r3, d3, _, _, p3 = best(found, TIES, PRIORS)
         print(f"  {name:<6} {r0:>19.0%} {d0:>7.2f}   {r1:>16.0%} {d1:>7.2f} {c1:>5.2f}   "
               f"{r2:>18.0%} {d2:>7.2f} {c2:>5.2f} {t2!s:>4}   {r3:>21.0%} {d3:>7.2f} {p3}")
-    signals_table(per_set)
+    if model is not None:
+        meaning_table(per_set)
+    else:
+        signals_table(per_set)
 
 
 def main() -> None:
-    asyncio.run(bench())
+    asyncio.run(bench(sys.argv[1] if len(sys.argv) > 1 else None))
 
 
 if __name__ == "__main__":
