@@ -10,7 +10,6 @@ by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-
 from __future__ import annotations
 
 import re
-import shlex
 from typing import NamedTuple
 
 _KINDS = (
@@ -187,6 +186,8 @@ def _readable(output: str) -> str:
 
 
 def _words(command: str) -> list[str]:
+    import shlex  # only a command of no known check needs it
+
     try:
         words = shlex.split(command.split("\n", 1)[0])
     except ValueError:

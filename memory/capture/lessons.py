@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from backends.model import natural_key
@@ -29,16 +28,17 @@ MAX_LESSONS = 200
 """per session: a transcript of thousands of labelled lines is not a session's lessons"""
 
 
-@dataclass
 class Lessons:
     """What a session marked as learned, each once, in the order first written."""
 
-    gotchas: list[str] = field(default_factory=list)
-    patterns: list[str] = field(default_factory=list)
-    discoveries: dict[str, str] = field(default_factory=dict)
-    """path -> what it is for"""
-    over: int = 0
-    """lessons left out past ``MAX_LESSONS``"""
+    def __init__(self, gotchas: list[str] | None = None, patterns: list[str] | None = None,
+                 discoveries: dict[str, str] | None = None, over: int = 0) -> None:
+        self.gotchas: list[str] = [] if gotchas is None else gotchas
+        self.patterns: list[str] = [] if patterns is None else patterns
+        self.discoveries: dict[str, str] = {} if discoveries is None else discoveries
+        """path -> what it is for"""
+        self.over = over
+        """lessons left out past ``MAX_LESSONS``"""
 
     def __bool__(self) -> bool:
         return bool(self.gotchas or self.patterns or self.discoveries)

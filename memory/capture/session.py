@@ -9,7 +9,6 @@ and the runs that fixed them, commits, and the agent's labelled lessons."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -57,42 +56,52 @@ _BULLET_PATH = re.compile(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—
 _SUB_BULLET = re.compile(r"^(\s*)[-*]\s+(.+)$")
 
 
-@dataclass
 class Session:
     """What one transcript file said so far (see the module docstring)."""
 
-    root: str
-    """the project folder: paths under it are kept relative to it"""
-    cwd: str = ""
-    """the session's own folder, as the transcript says: paths under it (and not under
-    ``root``: a transcript from another machine) are kept relative to it; others not at all"""
-    session_id: str = ""
-    subagent: bool = False
-    started: str = ""
-    ended: str = ""
-    first_prompt: str = ""
-    prompts: int = 0
-    last_reply: str = ""
-    said: str = ""
-    """the assistant's last words before its next tool call (what it means to do)"""
-    compactions: int = 0
-    lines: int = 0
-    damaged: int = 0
-    pending: dict[str, dict[str, str]] = field(default_factory=dict)
-    files: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """path -> {"changed": bool, "read": bool, "notes": [what was said of it]}"""
-    failing: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """check -> its first failure since it last passed, and what changed since"""
-    fixed: list[dict[str, Any]] = field(default_factory=list)
-    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """kind of check -> its last run"""
-    commits: list[str] = field(default_factory=list)
-    since_commit: list[str] = field(default_factory=list)
-    lessons: dict[str, Any] = field(default_factory=lambda: Lessons().to_json())
+    def __init__(self, root: str, cwd: str = "", session_id: str = "", subagent: bool = False,
+                 started: str = "", ended: str = "", first_prompt: str = "", prompts: int = 0,
+                 last_reply: str = "", said: str = "", compactions: int = 0, lines: int = 0,
+                 damaged: int = 0, pending: dict[str, dict[str, str]] | None = None,
+                 files: dict[str, dict[str, Any]] | None = None,
+                 failing: dict[str, dict[str, Any]] | None = None,
+                 fixed: list[dict[str, Any]] | None = None,
+                 checks: dict[str, dict[str, Any]] | None = None,
+                 commits: list[str] | None = None, since_commit: list[str] | None = None,
+                 lessons: dict[str, Any] | None = None) -> None:
+        self.root = root
+        """the project folder: paths under it are kept relative to it"""
+        self.cwd = cwd
+        """the session's own folder, as the transcript says: paths under it (and not under
+        ``root``: a transcript from another machine) are kept relative to it; others not at
+        all"""
+        self.session_id = session_id
+        self.subagent = subagent
+        self.started = started
+        self.ended = ended
+        self.first_prompt = first_prompt
+        self.prompts = prompts
+        self.last_reply = last_reply
+        self.said = said
+        """the assistant's last words before its next tool call (what it means to do)"""
+        self.compactions = compactions
+        self.lines = lines
+        self.damaged = damaged
+        self.pending: dict[str, dict[str, str]] = {} if pending is None else pending
+        self.files: dict[str, dict[str, Any]] = {} if files is None else files
+        """path -> {"changed": bool, "read": bool, "notes": [what was said of it]}"""
+        self.failing: dict[str, dict[str, Any]] = {} if failing is None else failing
+        """check -> its first failure since it last passed, and what changed since"""
+        self.fixed: list[dict[str, Any]] = [] if fixed is None else fixed
+        self.checks: dict[str, dict[str, Any]] = {} if checks is None else checks
+        """kind of check -> its last run"""
+        self.commits: list[str] = [] if commits is None else commits
+        self.since_commit: list[str] = [] if since_commit is None else since_commit
+        self.lessons: dict[str, Any] = Lessons().to_json() if lessons is None else lessons
 
     def to_json(self) -> dict[str, Any]:
-        """The session's fields, sharing its values: ``asdict``'s deep copy cost a later Stop
-        more than anything else it does (the session is saved at once, then dropped)."""
+        """The session's fields, sharing its values (the session is saved at once, then
+        dropped)."""
         return dict(vars(self))
 
     @classmethod
