@@ -14,6 +14,7 @@ from typing import Any
 
 from memory.capture import checks
 from memory.capture.lessons import Lessons
+from memory.capture.patterns import lazy
 from memory.capture.redact import redact
 from memory.capture.transcript import Compaction, Entry, Prompt, Reply, ToolResult, ToolUse
 
@@ -31,29 +32,29 @@ MAX_PROMPT = 2000
 MAX_REPLY = 1500
 MAX_SCANNED = 20_000
 """characters of a reply read for what it says of files"""
-_LEAD_IN = re.compile(
+_LEAD_IN = lazy(
     r"^(?:(?:now|next|first|then|finally|great|good|perfect|ok(?:ay)?)[,!.]?\s+)*"
     r"(?:let me|let's|i'll|i will|i need to|i'm going to|i am going to|we need to)\s+",
     re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = lazy(r"(?<=[.!?])\s+|\n+")
 _REJECTED = ("The user doesn't want to proceed", "was blocked", "[Request interrupted",
              "<tool_use_error>Cancelled: parallel tool call", "<tool_use_error>Sibling tool call")
 """a result saying the call never ran: no failure of what it would have run"""
 # A failed call of another tool says something of the project when it met a path or a name
 # that is not there; errors of the tool's own rules (read before editing, too large to read,
 # the string to replace not found) say nothing worth keeping.
-_PROJECT_ERROR = re.compile(r"does not exist|not found|no such|unknown|is a directory|EISDIR"
+_PROJECT_ERROR = lazy(r"does not exist|not found|no such|unknown|is a directory|EISDIR"
                             r"|not a directory|permission denied", re.IGNORECASE)
-_TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum|String to replace|Found \d+ "
+_TOOL_RULE = lazy(r"has not been read yet|exceeds maximum|String to replace|Found \d+ "
                         r"matches|modified since|InputValidationError|Invalid tool parameters",
                         re.IGNORECASE)
-_TOOL_TAGS = re.compile(r"</?tool_use_error>")
+_TOOL_TAGS = lazy(r"</?tool_use_error>")
 # The sections of a compaction's summary that list files ("Files and Code Sections:")
-_FILES_SECTION = re.compile(r"^\s*(?:#+\s*)?\d+\.\s+\**Files and Code Sections\**:?\s*$",
+_FILES_SECTION = lazy(r"^\s*(?:#+\s*)?\d+\.\s+\**Files and Code Sections\**:?\s*$",
                             re.MULTILINE | re.IGNORECASE)
-_NEXT_SECTION = re.compile(r"^\s*(?:#+\s*)?\d+\.\s+\**[A-Z][\w ]+\**:?\s*$", re.MULTILINE)
-_BULLET_PATH = re.compile(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s*(.*))?$")
-_SUB_BULLET = re.compile(r"^(\s*)[-*]\s+(.+)$")
+_NEXT_SECTION = lazy(r"^\s*(?:#+\s*)?\d+\.\s+\**[A-Z][\w ]+\**:?\s*$", re.MULTILINE)
+_BULLET_PATH = lazy(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s*(.*))?$")
+_SUB_BULLET = lazy(r"^(\s*)[-*]\s+(.+)$")
 
 
 class Session:
@@ -252,8 +253,8 @@ class Session:
     def _tool_failed(self, tool: str, call: str, output: str) -> None:
         """A call of a tool (no shell command) that met a missing path or name: a failed
         approach, fixed by the next call of the same tool that works, soon after."""
-        error = " ".join(_TOOL_TAGS.sub("", output).split())
-        if _TOOL_RULE.search(error) or not _PROJECT_ERROR.search(error):
+        error = " ".join(_TOOL_TAGS().sub("", output).split())
+        if _TOOL_RULE().search(error) or not _PROJECT_ERROR().search(error):
             return
         self.failing[f"tool:{tool}"] = {
             "kind": "tool", "command": call, "error": redact(f"{call}: {error}")[:300],
@@ -273,11 +274,11 @@ class Session:
 
     def _compaction(self, text: str) -> None:
         """A compaction's summary lists the files it worked on, with why each matters."""
-        start = _FILES_SECTION.search(text)
+        start = _FILES_SECTION().search(text)
         if start is None:
             return
         rest = text[start.end():]
-        end = _NEXT_SECTION.search(rest)
+        end = _NEXT_SECTION().search(rest)
         section = rest[: end.start()] if end else rest
         current: str | None = None
         depth = 0
@@ -288,14 +289,14 @@ class Session:
                 continue
             if in_code:
                 continue
-            found = _BULLET_PATH.match(line)
+            found = _BULLET_PATH().match(line)
             if found and (path := self._relative(found.group(2))) is not None:
                 current, depth = path, len(found.group(1))
                 self._file(path)
                 if found.group(3):
                     self._note(path, redact(found.group(3)))
                 continue
-            sub = _SUB_BULLET.match(line)
+            sub = _SUB_BULLET().match(line)
             if current is not None and sub and len(sub.group(1)) > depth:
                 note = re.sub(r"^\**(?:why important|importance|purpose|changes? made|summary)"
                               r"\**:\**\s*", "", sub.group(2), flags=re.IGNORECASE)
@@ -337,8 +338,8 @@ class Session:
             return []
         found = []
         names = {path.rsplit("/", 1)[-1]: path for path in self.files}
-        for sentence in _SENTENCE.split(text):
-            if len(sentence) < 30 or _LEAD_IN.match(sentence.strip(" -*")):
+        for sentence in _SENTENCE().split(text):
+            if len(sentence) < 30 or _LEAD_IN().match(sentence.strip(" -*")):
                 continue
             for name, path in names.items():
                 if _names(sentence, name):
@@ -360,10 +361,10 @@ def _names(sentence: str, name: str) -> bool:
 def _intent(said: str) -> str:
     """What the assistant said it was about to do, as a note on the file it then changed:
     the last sentence before the edit, without "Now let me"."""
-    sentences = [s.strip(" -*") for s in _SENTENCE.split(said) if s.strip(" -*")]
+    sentences = [s.strip(" -*") for s in _SENTENCE().split(said) if s.strip(" -*")]
     if not sentences:
         return ""
-    last = _LEAD_IN.sub("", sentences[-1]).rstrip(":.")
+    last = _LEAD_IN().sub("", sentences[-1]).rstrip(":.")
     return last[:1].upper() + last[1:] if len(last) >= 15 else ""
 
 
