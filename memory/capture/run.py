@@ -8,14 +8,14 @@ same session never fold the same lines twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.errors import FileRefused
 from backends.flock import flocked
 from backends.model import Episode
-from backends.protocol import MemoryBackend
 from fallback.disk import make_folder
 from memory.agent.scopes import project_group
 from memory.capture import cursor as cursors
@@ -25,7 +25,13 @@ from memory.capture.reading import Budget, Chunk, read_new
 from memory.capture.session import Session
 from memory.capture.transcript import parse_line
 
-StoreGetter = Callable[[], Awaitable[MemoryBackend]]
+if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which opens no store
+    from collections.abc import Awaitable, Callable
+
+    from backends.protocol import MemoryBackend
+
+    StoreGetter = Callable[[], Awaitable[MemoryBackend]]
+
 _DEADLINE_EVERY = 256  # lines folded between looks at the clock
 
 
