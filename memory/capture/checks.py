@@ -86,9 +86,10 @@ class Run(NamedTuple):
     words (``command:git push``)"""
 
 
-def classify(command: str) -> Run:
+def classify(command: str, *, words: bool = True) -> Run:
     """The check ``command`` runs (the first kind of ``_KINDS`` it names: ``ruff check &&
-    pytest`` is a test run)."""
+    pytest`` is a test run); without ``words``, a command of no known check is ``command:``
+    alone (its words are not split)."""
     if re.search(r"\bgit commit\b", command):
         return Run("commit", "commit:git")
     task = _TASK().search(command)
@@ -99,13 +100,13 @@ def classify(command: str) -> Run:
             return Run(kind, kind)
     if task is not None:
         return Run("command", f"command:{task.group(1)} {task.group(2)}")
-    return Run("command", "command:" + " ".join(_words(command)[:2]))
+    return Run("command", "command:" + " ".join(_words(command)[:2] if words else ()))
 
 
 def pasted(text: str) -> Run:
     """The check whose output ``text`` holds: the command it names, or the task its lines are
-    prefixed with (``[lint:go] ...``)."""
-    run = classify(text)
+    prefixed with (``[lint:go] ...``); a prompt is no command, whose words would say which."""
+    run = classify(text, words=False)
     prefix = _TASK_PREFIX().search(text)
     if run.kind == "command" and prefix is not None:
         kind = next((kind for kind, name in _TASK_KINDS if name().search(prefix.group(0))), "")
