@@ -11,10 +11,11 @@ import orjson
 
 from backends.errors import InvalidEpisode
 from backends.model import Episode, stable_id
-from backends.protocol import MemoryBackend
 
 if TYPE_CHECKING:  # pydantic loads with the first record parsed: a prompt hook parses none
     from pydantic import BaseModel
+
+    from backends.protocol import MemoryBackend  # annotations only: a lean Stop imports none
 
 Record = TypeVar("Record", bound="BaseModel")
 

@@ -10,34 +10,35 @@ by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-
 from __future__ import annotations
 
 import re
-import shlex
 from typing import NamedTuple
 
+from memory.capture.patterns import lazy
+
 _KINDS = (
-    ("test", re.compile(
+    ("test", lazy(
         r"\b(?:pytest|py\.test|unittest|jest|vitest|mocha|ava|rspec|phpunit|ctest|tox|nox"
         r"|go test|cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test(?::\S+)?"
         r"|deno test|mix test|gradle test|mvn test|dotnet test|make (?:test|check))\b")),
-    ("typecheck", re.compile(r"\b(?:mypy|pyright|tsc|cargo check|go vet|flow check)\b")),
-    ("lint", re.compile(
+    ("typecheck", lazy(r"\b(?:mypy|pyright|tsc|cargo check|go vet|flow check)\b")),
+    ("lint", lazy(
         r"\b(?:ruff|flake8|pylint|eslint|biome|black --check|prettier --check|clippy"
         r"|golangci-lint|shellcheck|rubocop|(?:npm|pnpm|yarn)(?: run)? lint)\b")),
-    ("build", re.compile(
+    ("build", lazy(
         r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build|cargo build|go build|make|cmake|gradle"
         r"|mvn|docker build|dotnet build|tsc -b|vite build|webpack|python -m build)\b")),
 )
 # A task runner and its task: ``mise run lint:go``, ``just test``, ``npm run build``.
-_TASK = re.compile(
+_TASK = lazy(
     r"(?:^|[;&|(\n])\s*(?:[$>%#\u276f]\s+)?(?:\w+=\S*\s+)*"
     r"((?:mise|npm|pnpm|yarn|bun|hatch|pdm|poetry|uv|cargo) run|mise r|cargo make|just|make"
     r"|task|rake|invoke|nox -s|tox -e)\s+(?:-\S+\s+)*([A-Za-z][\w:.-]*)",
     re.MULTILINE)
-_TASK_KINDS = (("test", re.compile(r"test|spec|e2e|check$", re.IGNORECASE)),
-               ("typecheck", re.compile(r"type|mypy|pyright|tsc", re.IGNORECASE)),
-               ("lint", re.compile(r"lint|vet|clippy|shellcheck|fmt-?check|format-?check|style",
+_TASK_KINDS = (("test", lazy(r"test|spec|e2e|check$", re.IGNORECASE)),
+               ("typecheck", lazy(r"type|mypy|pyright|tsc", re.IGNORECASE)),
+               ("lint", lazy(r"lint|vet|clippy|shellcheck|fmt-?check|format-?check|style",
                                    re.IGNORECASE)),
-               ("build", re.compile(r"build|compile|bundle", re.IGNORECASE)))
-_FAILED = re.compile(
+               ("build", lazy(r"build|compile|bundle", re.IGNORECASE)))
+_FAILED = lazy(
     r"\b\d+ (?:failed|errors?)\b|^FAILED\b|^ERROR\b|\bFound \d+ errors?\b|error TS\d+"
     r"|^error(?:\[\w+\])?:|\bBuild failed\b|\bFAIL\b|Traceback \(most recent call last\)"
     r"|\bnpm ERR!|\bcommand not found\b|\bexit (?:code|status) [1-9]|\b[1-9]\d* issues?\b",
@@ -46,34 +47,34 @@ _FAILURE_CLUES = ("fail", "FAIL", "rror", "ERR", "Traceback", "command not found
                   "exit status", " issue")
 """a piece of each of ``_FAILED``'s shapes: an output holding none of them (most passing runs)
 is no failure, said without ``_FAILED``'s slower scan"""
-_PASSED = re.compile(r"\b\d+ passed\b|\bSuccess: no issues found|\bAll checks passed"
+_PASSED = lazy(r"\b\d+ passed\b|\bSuccess: no issues found|\bAll checks passed"
                      r"|\bTests? passed\b|^ok\b|\bPASS\b|\b0 errors\b", re.MULTILINE)
 # The lines that say why, best first: an assertion or exception, a compiler's error, a failed
 # test's name, then anything that says "error".
 _KEY_LINES = (
-    re.compile(r"^E\s{2,}(\S.*)$", re.MULTILINE),
-    re.compile(r"^\s*((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure)\b:?.*)$", re.MULTILINE),
+    lazy(r"^E\s{2,}(\S.*)$", re.MULTILINE),
+    lazy(r"^\s*((?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure)\b:?.*)$", re.MULTILINE),
     # a compiler's or linter's finding: ``redact/redact.go:17:6: exported: ... stutters``
-    re.compile(r"^\s*((?:[\w.-]+/)*[\w.-]+\.\w+:\d+(?::\d+)?:\s*\S.*)$",
+    lazy(r"^\s*((?:[\w.-]+/)*[\w.-]+\.\w+:\d+(?::\d+)?:\s*\S.*)$",
                re.MULTILINE),
-    re.compile(r"^(.*\berror(?:\[\w+\])?(?: TS\d+)?:.*)$", re.MULTILINE | re.IGNORECASE),
-    re.compile(r"^((?:FAILED|FAIL|ERROR)\b.*)$", re.MULTILINE),
-    re.compile(r"^(.*\b(?:not found|No such file|cannot|could not|failed)\b.*)$",
+    lazy(r"^(.*\berror(?:\[\w+\])?(?: TS\d+)?:.*)$", re.MULTILINE | re.IGNORECASE),
+    lazy(r"^((?:FAILED|FAIL|ERROR)\b.*)$", re.MULTILINE),
+    lazy(r"^(.*\b(?:not found|No such file|cannot|could not|failed)\b.*)$",
                re.MULTILINE | re.IGNORECASE),
 )
-_MESSAGE = re.compile(  # -m "...", or the heredoc Claude Code writes: -m "$(cat <<'EOF' ...
+_MESSAGE = lazy(  # -m "...", or the heredoc Claude Code writes: -m "$(cat <<'EOF' ...
     r"""\s-(?:[a-z]*m|-message)[= ]?\s*(?:"\$\(cat <<'?EOF'?\s*\n(.*?)\n|(["'])(.*?)\2)""",
     re.DOTALL)
-_EXIT_LINE = re.compile(r"^(?:Error: )?Exit code \d+$")
+_EXIT_LINE = lazy(r"^(?:Error: )?Exit code \d+$")
 MAX_KEY_LINE = 300
 _VERDICT_CHARS = 4000
 """of a run's output, where its verdict is read: the end"""
 _LONGEST_LINE = 1000
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TASK_FAILED = re.compile(r"^\[([\w:.-]+)\] ERROR task failed", re.MULTILINE)
-_RUNNERS_OWN = re.compile(r"ERROR task failed$|Finished in \S+$|\$ ")
+_ANSI = lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TASK_FAILED = lazy(r"^\[([\w:.-]+)\] ERROR task failed", re.MULTILINE)
+_RUNNERS_OWN = lazy(r"ERROR task failed$|Finished in \S+$|\$ ")
 """a task runner's lines: its verdict, its timing, the command it runs"""
-_TASK_PREFIX = re.compile(r"^\[[\w:.-]+\] ?", re.MULTILINE)
+_TASK_PREFIX = lazy(r"^\[[\w:.-]+\] ?", re.MULTILINE)
 """the name a task runner sets before each line of its task's output (``[lint:go] ...``)"""
 
 
@@ -85,29 +86,30 @@ class Run(NamedTuple):
     words (``command:git push``)"""
 
 
-def classify(command: str) -> Run:
+def classify(command: str, *, words: bool = True) -> Run:
     """The check ``command`` runs (the first kind of ``_KINDS`` it names: ``ruff check &&
-    pytest`` is a test run)."""
+    pytest`` is a test run); without ``words``, a command of no known check is ``command:``
+    alone (its words are not split)."""
     if re.search(r"\bgit commit\b", command):
         return Run("commit", "commit:git")
-    task = _TASK.search(command)
-    named = next((kind for kind, name in _TASK_KINDS if name.search(task.group(2))), "") \
+    task = _TASK().search(command)
+    named = next((kind for kind, name in _TASK_KINDS if name().search(task.group(2))), "") \
         if task is not None else ""
     for kind, shape in _KINDS:
-        if kind == named or shape.search(command):
+        if kind == named or shape().search(command):
             return Run(kind, kind)
     if task is not None:
         return Run("command", f"command:{task.group(1)} {task.group(2)}")
-    return Run("command", "command:" + " ".join(_words(command)[:2]))
+    return Run("command", "command:" + " ".join(_words(command)[:2] if words else ()))
 
 
 def pasted(text: str) -> Run:
     """The check whose output ``text`` holds: the command it names, or the task its lines are
-    prefixed with (``[lint:go] ...``)."""
-    run = classify(text)
-    prefix = _TASK_PREFIX.search(text)
+    prefixed with (``[lint:go] ...``); a prompt is no command, whose words would say which."""
+    run = classify(text, words=False)
+    prefix = _TASK_PREFIX().search(text)
     if run.kind == "command" and prefix is not None:
-        kind = next((kind for kind, name in _TASK_KINDS if name.search(prefix.group(0))), "")
+        kind = next((kind for kind, name in _TASK_KINDS if name().search(prefix.group(0))), "")
         return Run(kind, kind) if kind else run
     return run
 
@@ -121,8 +123,8 @@ def failed(kind: str, is_error: bool, output: str) -> bool:
     end = _readable(output[-_VERDICT_CHARS:])
     if not any(clue in end for clue in _FAILURE_CLUES):
         return False
-    return bool(_FAILED.search(end)) and not (
-        _PASSED.search(end) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", end))
+    return bool(_FAILED().search(end)) and not (
+        _PASSED().search(end) and not re.search(r"\b[1-9]\d* (?:failed|errors?)\b", end))
 
 
 def key_line(output: str, *, first: bool = True) -> str:
@@ -131,12 +133,12 @@ def key_line(output: str, *, first: bool = True) -> str:
     failed``: what ``lint:gomod`` said), never the runner's own words."""
     output = _readable(_failed_task(output))
     for shape in _KEY_LINES:
-        for found in shape.finditer(output):
+        for found in shape().finditer(output):
             line = found.group(1).strip()
-            if line and not _EXIT_LINE.match(line) and not _RUNNERS_OWN.match(line):
+            if line and not _EXIT_LINE().match(line) and not _RUNNERS_OWN().match(line):
                 return line[:MAX_KEY_LINE]
     for line in output.splitlines() if first else ():
-        if line.strip() and not _EXIT_LINE.match(line.strip()) and not _RUNNERS_OWN.match(
+        if line.strip() and not _EXIT_LINE().match(line.strip()) and not _RUNNERS_OWN().match(
                 line.strip()):
             return line.strip()[:MAX_KEY_LINE]
     return ""
@@ -145,33 +147,33 @@ def key_line(output: str, *, first: bool = True) -> str:
 def _failed_task(output: str) -> str:
     """The lines of the task a runner says failed (without their prefix) when they say more
     than the runner's own words (a task run alone writes its lines unprefixed); else all."""
-    failed = _TASK_FAILED.findall(output)
+    failed = _TASK_FAILED().findall(output)
     if not failed:
         return output
     prefix = f"[{failed[-1]}]"
     said = [line[len(prefix):].strip() for line in output.splitlines()
             if line.startswith(prefix)]
     return "\n".join(said) if any(
-        line and not _RUNNERS_OWN.match(line) for line in said) else output
+        line and not _RUNNERS_OWN().match(line) for line in said) else output
 
 
 def says_error(output: str) -> bool:
     """Does the output hold a line that says what went wrong (not only an exit status)?"""
     output = _readable(output)
-    return any(shape.search(output) for shape in _KEY_LINES)
+    return any(shape().search(output) for shape in _KEY_LINES)
 
 
 def summary_line(output: str) -> str:
     """A check's last verdict line (``12 passed in 0.4s``), or ''."""
     for line in reversed(_readable(output[-_VERDICT_CHARS:]).splitlines()):
-        if _PASSED.search(line) or _FAILED.search(line):
+        if _PASSED().search(line) or _FAILED().search(line):
             return line.strip(" =")[:MAX_KEY_LINE]
     return ""
 
 
 def commit_subject(command: str) -> str:
     """The message of ``git commit -m MESSAGE`` (its first line), or ''."""
-    found = _MESSAGE.search(command)
+    found = _MESSAGE().search(command)
     if not found:
         return ""
     text = found.group(1) if found.group(1) is not None else found.group(3)
@@ -182,11 +184,13 @@ def _readable(output: str) -> str:
     """The lines a person would read, without terminal colours: a line of thousands of
     characters (a progress bar, a minified bundle) says nothing, and costs every pattern a
     scan."""
-    return _TASK_PREFIX.sub("", _ANSI.sub("", "\n".join(
+    return _TASK_PREFIX().sub("", _ANSI().sub("", "\n".join(
         line for line in output.splitlines() if len(line) <= _LONGEST_LINE)))
 
 
 def _words(command: str) -> list[str]:
+    import shlex  # only a command of no known check needs it
+
     try:
         words = shlex.split(command.split("\n", 1)[0])
     except ValueError:

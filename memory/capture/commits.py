@@ -4,7 +4,6 @@ failing git is no commit at all."""
 
 from __future__ import annotations
 
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,8 @@ def commits_between(root: Path, started: str, ended: str) -> list[dict[str, Any]
     since, until = parse_time(started), parse_time(ended)
     if since is None or until is None or not (root / ".git").exists():
         return []
+    import subprocess  # a project without git (and its every Stop) needs none of it
+
     try:
         done = subprocess.run(
             ["git", "-C", str(root), "log", f"--since={since.isoformat()}",

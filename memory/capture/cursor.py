@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +22,26 @@ FOLDER = "capture"
 _LIMIT = 16 * MiB
 
 
-@dataclass
 class Cursor:
-    path: str
-    offset: int = 0
-    inode: int = 0
-    last_start: int = 0
-    last_end: int = 0
-    last_digest: str = ""
-    last_uuid: str = ""
-    first_end: int = 0
-    first_digest: str = ""
-    """the first line's: a file rewritten from its start shows there first"""
-    skipping: bool = False
-    """the offset is inside a line too long to keep, skipped up to its end"""
-    session: dict[str, Any] | None = None
-    written: dict[str, str] = field(default_factory=dict)
+    def __init__(self, path: str, offset: int = 0, inode: int = 0, last_start: int = 0,
+                 last_end: int = 0, last_digest: str = "", last_uuid: str = "",
+                 first_end: int = 0, first_digest: str = "", skipping: bool = False,
+                 session: dict[str, Any] | None = None,
+                 written: dict[str, str] | None = None) -> None:
+        self.path = path
+        self.offset = offset
+        self.inode = inode
+        self.last_start = last_start
+        self.last_end = last_end
+        self.last_digest = last_digest
+        self.last_uuid = last_uuid
+        self.first_end = first_end
+        self.first_digest = first_digest
+        """the first line's: a file rewritten from its start shows there first"""
+        self.skipping = skipping
+        """the offset is inside a line too long to keep, skipped up to its end"""
+        self.session = session
+        self.written: dict[str, str] = {} if written is None else written
 
 
 def cursor_file(home: Path, transcript: Path) -> Path:
@@ -64,12 +67,12 @@ def load(home: Path, transcript: Path) -> Cursor:
 
 
 def save(home: Path, cursor: Cursor) -> None:
-    import orjson
-
     from fallback.disk import write_atomic
 
-    # orjson writes a dataclass as it is: asdict's deep copy of the session cost more.
-    write_atomic(cursor_file(home, Path(cursor.path)), orjson.dumps(cursor))
+    # The standard library's json: orjson's import (dataclasses, uuid) costs a later Stop more
+    # than it saves on a cursor of some kilobytes.
+    data = json.dumps(vars(cursor), separators=(",", ":"))  # ASCII: a path's every byte too
+    write_atomic(cursor_file(home, Path(cursor.path)), data.encode())
 
 
 def line_digest(line: bytes) -> str:

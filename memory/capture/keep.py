@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from backends.errors import InvalidEpisode
 from backends.model import Episode, natural_key, now
-from backends.protocol import MemoryBackend, upsert_all
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 from memory.capture.derive import SOURCE, described
 from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
+
+if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which writes none
+    from backends.protocol import MemoryBackend
 
 AGENT_SOURCE = "claude_code"
 """the source of the agent's labelled lessons (as the Stop hook always wrote them)"""
@@ -88,6 +90,8 @@ def laid_over(stored: Episode | None, episode: Episode) -> Episode | None:
 async def _write(store: MemoryBackend, episodes: list[Episode], kept: Kept) -> None:
     """All of ``episodes`` in one batch (one lock, one sync); one by one when the store refuses
     one of them, so that the others are kept."""
+    from backends.protocol import upsert_all
+
     try:
         await upsert_all(store, episodes)
     except InvalidEpisode:

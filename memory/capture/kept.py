@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from backends.kinds import CODEBASE_DISCOVERY, GOTCHA, PATTERN, SESSION_INSIGHT, TASK_OUTCOME
 
 _NAMES: dict[str, str | tuple[str, str]] = {
@@ -12,12 +10,13 @@ _NAMES: dict[str, str | tuple[str, str]] = {
 _ORDER = {SESSION_INSIGHT: 0, TASK_OUTCOME: 1, CODEBASE_DISCOVERY: 2, GOTCHA: 3, PATTERN: 4}
 
 
-@dataclass
 class Kept:
     """What one capture wrote, by kind, and what it could not."""
 
-    kinds: dict[str, int] = field(default_factory=dict)
-    refused: list[str] = field(default_factory=list)
+    def __init__(self, kinds: dict[str, int] | None = None,
+                 refused: list[str] | None = None) -> None:
+        self.kinds: dict[str, int] = {} if kinds is None else kinds
+        self.refused: list[str] = [] if refused is None else refused
 
     def add(self, kind: str) -> None:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1

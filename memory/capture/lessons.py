@@ -11,34 +11,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from backends.model import natural_key
 from memory.capture.labels import LESSON_LABELS
+from memory.capture.patterns import lazy
 
-_LESSON = re.compile(
+_LESSON = lazy(
     rf"^\s*(?:[-*+]\s+)?(?:\*\*|__)?({'|'.join(LESSON_LABELS)})(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"
     r"(.+?)\s*$",
     re.IGNORECASE,
 )
-_DISCOVERY = re.compile(r"^`?([^\s`:]+)`?\s*(?::|—|–|\s-)\s*(.+)$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_ANY_LABEL = re.compile("|".join(LESSON_LABELS), re.IGNORECASE)
+_DISCOVERY = lazy(r"^`?([^\s`:]+)`?\s*(?::|—|–|\s-)\s*(.+)$")
+_FENCE = lazy(r"^\s*(```|~~~)")
+_ANY_LABEL = lazy("|".join(LESSON_LABELS), re.IGNORECASE)
 MAX_LESSONS = 200
 """per session: a transcript of thousands of labelled lines is not a session's lessons"""
 
 
-@dataclass
 class Lessons:
     """What a session marked as learned, each once, in the order first written."""
 
-    gotchas: list[str] = field(default_factory=list)
-    patterns: list[str] = field(default_factory=list)
-    discoveries: dict[str, str] = field(default_factory=dict)
-    """path -> what it is for"""
-    over: int = 0
-    """lessons left out past ``MAX_LESSONS``"""
+    def __init__(self, gotchas: list[str] | None = None, patterns: list[str] | None = None,
+                 discoveries: dict[str, str] | None = None, over: int = 0) -> None:
+        self.gotchas: list[str] = [] if gotchas is None else gotchas
+        self.patterns: list[str] = [] if patterns is None else patterns
+        self.discoveries: dict[str, str] = {} if discoveries is None else discoveries
+        """path -> what it is for"""
+        self.over = over
+        """lessons left out past ``MAX_LESSONS``"""
 
     def __bool__(self) -> bool:
         return bool(self.gotchas or self.patterns or self.discoveries)
@@ -52,7 +53,7 @@ class Lessons:
 
     def add(self, label: str, text: str) -> None:
         if label == "discovery":
-            found = _DISCOVERY.match(text)
+            found = _DISCOVERY().match(text)
             # a discovery that names no file says nothing a search can use
             if found and found.group(1) not in self.discoveries and self._room():
                 self.discoveries[found.group(1)] = found.group(2)
@@ -64,7 +65,7 @@ class Lessons:
 
     def read(self, text: str) -> None:
         """Take the lessons of one reply."""
-        if not _ANY_LABEL.search(text):
+        if not _ANY_LABEL().search(text):
             return  # most replies: one scan says so
         for label, lesson in labelled_lines(text):
             self.add(label, lesson)
@@ -80,7 +81,7 @@ def labelled_lines(text: str) -> Iterator[tuple[str, str]]:
     """(label, lesson) of each labelled line of ``text`` outside code blocks."""
     in_code = False
     for line in text.splitlines():
-        if _FENCE.match(line):
+        if _FENCE().match(line):
             in_code = not in_code
-        elif not in_code and (found := _LESSON.match(line)):
+        elif not in_code and (found := _LESSON().match(line)):
             yield found.group(1).lower(), found.group(2)

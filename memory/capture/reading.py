@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from backends.safe_files import MiB, open_regular
@@ -27,27 +26,34 @@ CAPTURE_SECONDS = 15.0
 what is left is read by the next one"""
 
 
-@dataclass(frozen=True)
 class Budget:
-    bytes: int = 64 * MiB
-    line: int = 8 * MiB
-    deadline: float | None = None
-    """``time.monotonic()`` by which reading stops"""
+    """How much one read may take. (Plain classes here and in the rest of capture: a
+    dataclass's code generation, and the import of ``dataclasses``, cost a Stop more than its
+    reading.)"""
+
+    __slots__ = ("bytes", "deadline", "line")
+
+    def __init__(self, bytes: int = 64 * MiB, line: int = 8 * MiB,
+                 deadline: float | None = None) -> None:
+        self.bytes = bytes
+        self.line = line
+        self.deadline = deadline
+        """``time.monotonic()`` by which reading stops"""
 
 
-@dataclass
 class Chunk:
-    lines: list[tuple[int, bytes]] = field(default_factory=list)
-    """(offset, line without its newline) of each whole line read"""
-    end: int = 0
-    """the offset the next read starts at"""
-    skipping: bool = False
-    restarted: str = ""
-    too_long: int = 0
-    left: int = 0
-    """bytes not read this time (the budget ran out)"""
-    size: int = 0
-    inode: int = 0
+    def __init__(self, size: int = 0, inode: int = 0) -> None:
+        self.lines: list[tuple[int, bytes]] = []
+        """(offset, line without its newline) of each whole line read"""
+        self.end = 0
+        """the offset the next read starts at"""
+        self.skipping = False
+        self.restarted = ""
+        self.too_long = 0
+        self.left = 0
+        """bytes not read this time (the budget ran out)"""
+        self.size = size
+        self.inode = inode
 
 
 def read_new(path: Path, cursor: Cursor, budget: Budget, *, final: bool = False) -> Chunk:

@@ -8,15 +8,14 @@ same session never fold the same lines twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.errors import FileRefused
 from backends.flock import flocked
 from backends.model import Episode
-from backends.protocol import MemoryBackend
 from fallback.disk import make_folder
 from memory.agent.scopes import project_group
 from memory.capture import cursor as cursors
@@ -26,44 +25,52 @@ from memory.capture.reading import Budget, Chunk, read_new
 from memory.capture.session import Session
 from memory.capture.transcript import parse_line
 
-StoreGetter = Callable[[], Awaitable[MemoryBackend]]
+if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which opens no store
+    from collections.abc import Awaitable, Callable
+
+    from backends.protocol import MemoryBackend
+
+    StoreGetter = Callable[[], Awaitable[MemoryBackend]]
+
 _DEADLINE_EVERY = 256  # lines folded between looks at the clock
 
 
-@dataclass
 class Report:
     """What capturing one transcript did."""
 
-    transcript: str
-    session_id: str = ""
-    lines: int = 0
-    damaged: int = 0
-    kept: Kept = field(default_factory=Kept)
-    would_write: list[Episode] = field(default_factory=list)
-    """with ``dry_run``: the memories a capture would write"""
-    restarted: str = ""
-    too_long: int = 0
-    left: int = 0
-    skipped: str = ""
-    """why the transcript was not read at all (refused, gone)"""
-    lessons_over: int = 0
+    def __init__(self, transcript: str) -> None:
+        self.transcript = transcript
+        self.session_id = ""
+        self.lines = 0
+        self.damaged = 0
+        self.kept = Kept()
+        self.would_write: list[Episode] = []
+        """with ``dry_run``: the memories a capture would write"""
+        self.restarted = ""
+        self.too_long = 0
+        self.left = 0
+        self.skipped = ""
+        """why the transcript was not read at all (refused, gone)"""
+        self.lessons_over = 0
 
 
-@dataclass
 class Folded:
     """A transcript's new lines folded into its session, and what of it is to be written;
     nothing is written, nor the cursor moved, until ``save``."""
 
-    report: Report
-    cursor: cursors.Cursor
-    session: Session | None = None
-    """None: nothing new to derive nor a cursor to move (``report`` says why)"""
-    chunk: Chunk | None = None
-    end: int = 0
-    fresh: list[Episode] = field(default_factory=list)
-    """the derived memories that differ from what was last written"""
-    lessons: Lessons = field(default_factory=Lessons)
-    """the agent's lessons not yet written"""
+    def __init__(self, report: Report, cursor: cursors.Cursor, session: Session | None = None,
+                 chunk: Chunk | None = None, end: int = 0, fresh: list[Episode] | None = None,
+                 lessons: Lessons | None = None) -> None:
+        self.report = report
+        self.cursor = cursor
+        self.session = session
+        """None: nothing new to derive nor a cursor to move (``report`` says why)"""
+        self.chunk = chunk
+        self.end = end
+        self.fresh: list[Episode] = [] if fresh is None else fresh
+        """the derived memories that differ from what was last written"""
+        self.lessons = Lessons() if lessons is None else lessons
+        """the agent's lessons not yet written"""
 
     def save(self, home: Path) -> None:
         """Move the cursor past what was folded (after the memories are written)."""

@@ -9,12 +9,12 @@ and the runs that fixed them, commits, and the agent's labelled lessons."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from memory.capture import checks
 from memory.capture.lessons import Lessons
+from memory.capture.patterns import lazy
 from memory.capture.redact import redact
 from memory.capture.transcript import Compaction, Entry, Prompt, Reply, ToolResult, ToolUse
 
@@ -32,67 +32,77 @@ MAX_PROMPT = 2000
 MAX_REPLY = 1500
 MAX_SCANNED = 20_000
 """characters of a reply read for what it says of files"""
-_LEAD_IN = re.compile(
+_LEAD_IN = lazy(
     r"^(?:(?:now|next|first|then|finally|great|good|perfect|ok(?:ay)?)[,!.]?\s+)*"
     r"(?:let me|let's|i'll|i will|i need to|i'm going to|i am going to|we need to)\s+",
     re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = lazy(r"(?<=[.!?])\s+|\n+")
 _REJECTED = ("The user doesn't want to proceed", "was blocked", "[Request interrupted",
              "<tool_use_error>Cancelled: parallel tool call", "<tool_use_error>Sibling tool call")
 """a result saying the call never ran: no failure of what it would have run"""
 # A failed call of another tool says something of the project when it met a path or a name
 # that is not there; errors of the tool's own rules (read before editing, too large to read,
 # the string to replace not found) say nothing worth keeping.
-_PROJECT_ERROR = re.compile(r"does not exist|not found|no such|unknown|is a directory|EISDIR"
+_PROJECT_ERROR = lazy(r"does not exist|not found|no such|unknown|is a directory|EISDIR"
                             r"|not a directory|permission denied", re.IGNORECASE)
-_TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum|String to replace|Found \d+ "
+_TOOL_RULE = lazy(r"has not been read yet|exceeds maximum|String to replace|Found \d+ "
                         r"matches|modified since|InputValidationError|Invalid tool parameters",
                         re.IGNORECASE)
-_TOOL_TAGS = re.compile(r"</?tool_use_error>")
+_TOOL_TAGS = lazy(r"</?tool_use_error>")
 # The sections of a compaction's summary that list files ("Files and Code Sections:")
-_FILES_SECTION = re.compile(r"^\s*(?:#+\s*)?\d+\.\s+\**Files and Code Sections\**:?\s*$",
+_FILES_SECTION = lazy(r"^\s*(?:#+\s*)?\d+\.\s+\**Files and Code Sections\**:?\s*$",
                             re.MULTILINE | re.IGNORECASE)
-_NEXT_SECTION = re.compile(r"^\s*(?:#+\s*)?\d+\.\s+\**[A-Z][\w ]+\**:?\s*$", re.MULTILINE)
-_BULLET_PATH = re.compile(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s*(.*))?$")
-_SUB_BULLET = re.compile(r"^(\s*)[-*]\s+(.+)$")
+_NEXT_SECTION = lazy(r"^\s*(?:#+\s*)?\d+\.\s+\**[A-Z][\w ]+\**:?\s*$", re.MULTILINE)
+_BULLET_PATH = lazy(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s*(.*))?$")
+_SUB_BULLET = lazy(r"^(\s*)[-*]\s+(.+)$")
 
 
-@dataclass
 class Session:
     """What one transcript file said so far (see the module docstring)."""
 
-    root: str
-    """the project folder: paths under it are kept relative to it"""
-    cwd: str = ""
-    """the session's own folder, as the transcript says: paths under it (and not under
-    ``root``: a transcript from another machine) are kept relative to it; others not at all"""
-    session_id: str = ""
-    subagent: bool = False
-    started: str = ""
-    ended: str = ""
-    first_prompt: str = ""
-    prompts: int = 0
-    last_reply: str = ""
-    said: str = ""
-    """the assistant's last words before its next tool call (what it means to do)"""
-    compactions: int = 0
-    lines: int = 0
-    damaged: int = 0
-    pending: dict[str, dict[str, str]] = field(default_factory=dict)
-    files: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """path -> {"changed": bool, "read": bool, "notes": [what was said of it]}"""
-    failing: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """check -> its first failure since it last passed, and what changed since"""
-    fixed: list[dict[str, Any]] = field(default_factory=list)
-    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """kind of check -> its last run"""
-    commits: list[str] = field(default_factory=list)
-    since_commit: list[str] = field(default_factory=list)
-    lessons: dict[str, Any] = field(default_factory=lambda: Lessons().to_json())
+    def __init__(self, root: str, cwd: str = "", session_id: str = "", subagent: bool = False,
+                 started: str = "", ended: str = "", first_prompt: str = "", prompts: int = 0,
+                 last_reply: str = "", said: str = "", compactions: int = 0, lines: int = 0,
+                 damaged: int = 0, pending: dict[str, dict[str, str]] | None = None,
+                 files: dict[str, dict[str, Any]] | None = None,
+                 failing: dict[str, dict[str, Any]] | None = None,
+                 fixed: list[dict[str, Any]] | None = None,
+                 checks: dict[str, dict[str, Any]] | None = None,
+                 commits: list[str] | None = None, since_commit: list[str] | None = None,
+                 lessons: dict[str, Any] | None = None) -> None:
+        self.root = root
+        """the project folder: paths under it are kept relative to it"""
+        self.cwd = cwd
+        """the session's own folder, as the transcript says: paths under it (and not under
+        ``root``: a transcript from another machine) are kept relative to it; others not at
+        all"""
+        self.session_id = session_id
+        self.subagent = subagent
+        self.started = started
+        self.ended = ended
+        self.first_prompt = first_prompt
+        self.prompts = prompts
+        self.last_reply = last_reply
+        self.said = said
+        """the assistant's last words before its next tool call (what it means to do)"""
+        self.compactions = compactions
+        self.lines = lines
+        self.damaged = damaged
+        self.pending: dict[str, dict[str, str]] = {} if pending is None else pending
+        self.files: dict[str, dict[str, Any]] = {} if files is None else files
+        """path -> {"changed": bool, "read": bool, "notes": [what was said of it]}"""
+        self.failing: dict[str, dict[str, Any]] = {} if failing is None else failing
+        """check -> its first failure since it last passed, and what changed since"""
+        self.fixed: list[dict[str, Any]] = [] if fixed is None else fixed
+        self.checks: dict[str, dict[str, Any]] = {} if checks is None else checks
+        """kind of check -> its last run"""
+        self.commits: list[str] = [] if commits is None else commits
+        self.since_commit: list[str] = [] if since_commit is None else since_commit
+        self.lessons: dict[str, Any] = Lessons().to_json() if lessons is None else lessons
 
     def to_json(self) -> dict[str, Any]:
-        """The session's fields, sharing its values: ``asdict``'s deep copy cost a later Stop
-        more than anything else it does (the session is saved at once, then dropped)."""
+        """The session's fields, sharing its values (the session is saved at once, then
+        dropped)."""
         return dict(vars(self))
 
     @classmethod
@@ -243,8 +253,8 @@ class Session:
     def _tool_failed(self, tool: str, call: str, output: str) -> None:
         """A call of a tool (no shell command) that met a missing path or name: a failed
         approach, fixed by the next call of the same tool that works, soon after."""
-        error = " ".join(_TOOL_TAGS.sub("", output).split())
-        if _TOOL_RULE.search(error) or not _PROJECT_ERROR.search(error):
+        error = " ".join(_TOOL_TAGS().sub("", output).split())
+        if _TOOL_RULE().search(error) or not _PROJECT_ERROR().search(error):
             return
         self.failing[f"tool:{tool}"] = {
             "kind": "tool", "command": call, "error": redact(f"{call}: {error}")[:300],
@@ -264,11 +274,11 @@ class Session:
 
     def _compaction(self, text: str) -> None:
         """A compaction's summary lists the files it worked on, with why each matters."""
-        start = _FILES_SECTION.search(text)
+        start = _FILES_SECTION().search(text)
         if start is None:
             return
         rest = text[start.end():]
-        end = _NEXT_SECTION.search(rest)
+        end = _NEXT_SECTION().search(rest)
         section = rest[: end.start()] if end else rest
         current: str | None = None
         depth = 0
@@ -279,14 +289,14 @@ class Session:
                 continue
             if in_code:
                 continue
-            found = _BULLET_PATH.match(line)
+            found = _BULLET_PATH().match(line)
             if found and (path := self._relative(found.group(2))) is not None:
                 current, depth = path, len(found.group(1))
                 self._file(path)
                 if found.group(3):
                     self._note(path, redact(found.group(3)))
                 continue
-            sub = _SUB_BULLET.match(line)
+            sub = _SUB_BULLET().match(line)
             if current is not None and sub and len(sub.group(1)) > depth:
                 note = re.sub(r"^\**(?:why important|importance|purpose|changes? made|summary)"
                               r"\**:\**\s*", "", sub.group(2), flags=re.IGNORECASE)
@@ -328,8 +338,8 @@ class Session:
             return []
         found = []
         names = {path.rsplit("/", 1)[-1]: path for path in self.files}
-        for sentence in _SENTENCE.split(text):
-            if len(sentence) < 30 or _LEAD_IN.match(sentence.strip(" -*")):
+        for sentence in _SENTENCE().split(text):
+            if len(sentence) < 30 or _LEAD_IN().match(sentence.strip(" -*")):
                 continue
             for name, path in names.items():
                 if _names(sentence, name):
@@ -351,10 +361,10 @@ def _names(sentence: str, name: str) -> bool:
 def _intent(said: str) -> str:
     """What the assistant said it was about to do, as a note on the file it then changed:
     the last sentence before the edit, without "Now let me"."""
-    sentences = [s.strip(" -*") for s in _SENTENCE.split(said) if s.strip(" -*")]
+    sentences = [s.strip(" -*") for s in _SENTENCE().split(said) if s.strip(" -*")]
     if not sentences:
         return ""
-    last = _LEAD_IN.sub("", sentences[-1]).rstrip(":.")
+    last = _LEAD_IN().sub("", sentences[-1]).rstrip(":.")
     return last[:1].upper() + last[1:] if len(last) >= 15 else ""
 
 

@@ -20,8 +20,12 @@ from memory.store.selection import open_memory
 
 LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "memory.store.dual",
             "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
-            "backends.search", "rapidfuzz", "graphiti_core", "kuzu", "pydantic", "numpy")
-"""what a lean Stop never imports (a package with its modules)"""
+            "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
+            "graphiti_core", "kuzu", "pydantic", "numpy")
+"""what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
+repository, ``shlex`` only for a command of no known check"""
+NOTHING_NEW_OUT = (*LEAN_OUT, "dataclasses", "inspect", "orjson", "uuid", "memory.capture.later")
+"""what a Stop with nothing new never imports"""
 
 
 def session(cwd: str) -> Transcript:
@@ -86,6 +90,8 @@ async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
         assert imported(modules, LEAN_OUT) == []
         assert {"memory.capture.later", "fallback.append"} <= modules
         assert orjson.loads(said) == {"systemMessage": f"dualmem kept {report.kept.describe()}"}
+        nothing, quiet = stop(lean, lean.folder / "s.jsonl")  # the next Stop: nothing new
+        assert nothing == "{}" and imported(quiet, NOTHING_NEW_OUT) == []
         assert report.kept.kinds  # the turn changed memories, which both wrote
         async with open_memory(lean.home, "file") as reopened:
             lean_memories = [e async for e in reopened.scan(group_ids=[lean.id])]
