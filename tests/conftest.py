@@ -33,29 +33,6 @@ settings.register_profile("fast", max_examples=10, **_TIMING)
 settings.register_profile("ci", max_examples=100, print_blob=True, **_TIMING)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-# The longest files first (summed test durations of a whole run, longest first): `--dist
-# loadfile` hands each worker the next file in collection order as it frees, so a long file
-# collected late ran on one worker for minutes after the other had finished (the two clones'
-# outage test ended the run alone). Within a file, and for every other file, the order is kept.
-LONGEST_FIRST = [
-    "falkor/test_two_clones.py", "faults/test_mcp_hostile.py", "faults/test_special_files.py",
-    "faults/test_links_and_owners.py", "plugin/test_team_setup.py", "plugin/test_mcp_curation.py",
-    "faults/test_resource_limits.py", "plugin/test_mcp_servers.py",
-    "falkor/test_server_messages.py", "context/test_assembly.py", "falkor/test_many_writers.py",
-    "graph/test_graphiti_indexes.py",
-]
-
-
-def _rank(item: pytest.Item) -> int:
-    path = item.path.as_posix()
-    return next((n for n, name in enumerate(LONGEST_FIRST) if path.endswith(f"tests/{name}")),
-                len(LONGEST_FIRST))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=_rank)  # stable: the collection order otherwise
-
-
 SEED_VARIABLE = "DUALMEM_TEST_SEED"
 _SEED = pytest.StashKey[int]()
 
