@@ -11,6 +11,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,11 +100,14 @@ async def play(root: Path, steps: list[tuple[str, int, str, str]]) -> None:
         await rebuilt.aclose()
 
 
-@settings(deadline=None, max_examples=40)
-@given(steps=st.lists(STEP, max_size=25))
-def test_an_index_kept_current_answers_as_one_built_from_the_files(
-    steps: list[tuple[str, int, str, str]],
-) -> None:
+# `make test` tries 20 sequences of steps, `make slow` the full 40: the same property.
+@pytest.mark.parametrize("examples", [20, pytest.param(40, marks=pytest.mark.slow)])
+def test_an_index_kept_current_answers_as_one_built_from_the_files(examples: int) -> None:
+    settings(deadline=None, max_examples=examples)(
+        given(steps=st.lists(STEP, max_size=25))(_index_answers))()
+
+
+def _index_answers(steps: list[tuple[str, int, str, str]]) -> None:
     root = Path(tempfile.mkdtemp(prefix="dualmem-index-"))
     try:
         asyncio.run(play(root / "files", steps))

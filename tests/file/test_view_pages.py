@@ -165,11 +165,14 @@ def lines(texts: dict[str, str]) -> dict[str, list[str]]:
             if "\n- " in text}
 
 
-@settings(deadline=None, max_examples=40)
-@given(steps=st.lists(VIEW_STEP, min_size=1, max_size=20))
-def test_pages_changed_write_by_write_are_those_rendered_whole_and_rebuilt(
-    steps: list[tuple[str, int, int, str]],
-) -> None:
+# `make test` tries 20 sequences of steps, `make slow` the full 40: the same property.
+@pytest.mark.parametrize("examples", [20, pytest.param(40, marks=pytest.mark.slow)])
+def test_pages_changed_write_by_write_are_those_rendered_whole_and_rebuilt(examples: int) -> None:
+    settings(deadline=None, max_examples=examples)(
+        given(steps=st.lists(VIEW_STEP, min_size=1, max_size=20))(_pages_match))()
+
+
+def _pages_match(steps: list[tuple[str, int, int, str]]) -> None:
     async def play(roots: list[Path]) -> None:
         stores = [await FileBackend.open(roots[0], watch=False),
                   await WholeRenders.open(roots[1], watch=False)]
