@@ -42,8 +42,6 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-import orjson
-
 from backends.kinds import (
     CODEBASE_DISCOVERY,
     FAILED_APPROACH,
@@ -223,6 +221,8 @@ def _path(item: Mapping[str, Any]) -> str:
 def merge(earlier: Episode, later: Episode) -> Episode:
     """One memory of two mentions of it (the same id): ``later``'s fields, its JSON body laid over
     ``earlier``'s (field by field), and the earlier time."""
+    import orjson  # a write's: reads need not load it
+
     old, new = earlier.data, later.data
     body = orjson.dumps({**old, **new}).decode() if isinstance(old, dict) and isinstance(
         new, dict) else later.body

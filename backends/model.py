@@ -8,13 +8,11 @@ FORMAT.md); an aware one in another zone is converted, so both layers store the 
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import orjson
-
+from backends import json_read
 from backends.errors import InvalidEpisode
 from backends.texts import json_body
 from backends.values import REQUIRED, Value, check_text, instant
@@ -32,7 +30,7 @@ NOT_UTF8 = "is not valid UTF-8 text (it holds a lone surrogate)"
 _WORD = re.compile(r"\w+")
 
 # Fixed forever: stable ids of keyed memories are derived from it.
-_ID_NAMESPACE = uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11")
+_ID_NAMESPACE = "5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11"
 
 
 def stable_id(group_id: str, kind: str, key: str) -> str:
@@ -41,7 +39,9 @@ def stable_id(group_id: str, kind: str, key: str) -> str:
     name = f"{group_id}\x1f{kind}\x1f{key}"
     if not is_utf8(name):
         raise InvalidEpisode(f"key {key!r} of group {group_id!r}, kind {kind!r}: {NOT_UTF8}")
-    return str(uuid.uuid5(_ID_NAMESPACE, name))
+    import uuid  # loads platform: only writes (and imports) mint ids
+
+    return str(uuid.uuid5(uuid.UUID(_ID_NAMESPACE), name))
 
 
 def is_utf8(text: str) -> bool:
@@ -191,6 +191,10 @@ class Episode(Value):
         **fields: Any,
     ) -> Episode:
         """A new episode; with ``key`` its id is stable (uuid5 of group, kind and key)."""
+        import uuid
+
+        import orjson  # a write's: reads need not load it
+
         check_group_id(group_id)
         try:
             text = body if isinstance(body, str) else orjson.dumps(body).decode()
@@ -204,7 +208,7 @@ class Episode(Value):
     @property
     def data(self) -> Any:
         """The parsed JSON body of a structured memory, or None for plain text."""
-        return json_body(self.body, orjson.loads)
+        return json_body(self.body, json_read.loads)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -212,6 +216,8 @@ class Episode(Value):
     def content_hash(self) -> str:
         """A digest of every field: equal hashes mean equal memories, in any layer."""
         import hashlib  # loads OpenSSL (~5 ms): only migration and checks hash
+
+        import orjson
 
         return hashlib.sha256(orjson.dumps(self.to_json(), option=orjson.OPT_SORT_KEYS)).hexdigest()
 

@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
-import orjson
-
+from backends import json_read
 from backends.errors import InvalidEpisode
 
 REQUIRED = object()
@@ -68,8 +67,8 @@ class Value:
     @classmethod
     def model_validate_json(cls, data: str | bytes) -> Self:
         try:
-            document = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
+            document = json_read.loads(data)
+        except json_read.JSONDecodeError as exc:
             raise InvalidEpisode(f"Invalid JSON: {exc}") from None
         return cls.model_validate(document)
 
@@ -104,6 +103,8 @@ class Value:
         return dumped
 
     def model_dump_json(self) -> str:
+        import orjson  # a write's: reads need not load it
+
         return orjson.dumps(self.model_dump(mode="json")).decode()
 
     def _fields(self) -> dict[str, Any]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from backends import json_read
 from backends.errors import InvalidEpisode
 from backends.model import Episode
 
@@ -21,6 +20,8 @@ class UnreadableEpisode(ValueError):
 
 
 def encode(episode: Episode) -> bytes:
+    import orjson  # a write's: reads need not load it
+
     fields = episode.to_json()
     document: dict[str, Any] = {"format": FORMAT}
     document.update((name, fields[name]) for name in _ORDER)
@@ -29,8 +30,8 @@ def encode(episode: Episode) -> bytes:
 
 def decode(data: bytes) -> Episode:
     try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
+        document = json_read.loads(data)
+    except json_read.JSONDecodeError as exc:
         raise UnreadableEpisode(f"not JSON ({exc})") from None
     if not isinstance(document, dict):
         raise UnreadableEpisode("not a JSON object")

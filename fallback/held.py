@@ -16,8 +16,7 @@ from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 
-import orjson
-
+from backends import json_read
 from backends.model import GROUP_ID, check_group_id, now, utc
 from fallback import disk
 
@@ -31,8 +30,8 @@ class HeldFolder:
     def ids(self, group_id: str, kind: str) -> dict[str, datetime]:
         """The held ids of the view of ``kind`` in ``group_id``, with since when."""
         try:
-            document = orjson.loads(self._path(group_id, kind).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            document = json_read.loads(self._path(group_id, kind).read_bytes())
+        except (OSError, json_read.JSONDecodeError):
             return {}  # none (or a file a person broke: nothing is held then, nothing lost)
         if not isinstance(document, dict):
             return {}
@@ -68,6 +67,8 @@ class HeldFolder:
             self._write(group_id, kind, {i: t for i, t in held.items() if i not in episode_ids})
 
     def _write(self, group_id: str, kind: str, held: dict[str, datetime]) -> None:
+        import orjson  # a write's: reads need not load it
+
         path = self._path(group_id, kind)
         if not held:
             disk.remove(path)

@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
-
-import orjson
 
 from backends import threads
 from backends.errors import StoreCorrupt
@@ -178,6 +175,8 @@ class FileIndex:
 
     @classmethod
     def _create(cls, db: sqlite3.Connection, path: Path) -> FileIndex:
+        import uuid  # only a new index mints its epoch
+
         index = cls(db, path)
         with index.transaction():
             for statement in _SCHEMA.split(";"):
@@ -262,6 +261,8 @@ class FileIndex:
 
     def put(self, rows: Sequence[Row]) -> None:
         """Record these episodes as stored (each replaces the same id), each a new change."""
+        import orjson  # a write's: reads need not load it
+
         with self.transaction():
             for row in rows:
                 e = row.episode

@@ -21,8 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from backends import json_read
 from backends.errors import InvalidEpisode
 from backends.model import EPISODE_ID, Episode, now, utc
 from backends.protocol import Tombstone
@@ -44,6 +43,8 @@ class TombstoneFolder:
              keep: Collection[Episode] = ()) -> None:
         """Record these deletes; the text of the episodes in ``keep`` is kept with them (and
         a tombstone's text already kept stays)."""
+        import orjson  # a write's: reads need not load it
+
         stamp = (when or now()).isoformat()
         kept = {episode.id: episode.to_json() for episode in keep}
         for episode_id in episode_ids:
@@ -85,6 +86,8 @@ class TombstoneFolder:
     def forget(self, episode_ids: Collection[str]) -> None:
         """These deletes have been replayed: drop their tombstones, but keep the text of those
         that keep one."""
+        import orjson  # a write's: reads need not load it
+
         for episode_id in episode_ids:
             path = self.folder / file_name(episode_id)
             document = _load(path)
@@ -113,7 +116,7 @@ class TombstoneFolder:
 def _load(path: Path) -> dict[str, Any] | None:
     try:
         # Never through a link (FileRefused is a ValueError: skipped too).
-        document = orjson.loads(read_regular(path, limit=LIMIT, follow=False))
+        document = json_read.loads(read_regular(path, limit=LIMIT, follow=False))
     except (OSError, ValueError):
         return None
     return document if isinstance(document, dict) else None

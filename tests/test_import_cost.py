@@ -168,3 +168,24 @@ def test_a_one_shot_search_and_prompt_hook_load_nothing_only_writes_need(tmp_pat
     # (the prompt hook asks git for the working set: ``memory.workset``)
     hooked = ["--home", home, "hook", "prompt"]
     assert modules_at_exit(tmp_path, hooked, (*WRITES, *GRAPH_ONLY), prompt) == []
+
+
+# orjson's module init imports dataclasses (with inspect, ast, dis, tokenize), uuid (with
+# platform), datetime and json: a sixth of a 10k search. A read parses with the standard
+# library's json; only a write serialises with orjson, and only a write mints an id.
+WRITE_ONLY = ("orjson", "uuid")
+
+
+def test_a_one_shot_search_and_prompt_hook_load_neither_orjson_nor_what_it_drags_in(
+    tmp_path: Path,
+) -> None:
+    home = str(tmp_path / ".dualmem")
+    add = ["--home", home, "--backend", "file", "add", "--kind", "gotcha", "--name",
+           "stale caches", "--body", "stale caches hide writes"]
+    assert "orjson" in modules_at_exit(tmp_path, add, WRITE_ONLY)  # a write does load it
+    searched = ["--home", home, "search", "stale caches"]
+    modules_at_exit(tmp_path, searched, WRITE_ONLY)  # the first read indexes what was added
+    assert modules_at_exit(tmp_path, searched, WRITE_ONLY) == []
+    prompt = orjson.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
+                           "prompt": "how do we handle stale caches?"})
+    assert modules_at_exit(tmp_path, ["--home", home, "hook", "prompt"], WRITE_ONLY, prompt) == []

@@ -18,7 +18,6 @@ creates no duplicates and every process derives the same structure.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -52,7 +51,7 @@ MAX_TEXT_ENTITIES = 32  # from free text, which is noisier
 MAX_FACTS = 64
 MAX_DEPTH = 8
 # Fixed forever: fact uuids are derived from it (entity uuids: ``entity_ids``).
-_FACT_NAMESPACE = uuid.UUID("0d6f2e7a-91c4-4b8e-a3f5-2c7b9e1d4a60")
+_FACT_NAMESPACE = "0d6f2e7a-91c4-4b8e-a3f5-2c7b9e1d4a60"
 
 PLAIN_LABEL = re.compile(r"[A-Z][A-Za-z]{0,63}")
 """what an entity label may be: a plain word (a FalkorDB query carries it in its text)"""
@@ -84,7 +83,10 @@ class Extraction(NamedTuple):
 
 
 def fact_uuid(episode_id: str, source: str, name: str, target: str) -> str:
-    return str(uuid.uuid5(_FACT_NAMESPACE, f"{episode_id}\x1f{source}\x1f{name}\x1f{target}"))
+    import uuid  # loads platform: only a write finds facts
+
+    key = f"{episode_id}\x1f{source}\x1f{name}\x1f{target}"
+    return str(uuid.uuid5(uuid.UUID(_FACT_NAMESPACE), key))
 
 
 def name_terms(entity: Entity) -> frozenset[str]:

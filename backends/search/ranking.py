@@ -13,8 +13,6 @@ import math
 import re
 from functools import lru_cache
 
-import orjson
-
 from backends.model import Episode
 
 K1 = 1.2
@@ -76,6 +74,8 @@ def search_text(episode: Episode) -> str:
     if body.startswith("{") and any(f'"{key}"' in body for key in BOOKKEEPING):
         data = episode.data
         if isinstance(data, dict):
+            import orjson  # only such bodies (Auto-Claude's) need it
+
             body = orjson.dumps({k: v for k, v in data.items() if k not in BOOKKEEPING}).decode()
     return f"{episode.name}\n{body}"
 

@@ -7,8 +7,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import orjson
-
+from backends import json_read
 from backends.errors import InvalidEpisode
 from backends.model import Episode, stable_id
 
@@ -49,8 +48,8 @@ class ReadsAsMapping:
 def json_object(text: str | bytes, where: str) -> dict[str, Any]:
     """``text`` parsed as one JSON object; ``InvalidEpisode`` naming ``where`` otherwise."""
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
+        value = json_read.loads(text)
+    except json_read.JSONDecodeError as exc:
         raise InvalidEpisode(f"{where}: not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise InvalidEpisode(f"{where}: not a JSON object")

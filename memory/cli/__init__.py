@@ -24,8 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import orjson
-
 from backends.errors import DualmemError
 from backends.graph.engine_names import ENGINES
 from memory.cli import driver
@@ -240,6 +238,8 @@ def _print_error(exc: DualmemError, as_json: bool) -> None:
     message = one_line(exc)
     print(f"dualmem: error: {message}", file=sys.stderr)
     if as_json:
+        import orjson  # only --json prints it: a one-shot read need not load it
+
         error = {"type": type(exc).__name__, "message": message}
         print(orjson.dumps({"error": error}).decode())
 
@@ -269,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_error(exc, as_json)
         return 2 if isinstance(exc, UsageError) else 1
     if as_json:
+        import orjson
+
         print(orjson.dumps(output.data).decode())
     elif output.text:
         print(output.text)

@@ -14,8 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-import orjson
-
+from backends import json_read
 from memory.cli.base import Command, reads_the_journal
 from memory.hooks import (
     PROMPT_LIMIT,
@@ -70,7 +69,7 @@ async def hook(args: argparse.Namespace, config: Config) -> Output:
     except Exception as exc:
         print(f"dualmem hook {args.event}: {one_line(exc)}", file=sys.stderr)
     document = hook_output(event, context, message)
-    return Output(document, orjson.dumps(document).decode())
+    return Output(document, json_read.dumps(document))
 
 
 def _config(args: argparse.Namespace, given: HookInput) -> Config | None:

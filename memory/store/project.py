@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from pathlib import Path
 from typing import NamedTuple
 
-import orjson
-
+from backends import json_read
 from backends.errors import StoreCorrupt, WriteFailed
 from backends.model import check_group_id
 from backends.safe_files import open_for_write, read_regular
@@ -66,12 +64,12 @@ def read_project(project_file: Path) -> ProjectRecord | None:
     except OSError as exc:  # the home is no folder (--home /dev/null), or unreadable
         raise StoreCorrupt(project_file, f"cannot be read: {exc.strerror or exc}") from None
     try:
-        data = orjson.loads(raw)
+        data = json_read.loads(raw)
         project_id = check_group_id(data["project_id"])
         folder, remote = data.get("folder"), data.get("git_remote")
         if not isinstance(folder, str | None) or not isinstance(remote, str | None):
             raise TypeError("folder and git_remote are text")
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (json_read.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StoreCorrupt(project_file, f"not a project file ({exc})") from None
     return ProjectRecord(project_id, None if folder is None else Place(folder, remote))
 
@@ -147,12 +145,18 @@ def _slug(name_hint: str) -> str:
 
 
 def _new_id(name_hint: str) -> str:
+    import uuid  # only a new home mints an id
+
     return f"{_slug(name_hint)}-{uuid.uuid4().hex[:8]}"
 
 
 def _write(project_file: Path, record: ProjectRecord, *, replace: bool) -> bool:
     """Write ``record`` durably as ``project_file``: whether this call wrote it (without
     ``replace``, a file already there is kept). ``WriteFailed`` when it cannot be written."""
+    import uuid
+
+    import orjson  # a write's: reads need not load it
+
     temp = project_file.with_name(f".{project_file.name}.{uuid.uuid4().hex}")
     try:
         project_file.parent.mkdir(parents=True, exist_ok=True)

@@ -17,12 +17,10 @@ import contextlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
-
+from backends import json_read
 from backends.errors import DualmemError, FileRefused
 from backends.safe_files import open_for_write, read_regular
 
@@ -80,10 +78,10 @@ def read_settings(home: Path) -> dict[str, str]:
     """The settings ``config.json`` keeps (none when there is no such file)."""
     path = home / CONFIG
     try:
-        raw = orjson.loads(read_regular(path, limit=_LIMIT, follow=False, within=home))
+        raw = json_read.loads(read_regular(path, limit=_LIMIT, follow=False, within=home))
     except (FileNotFoundError, NotADirectoryError):  # no home yet, or no folder: said later
         return {}
-    except (FileRefused, orjson.JSONDecodeError) as exc:
+    except (FileRefused, json_read.JSONDecodeError) as exc:
         raise SettingsError(f"{path}: not a dualmem settings file ({exc})") from None
     if not isinstance(raw, dict) or not all(
             isinstance(key, str) and key in SETTINGS.values() and isinstance(value, str)
@@ -106,6 +104,8 @@ def store_setting(home: Path, name: str, value: str) -> str:
     if name == "infer-areas" and value not in ("", "on"):
         raise SettingsError(f"infer-areas: {value!r} is not 'on' ('' removes it)")
     if name == "graph-url" and value:
+        from dataclasses import replace  # as the address: only a server's URL needs them
+
         from backends.graph.address import parse_server_url  # as in ``config._server``
 
         address = parse_server_url(value)
@@ -116,6 +116,8 @@ def store_setting(home: Path, name: str, value: str) -> str:
         settings[SETTINGS[name]] = value
     else:
         settings.pop(SETTINGS[name], None)
+    import orjson  # a write's: reads need not load it
+
     _write(home / CONFIG, orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n", 0o644)
     return shown
 
@@ -133,6 +135,8 @@ def with_password(address: ServerAddress, home: Path, environ: Mapping[str, str]
                                       within=home).decode().strip()
             except (FileRefused, UnicodeDecodeError) as exc:
                 raise SettingsError(f"{home / PASSWORD}: unreadable ({exc})") from None
+    from dataclasses import replace
+
     return address if not secret else replace(address, password=secret)
 
 

@@ -1,0 +1,45 @@
+"""JSON as a read parses (and prints) it: the standard library's, not orjson.
+
+Importing orjson runs its module init, which imports dataclasses (with inspect, ast, dis,
+tokenize), uuid (with platform), datetime and json: about a sixth of a one-shot search. A read
+parses a few small documents, where the standard library's C scanner is as good; writes keep
+orjson, imported where they write. ``loads`` refuses what orjson refuses and the standard
+library would take (NaN and Infinity, bytes that are not UTF-8, nesting past the stack), with
+the same ``JSONDecodeError`` (orjson's is a subclass of it), so callers catch one error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+JSONDecodeError = json.JSONDecodeError
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """``data`` parsed as JSON; ``JSONDecodeError`` where it is not JSON."""
+    text = data if isinstance(data, str) else ""
+    try:
+        if not isinstance(data, str):
+            text = bytes(data).decode()  # UTF-8 only, as orjson (not UTF-16/32 sniffing)
+        return _DECODER.decode(text)
+    except JSONDecodeError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise JSONDecodeError(f"not valid UTF-8 ({exc.reason})", text, exc.start) from None
+    except (ValueError, RecursionError) as exc:  # not UTF-8, a constant, nested too deep
+        raise JSONDecodeError(str(exc) or type(exc).__name__, text, 0) from None
+
+
+def dumps(value: Any) -> str:
+    """``value`` (plain JSON data) as compact JSON text, characters unescaped: the text
+    orjson writes for it (a float may be spelled otherwise: 1e-05, not 0.00001), for what a
+    read prints."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
