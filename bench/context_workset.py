@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from backends.protocol import MemoryBackend
@@ -121,7 +120,7 @@ def _chosen(grid: Mapping[Values, Mapping[str, Sequence[Score]]], held_out: str)
 
 
 def _limits(base: Thresholds, values: Values) -> Thresholds:
-    return replace(base, work=values[0], tie=values[1], elsewhere=values[2])
+    return base._replace(work=values[0], tie=values[1], elsewhere=values[2])
 
 
 def before(folder: Path) -> subprocess.Popen[bytes]:

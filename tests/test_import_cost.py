@@ -173,7 +173,7 @@ def test_a_one_shot_search_and_prompt_hook_load_nothing_only_writes_need(tmp_pat
 # orjson's module init imports dataclasses (with inspect, ast, dis, tokenize), uuid (with
 # platform), datetime and json: a sixth of a 10k search. A read parses with the standard
 # library's json; only a write serialises with orjson, and only a write mints an id.
-WRITE_ONLY = ("orjson", "uuid")
+WRITE_ONLY = ("orjson", "dataclasses", "uuid", "inspect")
 
 
 def test_a_one_shot_search_and_prompt_hook_load_neither_orjson_nor_what_it_drags_in(

@@ -9,15 +9,15 @@ were chosen on the labelled benchmark ``bench.context_recall`` (docs/CONTEXT.md)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from memory.context.analysis import Analysis
 
 
-@dataclass(frozen=True)
-class Thresholds:
+# A NamedTuple, not a dataclass: the dataclasses module imports inspect (with ast, dis and
+# tokenize), a tenth of the prompt hook, which reads these.
+class Thresholds(NamedTuple):
     """``familiar`` / ``first_of_type``: the score at which a past outcome counts toward the
     task's history (and the prompt hook's bar); ``similar_task``: the score at which it makes
     the task familiar. Selection: a hit scoring ``floor`` or less is no match; a memory is kept

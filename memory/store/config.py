@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -92,12 +91,13 @@ def _dimension(given: str | None, what: str) -> int | None:
     return int(given)
 
 
-@dataclass(frozen=True)
-class Config:
+# A NamedTuple, not a dataclass: the dataclasses module imports inspect (with ast, dis and
+# tokenize), a tenth of a one-shot search, and every command builds a Config.
+class _Fields(NamedTuple):
     home: Path
     backend: BackendChoice = "auto"
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    graph_engine: Engine = field(default_factory=lambda: engines.default)
+    graph_engine: Engine = DEFAULT_ENGINE
     """the embedded engine of the home's graph (when there is no ``graph_url``); by default
     ``engines.default``, Kùzu (a test run on LadybugDB sets it)"""
     graph_url: ServerAddress | None = None
@@ -109,6 +109,21 @@ class Config:
     """graphiti's LLM extraction at this endpoint adds entities and facts to free-text
     memories, in the background and on ``dualmem enrich`` (default: none; the deterministic
     extraction always runs)"""
+
+
+class Config(_Fields):
+    """Where the home is and what serves it; ``_replace`` for a changed copy."""
+
+    __slots__ = ()
+
+    def __new__(cls, home: Path, backend: BackendChoice = "auto",
+                max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, graph_engine: Engine | None = None,
+                graph_url: ServerAddress | None = None, embedder: Provider | None = None,
+                llm: Provider | None = None) -> Config:
+        # The engine's default is read when a Config is made: a test run may have changed it.
+        engine = engines.default if graph_engine is None else graph_engine
+        return super().__new__(cls, home, backend, max_body_bytes, engine, graph_url, embedder,
+                               llm)
 
     @property
     def files_dir(self) -> Path:

@@ -3,7 +3,6 @@ on a FalkorDB server. Every part of the store opens it through here."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,8 +71,8 @@ def retarget(config: Config, target: str) -> Config:
     ``ladybug``: the home's folder for it) or a server URL. ``InvalidGraphAddress`` for
     anything else."""
     if target in ENGINES:
-        return replace(config, graph_engine=check_engine(target), graph_url=None)
-    return replace(config, graph_url=parse_server_url(target))
+        return config._replace(graph_engine=check_engine(target), graph_url=None)
+    return config._replace(graph_url=parse_server_url(target))
 
 
 def describe(config: Config) -> str:
