@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from backends import json_read
 from backends.errors import InvalidEpisode
 from backends.texts import json_body
 from backends.values import REQUIRED, Value, check_text, instant
@@ -208,7 +207,7 @@ class Episode(Value):
     @property
     def data(self) -> Any:
         """The parsed JSON body of a structured memory, or None for plain text."""
-        return json_body(self.body, json_read.loads)
+        return json_body(self.body)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

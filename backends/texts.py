@@ -3,8 +3,10 @@ that a reader that only shows memories (the tool hook's quick answer) imports no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
+
+from backends import json_read
 
 
 def item_text(item: Any, *keys: str) -> str:
@@ -20,13 +22,12 @@ def item_text(item: Any, *keys: str) -> str:
     return str(item).strip()
 
 
-def json_body(body: str, loads: Callable[[str], Any]) -> Any:
-    """A memory's body parsed as JSON by ``loads``, or None for plain text (or text that only
-    looks like JSON). The parser is the caller's: orjson, or the standard library's where a
-    lean reader would rather not import it."""
+def json_body(body: str) -> Any:
+    """A memory's body parsed as JSON (``json_read``: no orjson on a read), or None for plain
+    text (or text that only looks like JSON)."""
     if not body.lstrip().startswith(("{", "[")):
         return None
     try:
-        return loads(body)
+        return json_read.loads(body)
     except (ValueError, RecursionError):  # orjson's JSONDecodeError is a ValueError
         return None

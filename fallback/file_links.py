@@ -49,7 +49,7 @@ class Stored(NamedTuple("Stored", [("id", str), ("kind", str), ("name", str), ("
     @property
     def data(self) -> Any:
         """The parsed JSON body, or None for plain text (as ``Episode.data``)."""
-        return json_body(self.body, json.loads)
+        return json_body(self.body)
 
 
 def naming(root: Path, group: str, names: Sequence[str]) -> list[list[Stored]] | None:
