@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graphiti_core.embedder.client import EmbedderClient
-
 from backends.graph.embedder import AnyEmbedder, embed
+from backends.graph.graphiti_import import importing_graphiti
+
+with importing_graphiti():  # the enrichment's first import of graphiti
+    from graphiti_core.embedder.client import EmbedderClient
 
 
 class GraphitiEmbedder(EmbedderClient):

@@ -24,7 +24,7 @@ from backends.graph.provider_names import DEFAULT
 
 os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # before graphiti is imported: no phoning home
 with warnings.catch_warnings():
-    # graphiti 0.31.1's own models warn at import (database._graphiti_schema says more).
+    # graphiti 0.31.1's own models warn at import (graphiti_import.py says more).
     warnings.filterwarnings("ignore", category=PydanticDeprecatedSince20)
     from graphiti_core.embedder.client import EmbedderClient
     from graphiti_core.embedder.openai import OpenAIEmbedder, OpenAIEmbedderConfig

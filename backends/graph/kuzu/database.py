@@ -32,8 +32,8 @@ from backends.errors import (
     out_of_resources,
 )
 from backends.graph.address import DEFAULT_ENGINE, Engine
-from backends.graph.graphiti_import import import_graphiti
 from backends.graph.kuzu import engines, queries, salvage, space
+from backends.graph.kuzu.graphiti_schema import graphiti_schema
 from backends.safe_files import NOTE_LIMIT, overwrite, read_regular, refuse_links_in
 
 LAYER = "graph"
@@ -377,7 +377,7 @@ def owner_pid(directory: Path) -> int | None:
 
 
 def _ensure_schema(session: Session) -> dict[str, str]:
-    """graphiti's tables on first open (its DDL, imported only then), our columns and meta."""
+    """graphiti's tables on first open (its DDL, read from its source), our columns and meta."""
     tables = {row[0] for row in session.rows(queries.TABLES)}
     if "DualmemMeta" in tables:
         meta = {key: value for key, value in session.rows(queries.META)}
@@ -387,7 +387,7 @@ def _ensure_schema(session: Session) -> dict[str, str]:
         return meta
     # Every statement is idempotent and the meta row comes last: a crash half-way through
     # is finished by the next open.
-    session.script(_graphiti_schema())
+    session.script(graphiti_schema(INSTALL_HINT))
     for column in _EPISODIC_EXTRA:
         session.script(queries.ADD_EPISODIC_COLUMN.format(column=column))
     session.script(queries.META_TABLE)
@@ -432,8 +432,3 @@ def drop_graphiti_indexes(session: Session, state: str | None = STALE) -> None:
             session.script(queries.DROP_FTS_INDEX.format(table=table, name=name))
     if state is not None:
         session.rows(queries.PUT_META, key=GRAPHITI_INDEXES, value=state)
-
-
-def _graphiti_schema() -> str:
-    kuzu_driver = import_graphiti("graphiti_core.driver.kuzu_driver", INSTALL_HINT)
-    return str(kuzu_driver.SCHEMA_QUERIES)
