@@ -189,3 +189,22 @@ def test_a_one_shot_search_and_prompt_hook_load_neither_orjson_nor_what_it_drags
     prompt = orjson.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path),
                            "prompt": "how do we handle stale caches?"})
     assert modules_at_exit(tmp_path, ["--home", home, "hook", "prompt"], WRITE_ONLY, prompt) == []
+
+
+# Creating a home's graph needs graphiti's schema, read from its source (kuzu/graphiti_schema.py):
+# importing graphiti was four fifths of `dualmem init`. A file home's status reads the journal
+# once: no graph, no seeding or migrator (pydantic, yaml), no watcher, no event loop.
+NOT_STATUS = (*HEAVY, "asyncio", "watchdog", "migrate", "seeds.knowledge", "memory.importers")
+
+
+def test_init_imports_no_graphiti_and_a_file_homes_status_nothing_it_does_not_read(
+    tmp_path: Path,
+) -> None:
+    home = str(tmp_path / ".dualmem")
+    assert modules_at_exit(tmp_path, ["--home", home, "init"], ("graphiti_core", "kuzu")) == [
+        "kuzu"]  # the graph was made, without graphiti
+    add = ["--home", home, "--backend", "file", "add", "--kind", "gotcha", "--name",
+           "stale caches", "--body", "stale caches hide writes"]
+    modules_at_exit(tmp_path, add, ())
+    assert modules_at_exit(tmp_path, ["--home", home, "--backend", "file", "status"],
+                           NOT_STATUS) == []

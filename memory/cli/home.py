@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.errors import BackendUnavailable
-from backends.graph import GraphBackend
-from backends.graph.history import KeptFact, load_history
 from backends.model import check_group_id
 from backends.protocol import Enriches, MemoryBackend
-from memory.agent.seeding import seed_home, seed_overview
-from memory.agent.turns import retention_status
+from memory.agent.scopes import turn_states_group
 from memory.cli.base import (
     IMPORT_FILE_LIMIT,
     Command,
@@ -25,12 +23,9 @@ from memory.cli.base import (
 )
 from memory.cli.progress import Progress
 from memory.output import PARTIAL_EXIT, Output
-from memory.store import graphs
 from memory.store.config import Config
 from memory.store.home import require_home
 from memory.store.layers import Layered
-from memory.store.migration import import_auto_claude, migrate_home
-from memory.store.move import move_home
 from memory.store.project import (
     Place,
     committed,
@@ -41,10 +36,15 @@ from memory.store.project import (
     relocation,
     renew_project_id,
 )
-from memory.store.providers import embedder_for, llm_for
 from memory.store.selection import Selection
 from memory.store.settings import write_gitignore
 from memory.store.status import collect_status
+
+if TYPE_CHECKING:
+    from backends.graph.history import KeptFact
+
+# The other commands' modules (seeding, the migrator, the graph: numpy, pydantic, yaml) are
+# imported where they run: ``status`` would pay for them all, and a test suite runs it often.
 
 
 def _init_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +64,8 @@ async def init(args: argparse.Namespace, config: Config) -> Output:
         project_id, created = ensure_project_id(config.project_file, name)
         notice = _moved_or_copied(config, record=True)
     write_gitignore(config.home)
+    from memory.agent.seeding import seed_overview
+
     async with opened(config, create=True) as (store, selection):
         overview = await seed_overview(store, config.home)  # 000: init seeds the overview
     lines = [f"{'initialised' if created else 'already initialised'}: {config.home}",
@@ -104,8 +106,15 @@ def _moved_or_copied(config: Config, *, record: bool) -> str | None:
     return f"{moved}: if the project moved, `dualmem init` records where it is now; {copied}"
 
 
+def _file_layer(args: argparse.Namespace, config: Config) -> bool:
+    """``--backend file``: the layer itself is the answer, read once (no watcher, no loop);
+    ``auto``'s status opens the dual store, to say what the graph holds and awaits."""
+    return config.backend == "file"
+
+
 async def status(args: argparse.Namespace, config: Config) -> Output:
-    async with opened(config, create=False) as (backend, selection):
+    async with opened(config, create=False, one_shot=_file_layer(args, config)) as (
+            backend, selection):
         return await status_report(backend, selection, config)
 
 
@@ -119,7 +128,11 @@ async def status_report(backend: MemoryBackend, selection: Selection, config: Co
         if config.graph_url is not None:
             dual = dual._replace(server=str(config.graph_url), reachable=backend.holds_graph)
     project = read_project_id(config.project_file)
-    turns = None if project is None else await retention_status(backend, project)
+    turns = None
+    if project is not None and found.groups.get(turn_states_group(project)):
+        from memory.agent.turns import retention_status  # pydantic: only where turns are
+
+        turns = await retention_status(backend, project)
     data, text = found.to_json(), found.describe()
     notice = _moved_or_copied(config, record=False)
     if notice is not None:
@@ -137,6 +150,8 @@ def _seed_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def seed(args: argparse.Namespace, config: Config) -> Output:
+    from memory.agent.seeding import seed_home
+
     async with opened(config, create=True) as (backend, _):
         report = await seed_home(backend, config.home, overrides_file=args.project_overrides)
     return Output(report.to_json(), report.describe())
@@ -184,6 +199,8 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
         require_home(config.home)
     if args.to is not None:
         return await _migrate_to(config, args.to, preview=args.dry_run)
+    from memory.store.migration import import_auto_claude, migrate_home
+
     bar = _LazyProgress("migrate")
     try:
         if args.from_auto_claude:
@@ -203,6 +220,9 @@ async def migrate(args: argparse.Namespace, config: Config) -> Output:
 
 
 async def _migrate_to(config: Config, target: str, *, preview: bool) -> Output:
+    from memory.store import graphs
+    from memory.store.move import move_home
+
     destination = graphs.retarget(config, target)
     if graphs.describe(destination) == graphs.describe(config):
         raise UsageError(f"the home's graph is {graphs.describe(config)} already")
@@ -217,6 +237,8 @@ async def _migrate_to(config: Config, target: str, *, preview: bool) -> Output:
 def _history(path: Path | None) -> list[KeptFact] | None:
     if path is None:
         return None
+    from backends.graph.history import load_history
+
     return load_history(read_file(path, limit=IMPORT_FILE_LIMIT))
 
 
@@ -262,6 +284,9 @@ async def repair(args: argparse.Namespace, config: Config) -> Output:
 
 async def reembed(args: argparse.Namespace, config: Config) -> Output:
     require_home(config.home)
+    from backends.graph import GraphBackend
+    from memory.store.providers import embedder_for
+
     count = await GraphBackend.reembed(config.graph_dir, embedder_for(config),
                                        engine=config.graph_engine)
     return Output({"reembedded": count, "location": str(config.graph_dir)},
@@ -281,6 +306,7 @@ async def enrich(args: argparse.Namespace, config: Config) -> Output:
             if not isinstance(backend, Enriches):
                 raise UsageError("enrich works on the graph: use --backend auto or graph")
             from memory.capture.summarise import summarise_sessions
+            from memory.store.providers import llm_for
 
             # Captured sessions first: their summaries are free text the graph then enriches.
             project = read_project_id(config.project_file)
@@ -301,7 +327,7 @@ async def enrich(args: argparse.Namespace, config: Config) -> Output:
 
 COMMANDS = {
     "init": Command(_init_arguments, init),
-    "status": Command(no_arguments, status),
+    "status": Command(no_arguments, status, _file_layer),
     "seed": Command(_seed_arguments, seed),
     "migrate": Command(_migrate_arguments, migrate),
     "repair": Command(_repair_arguments, repair),

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.protocol import MemoryBackend, ReportsProblems, Restores, SetAside
-from memory.importers import AUTO_CLAUDE
 from memory.store.damaged import DamagedCopy
 from memory.store.damaged import find as find_damaged
 from memory.store.selection import Selection
-from migrate import Ledger
 
 
 @dataclass(frozen=True)
@@ -131,6 +129,9 @@ def _describe_set_aside(items: tuple[SetAside, ...]) -> list[str]:
 def _last_import(ledger_file: Path) -> dict[str, Any] | None:
     if not ledger_file.exists():  # no migration ever ran: nothing to open (or to create)
         return None
+    from memory.importers import AUTO_CLAUDE  # the importer and the migrator: only then
+    from migrate import Ledger
+
     ledger = Ledger.open(ledger_file)
     try:
         return ledger.last_run(AUTO_CLAUDE)
