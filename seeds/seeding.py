@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from backends.model import Episode, now, stable_id
 from backends.protocol import MemoryBackend
@@ -22,7 +22,9 @@ from seeds.groups import (
     SEED_SOURCE,
     SEED_VERSION,
 )
-from seeds.knowledge import SystemKnowledge, builtin_knowledge
+
+if TYPE_CHECKING:  # pydantic and yaml: not for `dualmem init`, which seeds the overview alone
+    from seeds.knowledge import SystemKnowledge
 
 Outcome = Literal["created", "updated", "unchanged", "kept"]
 OVERVIEW_FILES = ("README.md", "CLAUDE.md")
@@ -91,6 +93,8 @@ async def seed_system_knowledge(
 ) -> SeedReport:
     """Seed role constraints, quality-gate profiles and implementation modes (default: the
     built-in ones), and record the seed version. Idempotent."""
+    from seeds.knowledge import builtin_knowledge
+
     knowledge = knowledge or builtin_knowledge()
     report = SeedReport(version=knowledge.version())
     for item in knowledge.items():

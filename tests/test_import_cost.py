@@ -192,7 +192,8 @@ def test_a_one_shot_search_and_prompt_hook_load_neither_orjson_nor_what_it_drags
 
 
 # Creating a home's graph needs graphiti's schema, read from its source (kuzu/graphiti_schema.py):
-# importing graphiti was four fifths of `dualmem init`. A file home's status reads the journal
+# importing graphiti was four fifths of `dualmem init`, which seeds only the project's overview
+# (not the system knowledge: pydantic, yaml). A file home's status reads the journal
 # once: no graph, no seeding or migrator (pydantic, yaml), no watcher, no event loop.
 NOT_STATUS = (*HEAVY, "asyncio", "watchdog", "migrate", "seeds.knowledge", "memory.importers")
 
@@ -201,8 +202,9 @@ def test_init_imports_no_graphiti_and_a_file_homes_status_nothing_it_does_not_re
     tmp_path: Path,
 ) -> None:
     home = str(tmp_path / ".dualmem")
-    assert modules_at_exit(tmp_path, ["--home", home, "init"], ("graphiti_core", "kuzu")) == [
-        "kuzu"]  # the graph was made, without graphiti
+    made = modules_at_exit(tmp_path, ["--home", home, "init"],
+                           ("graphiti_core", "kuzu", "pydantic", "yaml", "seeds.knowledge"))
+    assert made == ["kuzu"]  # the graph was made, without graphiti, nor the seeds' models
     add = ["--home", home, "--backend", "file", "add", "--kind", "gotcha", "--name",
            "stale caches", "--body", "stale caches hide writes"]
     modules_at_exit(tmp_path, add, ())

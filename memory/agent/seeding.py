@@ -10,14 +10,7 @@ from backends.protocol import MemoryBackend
 from fallback import disk
 from memory.agent.scopes import project_group
 from memory.store.project import project_id
-from seeds import (
-    OVERRIDES_FILE,
-    SeedReport,
-    builtin_knowledge,
-    load_overrides,
-    seed_project_overview,
-    seed_system_knowledge,
-)
+from seeds import SeedReport, seed_project_overview, seed_system_knowledge
 
 
 @dataclass(frozen=True)
@@ -71,6 +64,9 @@ async def seed_overview(store: MemoryBackend, home: Path) -> SeedReport:
 
 
 def _install_overrides(overrides_file: Path, home: Path) -> Path:
+    # The knowledge's models and the overrides' YAML: not for `dualmem init` (the overview).
+    from seeds import OVERRIDES_FILE, builtin_knowledge, load_overrides
+
     load_overrides(overrides_file).apply(builtin_knowledge())  # fails before anything is written
     installed = home / OVERRIDES_FILE
     if overrides_file.resolve() != installed.resolve():
