@@ -34,6 +34,15 @@ def signature_of(path: Path) -> Signature | None:
         return None
 
 
+def mtime(folder: Path) -> int | None:
+    """The folder's mtime (ns); None when it is gone. (Here, not with the writers: a reader
+    of the index alone asks it, and needs none of their modules.)"""
+    try:
+        return os.stat(folder).st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
 class FileRecord:
     """The record over the index's connection (shared, with its lock and transactions)."""
 

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from backends.model import GROUP_ID
-from fallback.file_record import FileRecord, signature_of
-from fallback.guard import mtime
+from fallback.file_record import FileRecord, mtime, signature_of
 from fallback.layout import Layout
 
 
