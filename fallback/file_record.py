@@ -34,6 +34,15 @@ def signature_of(path: Path) -> Signature | None:
         return None
 
 
+def mtime(folder: Path) -> int | None:
+    """The folder's mtime (ns); None when it is gone. (Here, not with the writers: a reader
+    of the index alone asks it, and needs none of their modules.)"""
+    try:
+        return os.stat(folder).st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
 class FileRecord:
     """The record over the index's connection (shared, with its lock and transactions)."""
 
@@ -56,16 +65,12 @@ class FileRecord:
             return dict(self._db.execute("SELECT id, sig FROM episodes WHERE group_id = ?",
                                          (group_id,)).fetchall())
 
-    def folders(self) -> list[Path]:
-        """The folders whose mtime is recorded."""
+    def folder_mtimes(self) -> dict[str, int]:
+        """path -> mtime of every folder whose mtime is recorded (one query: a reader of the
+        index alone asks for all of them)."""
         with self._lock:
-            return [Path(row[0]) for row in self._db.execute("SELECT path FROM folders")]
-
-    def folder_mtime(self, folder: Path) -> int | None:
-        with self._lock:
-            row = self._db.execute("SELECT mtime FROM folders WHERE path = ?",
-                                   (str(folder),)).fetchone()
-        return None if row is None else int(row[0])
+            return {str(path): int(value) for path, value in
+                    self._db.execute("SELECT path, mtime FROM folders")}
 
     def record_folder(self, folder: Path, mtime_ns: int | None, now_ns: int) -> None:
         """Remember a folder's mtime once the index agrees with it (None: the folder is gone).
@@ -83,10 +88,11 @@ class FileRecord:
                                    (str(path),)).fetchone()
         return None if row is None else str(row[0])
 
-    def views(self) -> list[Path]:
-        """The view files as last written or reconciled."""
+    def view_signatures(self) -> dict[str, Signature]:
+        """path -> signature of the view files as last written or reconciled."""
         with self._lock:
-            return [Path(row[0]) for row in self._db.execute("SELECT path FROM views")]
+            return {str(path): str(sig) for path, sig in
+                    self._db.execute("SELECT path, sig FROM views")}
 
     def record_view(self, path: Path, sig: Signature | None) -> None:
         with self.transaction():

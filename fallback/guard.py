@@ -5,7 +5,6 @@ written (a read-only mount, a full disk at open)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -15,6 +14,7 @@ from pathlib import Path
 from backends.errors import WriteFailed
 from fallback import disk
 from fallback.append import is_marked
+from fallback.file_record import mtime
 from fallback.index import FileIndex
 from fallback.layout import Layout
 from fallback.lock import FolderLock
@@ -84,10 +84,3 @@ class WriteGuard:
         now = time.time_ns()
         for folder in folders:
             self._files.record_folder(folder, None if is_marked(folder) else mtime(folder), now)
-
-
-def mtime(folder: Path) -> int | None:
-    try:
-        return os.stat(folder).st_mtime_ns
-    except FileNotFoundError:
-        return None

@@ -18,8 +18,7 @@ from backends.safe_files import read_regular_status
 from fallback import codec, disk
 from fallback.append import marks
 from fallback.blocking import blocking
-from fallback.file_record import signature, signature_of
-from fallback.guard import mtime
+from fallback.file_record import mtime, signature, signature_of
 from fallback.index import Row
 from fallback.layout import FILE_LIMIT, file_name, is_episode_name
 from fallback.parts import Parts

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from backends.errors import DualmemError
 from backends.protocol import MemoryBackend
-from memory.agent.markdown import bounded_markdown, describe
+from memory.agent.lines import bounded_markdown, describe  # not .markdown: its export's imports
 from memory.agent.records import json_object
 from memory.agent.scopes import (
     ADR,

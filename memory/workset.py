@@ -106,6 +106,8 @@ def git_files(root: Path) -> list[str]:
     files its branch changed since it left its base; relative to ``root`` (files outside it
     left out). None when ``root`` is in no repository or git is missing. At most four git
     processes: each costs a prompt hook milliseconds of CPU."""
+    if not _may_be_in_repository(root):
+        return []
     top = _git(root, "rev-parse", "--show-toplevel")
     if not top:
         return []
@@ -130,6 +132,22 @@ def git_files(root: Path) -> list[str]:
         if absolute.is_relative_to(here):
             kept.append(absolute.relative_to(here).as_posix())
     return list(dict.fromkeys(kept))
+
+
+def _may_be_in_repository(root: Path) -> bool:
+    """Whether git could find a repository from ``root``: a ``.git`` (folder, or a worktree's
+    file) in it or a folder above, or ``GIT_DIR`` set. Where none is, git would say so: the
+    prompt hook outside a repository starts no process (and imports no ``subprocess``)."""
+    if "GIT_DIR" in os.environ:
+        return True
+    folder = os.path.realpath(root)  # git looks from the physical folder
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 _BASES = ("refs/heads/main", "refs/heads/master", "refs/remotes/origin/main",

@@ -24,6 +24,17 @@ def _write(root: Path, path: str, text: str = "x\n") -> None:
     (root / path).write_text(text)
 
 
+def _counting_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git ahead on PATH that notes each call in the file returned, and runs the real one."""
+    calls, folder = tmp_path / "calls", tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n'
+                                f'exec "{shutil.which("git")}" "$@"\n')
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
 def test_the_git_working_tree_and_the_branch_since_its_base(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -54,8 +65,7 @@ def test_the_git_working_tree_and_the_branch_since_its_base(tmp_path: Path) -> N
 def test_the_branch_left_the_remotes_default_asking_git_four_times_at_most(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each git process costs a prompt hook milliseconds of CPU: they are counted by a git
-    # ahead on PATH that notes its call and runs the real one.
+    # Each git process costs a prompt hook milliseconds of CPU: they are counted.
     root = tmp_path / "repo"
     root.mkdir()
     _git(root, "init", "-q", "-b", "master")
@@ -69,14 +79,36 @@ def test_the_branch_left_the_remotes_default_asking_git_four_times_at_most(
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "on the branch")
     _write(root, "c.py")
-    calls, folder = tmp_path / "calls", tmp_path / "bin"
-    folder.mkdir()
-    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n'
-                                f'exec "{shutil.which("git")}" "$@"\n')
-    (folder / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    calls = _counting_git(tmp_path, monkeypatch)
     assert git_files(root) == ["c.py", "b.py"]
     assert len(calls.read_text().splitlines()) <= 4
+
+
+def test_outside_any_repository_git_is_not_asked_unless_git_dir_names_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _write(repo, "a.py")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "start")
+    _write(outside, "b.py")
+    calls = _counting_git(tmp_path, monkeypatch)
+    assert git_files(outside) == []
+    assert not calls.exists()  # no .git here nor above: git would have found none
+    _git(repo, "worktree", "add", "-q", str(tmp_path / "tree"), "-b", "side")
+    _write(tmp_path / "tree", "c.py")
+    assert git_files(tmp_path / "tree" / ".") == ["c.py"]  # a worktree: a .git file
+    link = tmp_path / "link"
+    link.symlink_to(repo / "sub")
+    _write(repo, "sub/d.py")
+    assert git_files(link) == ["d.py"]  # git looks from the folder the link names
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    # The repository GIT_DIR names, with this folder as its tree: a.py gone, b.py new.
+    assert set(git_files(outside)) == {"a.py", "b.py"}
 
 
 def test_the_files_a_session_edited_then_read(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ The graph name defaults to ``dualmem``; many homes may share one graph (a team) 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from backends.errors import InvalidGraphAddress
@@ -28,8 +28,9 @@ _GRAPH_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _FORMS = "falkor://host:port/graph or redis+unix:///path/to/socket?graph=NAME"
 
 
-@dataclass(frozen=True)
-class ServerAddress:
+# A NamedTuple, not a dataclass: a team's one-shot read parses its URL, and dataclasses' import
+# (with inspect, ast, dis, tokenize) was a tenth of a prompt hook's instructions.
+class ServerAddress(NamedTuple):
     """A graph on a FalkorDB server: TCP (``host``, ``port``) or a Unix ``socket``."""
 
     graph: str = DEFAULT_GRAPH
@@ -37,7 +38,12 @@ class ServerAddress:
     port: int | None = None
     socket: str | None = None
     username: str | None = None
-    password: str | None = field(default=None, repr=False)
+    password: str | None = None
+
+    def __repr__(self) -> str:
+        """Every field but the password."""
+        return (f"ServerAddress(graph={self.graph!r}, host={self.host!r}, port={self.port!r}, "
+                f"socket={self.socket!r}, username={self.username!r})")
 
     def __str__(self) -> str:
         """The URL, its password masked (for messages and status)."""

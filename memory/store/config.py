@@ -219,7 +219,7 @@ class Config(_Fields):
 
 def _server(url: str, home: Path, environ: Mapping[str, str]) -> ServerAddress:
     """The server ``url`` names, with the password the environment or the home gives."""
-    # Here: only a server's URL needs the parser (its dataclass costs every command ~1 ms).
+    # Here: only a server's URL needs the parser (its module costs every command ~1 ms).
     from backends.graph.address import parse_server_url
 
     return with_password(parse_server_url(url), home, environ)

@@ -104,14 +104,12 @@ def store_setting(home: Path, name: str, value: str) -> str:
     if name == "infer-areas" and value not in ("", "on"):
         raise SettingsError(f"infer-areas: {value!r} is not 'on' ('' removes it)")
     if name == "graph-url" and value:
-        from dataclasses import replace  # as the address: only a server's URL needs them
-
         from backends.graph.address import parse_server_url  # as in ``config._server``
 
         address = parse_server_url(value)
         if address.password is not None:
             _write_private(home / PASSWORD, address.password)
-        value = shown = str(replace(address, password=None))
+        value = shown = str(address._replace(password=None))
     if value:
         settings[SETTINGS[name]] = value
     else:
@@ -135,9 +133,7 @@ def with_password(address: ServerAddress, home: Path, environ: Mapping[str, str]
                                       within=home).decode().strip()
             except (FileRefused, UnicodeDecodeError) as exc:
                 raise SettingsError(f"{home / PASSWORD}: unreadable ({exc})") from None
-    from dataclasses import replace
-
-    return address if not secret else replace(address, password=secret)
+    return address if not secret else address._replace(password=secret)
 
 
 def _write_private(path: Path, secret: str) -> None:

@@ -23,8 +23,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
-import orjson
-
+from backends import json_read
 from backends.errors import BackendUnavailable, FileRefused, StoreCorrupt
 from backends.flock import flocked
 from backends.graph.address import ServerAddress
@@ -261,9 +260,9 @@ def _put(copy: FileIndex, episodes: Sequence[Episode], gone: Sequence[str]) -> N
 
 def _read_note(path: Path) -> _Note | None:
     try:
-        raw = orjson.loads(read_regular(path, limit=4096, follow=False))
+        raw = json_read.loads(read_regular(path, limit=4096, follow=False))
         return _Note(str(raw["instance"]), int(raw["seen"]))
-    except (FileNotFoundError, FileRefused, orjson.JSONDecodeError, KeyError, TypeError,
+    except (FileNotFoundError, FileRefused, json_read.JSONDecodeError, KeyError, TypeError,
             ValueError):
         return None  # none, or damaged: the copy is made again
 
@@ -274,7 +273,9 @@ def _write_note(path: Path, note: _Note) -> None:
         part.unlink()
     fd = open_for_write(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "wb") as out:
-        out.write(orjson.dumps({"instance": note.instance, "seen": note.seen}))
+        # The standard library's: orjson's import (uuid, platform) would cost every read that
+        # finds the server changed.
+        out.write(json_read.dumps({"instance": note.instance, "seen": note.seen}).encode())
     os.replace(part, path)
 
 

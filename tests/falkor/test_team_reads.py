@@ -133,8 +133,9 @@ def test_connecting_by_host_loads_no_codec() -> None:
 def test_a_teams_search_and_prompt_hook_read_the_journal_through_its_index_alone(
     tmp_path: Path,
 ) -> None:
-    """Nothing of the file layer's writing, nor hashlib's OpenSSL, nor a driver, nor what
-    costs a start-up and serves no client (``socket``'s enums, ``base64``, ``zlib``): a read on
+    """Nothing of the file layer's writing (its guard included), nor hashlib's OpenSSL, nor a
+    driver, nor what costs a start-up and serves no client (``socket``'s enums, ``base64``,
+    ``zlib``, ``dataclasses``, orjson; git outside a repository): a read on
     a team's server needs the journal only for what it holds that the server lacks (here its
     one memory, the graph never written)."""
     folder = clone(tmp_path, "lean")
@@ -161,7 +162,8 @@ def test_a_teams_search_and_prompt_hook_read_the_journal_through_its_index_alone
         "assert out.getvalue().count('quokka cache is per clone') == 2, out.getvalue()\n"
         "print(sorted({'fallback.store', 'fallback.writer', 'fallback.intake', 'hashlib',\n"
         "              'asyncio', 'falkordb', 'redis', 'graphiti_core', 'numpy', 'socket',\n"
-        "              'base64', 'zlib'}\n"
+        "              'base64', 'zlib', 'fallback.guard', 'dataclasses', 'orjson',\n"
+        "              'subprocess'}\n"
         "             & set(sys.modules)))\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DUALMEM_")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

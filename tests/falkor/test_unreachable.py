@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,7 +80,7 @@ async def test_auto_keeps_writing_and_replays_when_the_server_returns(tmp_path: 
 
 async def test_a_refused_password_is_named_as_refused(tmp_path: Path) -> None:
     # The run's server has no password: it refuses one (redis names it by type, not text).
-    address = replace(address_for(tmp_path), password="hunter2")
+    address = address_for(tmp_path)._replace(password="hunter2")
     with pytest.raises(ServerUnreachable) as raised:
         await FalkorBackend.open(address)
     assert raised.value.detail.startswith(f"{address}: refused: ")
