@@ -77,6 +77,11 @@ class FileRecord:
             value = -1 if now_ns - mtime_ns < _RACY_NS else mtime_ns
             self._db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (str(folder), value))
 
+    def forget_folders(self) -> None:
+        """Forget every folder's mtime: the next check reads every folder again."""
+        with self.transaction():
+            self._db.execute("DELETE FROM folders")
+
     def view_signature(self, path: Path) -> Signature | None:
         with self._lock:
             row = self._db.execute("SELECT sig FROM views WHERE path = ?",
