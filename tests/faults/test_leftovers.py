@@ -172,11 +172,12 @@ async def test_the_old_copy_of_a_moved_episode_left_by_a_kill_does_not_come_back
     await files.upsert(old)
     await files.aclose()
     left = Layout(root).episode_path("g", old.id)
-    kept = left.read_bytes()
+    kept, written = left.read_bytes(), left.stat()
     files = await FileBackend.open(root, watch=False)
     await files.upsert(moved)
     await files.aclose()
-    left.write_bytes(kept)  # where the killed writer left it
+    left.write_bytes(kept)  # where the killed writer left it, as it was
+    os.utime(left, ns=(written.st_atime_ns, written.st_mtime_ns))
 
     files = await FileBackend.open(root, watch=False)
     try:
@@ -233,3 +234,32 @@ async def test_a_file_renamed_by_a_writer_killed_before_its_index_committed_is_r
         assert sorted([e.id async for e in rebuilt.scan()]) == read
     finally:
         await rebuilt.aclose()
+
+
+async def test_a_move_cut_short_by_a_kill_tells_one_story_read_or_rebuilt(
+    tmp_path: Path,
+) -> None:
+    """A writer killed after renaming a moved memory's new file into place, before its index
+    committed, leaves a copy in each group. The next open kept the old one (the index's) while
+    a rebuild took whichever group it read first: the new one, when its group sorts first. The
+    copy written later stands either way, and the other is a reported problem."""
+    root = tmp_path / "files"
+    before = KILLED.model_copy(update={"group_id": "m", "body": "before the move"})
+    files = await FileBackend.open(root, watch=False)
+    try:
+        await files.upsert(before)
+    finally:
+        await files.aclose()
+    with holding("renamed", root):
+        pass  # killed having renamed the moved copy into g, before its index committed
+    old_copy = Layout(root).episode_path("m", KILLED.id)
+
+    for _ in ("caught up", "rebuilt"):
+        opened = await FileBackend.open(root, watch=False)
+        try:
+            assert await opened.get(KILLED.id) == KILLED
+            assert [e.id async for e in opened.scan()] == [KILLED.id]
+            assert [path for path, _ in opened.problems] == [old_copy]
+        finally:
+            await opened.aclose()
+        (root / "index.sqlite3").unlink()
