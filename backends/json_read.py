@@ -4,13 +4,15 @@ Importing orjson runs its module init, which imports dataclasses (with inspect, 
 tokenize), uuid (with platform), datetime and json: about a sixth of a one-shot search. A read
 parses a few small documents, where the standard library's C scanner is as good; writes keep
 orjson, imported where they write. ``loads`` refuses what orjson refuses and the standard
-library would take (NaN and Infinity, bytes that are not UTF-8, nesting past the stack), with
-the same ``JSONDecodeError`` (orjson's is a subclass of it), so callers catch one error.
+library would take (NaN and Infinity, bytes that are not UTF-8, nesting past the stack, an
+escaped surrogate that is not half of a pair), with the same ``JSONDecodeError`` (orjson's is a
+subclass of it), so callers catch one error.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 JSONDecodeError = json.JSONDecodeError
@@ -21,6 +23,7 @@ def _no_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
@@ -29,13 +32,41 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     try:
         if not isinstance(data, str):
             text = bytes(data).decode()  # UTF-8 only, as orjson (not UTF-16/32 sniffing)
-        return _DECODER.decode(text)
+        elif not text.isascii():
+            text.encode()  # a surrogate, unescaped in the text, is no UTF-8 either
+        value = _DECODER.decode(text)
+        # Only an escape makes a surrogate (bytes that are UTF-8 hold none), and most documents
+        # have none: no walk through them.
+        if "\\u" in text and _holds_a_surrogate(value):
+            at = match.start() if (match := _SURROGATE_ESCAPE.search(text)) else 0
+            raise JSONDecodeError("lone surrogate in string", text, at)
+        return value
     except JSONDecodeError:
         raise
-    except UnicodeDecodeError as exc:
+    except (UnicodeDecodeError, UnicodeEncodeError) as exc:
         raise JSONDecodeError(f"not valid UTF-8 ({exc.reason})", text, exc.start) from None
     except (ValueError, RecursionError) as exc:  # not UTF-8, a constant, nested too deep
         raise JSONDecodeError(str(exc) or type(exc).__name__, text, 0) from None
+
+
+def _holds_a_surrogate(value: Any) -> bool:
+    """Does a string in ``value`` hold a lone surrogate (no UTF-8 for it)? Without recursion: a
+    document nested as deep as the parser allows is walked too."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode()
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def dumps(value: Any) -> str:

@@ -20,6 +20,10 @@ Signature = str
 # A folder modified within this long of being recorded may change again within the file
 # system's timestamp granularity without its mtime moving: such a record is checked next time.
 _RACY_NS = 50_000_000
+# A whole-second mtime comes from a file system that keeps seconds (ext4 with small inodes,
+# HFS+, FAT keeps two): a file a person adds within that second leaves the mtime as it was.
+_SECOND_NS = 1_000_000_000
+_COARSE_RACY_NS = 2 * _SECOND_NS
 
 
 def signature(stat: os.stat_result) -> Signature:
@@ -79,8 +83,14 @@ class FileRecord:
             if mtime_ns is None:
                 self._db.execute("DELETE FROM folders WHERE path = ?", (str(folder),))
                 return
-            value = -1 if now_ns - mtime_ns < _RACY_NS else mtime_ns
+            racy = _COARSE_RACY_NS if mtime_ns % _SECOND_NS == 0 else _RACY_NS
+            value = -1 if now_ns - mtime_ns < racy else mtime_ns
             self._db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (str(folder), value))
+
+    def forget_folders(self) -> None:
+        """Forget every folder's mtime: the next check reads every folder again."""
+        with self.transaction():
+            self._db.execute("DELETE FROM folders")
 
     def view_signature(self, path: Path) -> Signature | None:
         with self._lock:

@@ -58,6 +58,10 @@ class WriteGuard:
         with disk.held(self.lock):
             try:
                 with self._index.transaction():
+                    if self.lock.holder_died:
+                        # A writer killed between its renames and its commit left files that no
+                        # index has read, in folders no one knows: the next open reads them all.
+                        self._files.forget_folders()
                     yield
             except BaseException as exc:
                 for action in reversed(undo or []):
@@ -71,6 +75,7 @@ class WriteGuard:
                     raise WriteFailed(f"cannot write in {self._layout.root}: {where}"
                                       f"{exc.strerror or exc}") from exc
                 raise
+            self.lock.recovered()
             for path in after or []:
                 try:
                     disk.remove(path)
@@ -78,9 +83,13 @@ class WriteGuard:
                     self._files.report(path, f"an older copy that could not be removed: {exc}")
 
     def record_folders(self, folders: Iterable[Path]) -> None:
-        """Record the folders' mtimes as the index now agrees with them; a folder holding
-        files appended without the index (``fallback.append``) as not agreeing, till a catch-up
-        reads it."""
+        """Record the folders' mtimes as the index now agrees with them. A folder with no record
+        (new, or forgotten after a writer died) may hold files no index has read: it keeps none
+        till a catch-up reads it, and so does a folder holding files appended without the index
+        (``fallback.append``)."""
         now = time.time_ns()
+        known = self._files.folder_mtimes()
         for folder in folders:
-            self._files.record_folder(folder, None if is_marked(folder) else mtime(folder), now)
+            if str(folder) in known:
+                self._files.record_folder(folder, None if is_marked(folder) else mtime(folder),
+                                          now)

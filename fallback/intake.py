@@ -212,7 +212,9 @@ class Intake:
                     gone.append(stored[0])
             else:
                 rows.append(row)
-        touched = self._kinds_of(gone) | {(r.episode.group_id, r.episode.kind) for r in rows}
+        # Where the rows stood (a copy in another group taken in moves its memory) and stand.
+        touched = self._kinds_of([*gone, *(r.episode.id for r in rows)])
+        touched |= {(r.episode.group_id, r.episode.kind) for r in rows}
         with self._index.transaction():
             self._index.drop(gone)
             self._index.put(rows)
@@ -244,16 +246,35 @@ class Intake:
             self._files.report(path, f"holds episode {episode.id}, which belongs at {expected}")
             return None
         where = self._index.located(episode.id)
-        if where is not None and where[0] != episode.group_id and self._layout.episode_path(
-                where[0], episode.id).exists():
-            self._files.report(path, f"episode {episode.id} is stored in group {where[0]} too")
-            return None
+        if where is not None and where[0] != episode.group_id:
+            other = self._layout.episode_path(where[0], episode.id)
+            if (other_status := _status(other)) is not None:
+                # Two copies: a move cut short (a writer killed), or a person's copy. The later
+                # written stands, whichever folder is read first (a catch-up, a rebuild).
+                if _written_later((other_status, where[0]), (status, episode.group_id)):
+                    self._files.report(path, f"episode {episode.id} is stored in group "
+                                             f"{where[0]} too, written later there")
+                    return None
+                self._files.report(other, f"episode {episode.id} is stored in group "
+                                          f"{episode.group_id} too, written later there")
         self._files.clear_problem(path)
         return Row.of(episode, sig)
 
     def _kinds_of(self, episode_ids: Iterable[str]) -> set[tuple[str, str]]:
         return {(where[0], where[1]) for i in episode_ids
                 if (where := self._index.located(i)) is not None}
+
+
+def _status(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _written_later(one: tuple[os.stat_result, str], other: tuple[os.stat_result, str]) -> bool:
+    """Was the first (file status, group) written after the second? The group breaks a tie."""
+    return (one[0].st_mtime_ns, one[1]) > (other[0].st_mtime_ns, other[1])
 
 
 def _entry_signature(entry: os.DirEntry[str]) -> str | None:

@@ -4,6 +4,9 @@ refuses, with the error every caller catches."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 import orjson
 import pytest
 from contract.episodes import make
@@ -58,12 +61,36 @@ def test_what_a_read_prints_reads_back_alike(value: object) -> None:
     b'"\xff"', '"caf\u00e9"'.encode("utf-16"),  # not UTF-8 (the standard library sniffs)
     b"[" * 100_000 + b"]" * 100_000,  # past the stack
     b"", b"{", b'{"a": 1} x', b"\xef\xbb\xbf{}",  # not JSON; a byte-order mark
+    # a lone surrogate, escaped (no UTF-8 for it), in a value or a key, or unescaped in text:
+    b'"\\ud800"', b'"\\udc00"', b'["\\ud800\\u0041"]', b'{"\\udbff": 1}', '"\ud800"',
 ])
-def test_the_reader_refuses_what_orjson_refuses(data: bytes) -> None:
+def test_the_reader_refuses_what_orjson_refuses(data: bytes | str) -> None:
     with pytest.raises(orjson.JSONDecodeError):
         orjson.loads(data)
     with pytest.raises(json_read.JSONDecodeError):
         json_read.loads(data)
+
+
+# Any code point, surrogates too: written escaped, a surrogate pair reads as one character and
+# a lone one is refused; written unescaped in a str, any surrogate is refused.
+ANY_TEXT = st.text(st.characters(codec=None, categories=None)
+                   | st.integers(0xD800, 0xDFFF).map(chr), max_size=8)
+
+
+def outcome(loads: Callable[[bytes | str], object], data: bytes | str) -> tuple[bool, object]:
+    try:
+        return True, loads(data)
+    except json.JSONDecodeError:  # orjson's is one too
+        return False, None
+
+
+@settings(max_examples=300)
+@given(json_data(st.none() | st.integers(-(2**63), 2**64 - 1) | ANY_TEXT))
+def test_the_reader_and_orjson_agree_on_any_string_escaped_or_not(value: object) -> None:
+    escaped = json.dumps(value, ensure_ascii=True)
+    assert outcome(json_read.loads, escaped.encode()) == outcome(orjson.loads, escaped.encode())
+    unescaped = json.dumps(value, ensure_ascii=False)
+    assert outcome(json_read.loads, unescaped) == outcome(orjson.loads, unescaped)
 
 
 def test_a_file_orjson_would_refuse_is_still_an_unreadable_episode() -> None:

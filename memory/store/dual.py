@@ -172,6 +172,11 @@ class DualBackend:
                                  lambda store: store.count(group_ids=group_ids, kinds=kinds),
                                  self._holder.fail)
 
+    async def ids_starting(self, prefix: str, *,
+                           group_ids: Sequence[str] | None = None) -> list[str]:
+        """``FindsIds``: the journal's index, a range of it; the journal holds every memory."""
+        return await self._files.ids_starting(prefix, group_ids=group_ids)
+
     # -- the graph held: status, repair, catching up, enrichment ----------------------------
 
     async def status(self) -> DualStatus:

@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backends.model import EPISODE_ID, Episode
+from backends.protocol import FindsIds, upsert_all
 from fallback.store import FileBackend
 from memory.curation.ids import AmbiguousId, resolve
+from memory.store.selection import open_memory
 
 GROUPS = ("g1", "g2")
 
@@ -70,3 +72,13 @@ async def test_a_prefix_is_resolved_from_the_index(tmp_path: Path) -> None:
             await resolve(store, "a")
     finally:
         await store.aclose()
+
+
+async def test_the_dual_store_resolves_a_prefix_from_the_journals_index(tmp_path: Path) -> None:
+    async with open_memory(tmp_path, "auto") as store:
+        await upsert_all(store, [Episode.parse(id=key, group_id="g1", kind="note", name=key,
+                                               body="b") for key in ("ab1", "ab2", "xyz")])
+        assert isinstance(store, FindsIds)  # no scan of every memory
+        assert await store.ids_starting("ab") == ["ab1", "ab2"]
+        assert await store.ids_starting("ab", group_ids=["g2"]) == []
+        assert await resolve(store, "xy") == "xyz"

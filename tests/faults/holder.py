@@ -4,6 +4,8 @@
     graph PATH   the graph database under PATH, open read-write (Kùzu's own lock)
     temp PATH    an atomic write of PATH stopped after its temp file is written and synced,
                  before the rename (where a writer killed mid-write leaves it)
+    renamed PATH an upsert of ``KILLED`` into the file layer at PATH stopped after its file is
+                 renamed into place, before its folder is synced and the index commits
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from backends.graph import GraphBackend
-from fallback import disk
+from backends.model import Episode
+from fallback import FileBackend, disk
 from fallback.layout import Layout
 from fallback.lock import FolderLock
+
+KILLED = Episode.parse(id="ep-killed", group_id="g", kind="pattern", name="never acknowledged",
+                       body="renamed into place by a writer killed before its index committed",
+                       created_at=datetime(2025, 1, 2, tzinfo=UTC))
 
 
 def held() -> bool:
@@ -33,12 +41,21 @@ async def hold_graph(path: Path) -> None:
         await graph.aclose()
 
 
+async def stop_after_rename(root: Path) -> None:
+    files = await FileBackend.open(root, watch=False)
+    # The writer's first step after its renames: held there, the lock held, nothing committed.
+    disk.sync_folder = lambda folder: held()  # type: ignore[assignment]
+    await files.upsert(KILLED)
+
+
 def main(what: str, path: Path) -> None:
     if what == "lock":
         with disk.held(FolderLock(Layout(path).lock, timeout=1.0, poll=0.001)):
             held()
     elif what == "graph":
         asyncio.run(hold_graph(path))
+    elif what == "renamed":
+        asyncio.run(stop_after_rename(path))
     else:
         disk.write_atomic(path, b'{"half": "written"}', abandon_if=held)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -18,10 +19,11 @@ import pytest
 from backends.errors import BackendUnavailable
 from backends.graph import GraphBackend
 from backends.model import Episode
-from fallback import FileBackend
+from fallback import FileBackend, disk
 from fallback.layout import Layout
 from fallback.lock import FolderLock
 from faults.children import child_env, script
+from faults.holder import KILLED
 
 
 @contextmanager
@@ -170,11 +172,12 @@ async def test_the_old_copy_of_a_moved_episode_left_by_a_kill_does_not_come_back
     await files.upsert(old)
     await files.aclose()
     left = Layout(root).episode_path("g", old.id)
-    kept = left.read_bytes()
+    kept, written = left.read_bytes(), left.stat()
     files = await FileBackend.open(root, watch=False)
     await files.upsert(moved)
     await files.aclose()
-    left.write_bytes(kept)  # where the killed writer left it
+    left.write_bytes(kept)  # where the killed writer left it, as it was
+    os.utime(left, ns=(written.st_atime_ns, written.st_mtime_ns))
 
     files = await FileBackend.open(root, watch=False)
     try:
@@ -188,3 +191,75 @@ async def test_the_old_copy_of_a_moved_episode_left_by_a_kill_does_not_come_back
         assert [e async for e in reopened.scan()] == []
     finally:
         await reopened.aclose()
+
+
+async def test_a_file_renamed_by_a_writer_killed_before_its_index_committed_is_read_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A writer killed between its rename and its index's commit leaves a file no index has
+    read (never acknowledged). A process open since before then, writing in that folder on a
+    slow disk (its rename older than the racy window when it records the folder), recorded the
+    folder as agreeing with the index: no open read that file again, while a rebuild of the
+    index showed it. Now the next holder of the lock learns that its last holder died holding
+    it, and the next open reads every folder again."""
+    root = tmp_path / "files"
+    other = await FileBackend.open(root, watch=False)
+    try:
+        await other.upsert(note(1))
+        with holding("renamed", root):
+            pass  # killed (SIGKILL) where it stood, holding the lock
+        assert Layout(root).episode_path("g", KILLED.id).exists()
+        real_sync = disk.sync_folder
+
+        def slow_sync(folder: Path) -> None:  # a slow disk: only the delay is added
+            time.sleep(0.1)
+            real_sync(folder)
+
+        monkeypatch.setattr(disk, "sync_folder", slow_sync)
+        await other.upsert(note(2))
+        monkeypatch.undo()
+    finally:
+        await other.aclose()
+
+    reopened = await FileBackend.open(root, watch=False)
+    try:
+        assert await reopened.get(KILLED.id) == KILLED
+        read = sorted([e.id async for e in reopened.scan()])
+        assert read == sorted(["ep-1", "ep-2", KILLED.id]) and await reopened.count() == 3
+    finally:
+        await reopened.aclose()
+    (root / "index.sqlite3").unlink()  # a rebuild of the index tells the same story
+    rebuilt = await FileBackend.open(root, watch=False)
+    try:
+        assert sorted([e.id async for e in rebuilt.scan()]) == read
+    finally:
+        await rebuilt.aclose()
+
+
+async def test_a_move_cut_short_by_a_kill_tells_one_story_read_or_rebuilt(
+    tmp_path: Path,
+) -> None:
+    """A writer killed after renaming a moved memory's new file into place, before its index
+    committed, leaves a copy in each group. The next open kept the old one (the index's) while
+    a rebuild took whichever group it read first: the new one, when its group sorts first. The
+    copy written later stands either way, and the other is a reported problem."""
+    root = tmp_path / "files"
+    before = KILLED.model_copy(update={"group_id": "m", "body": "before the move"})
+    files = await FileBackend.open(root, watch=False)
+    try:
+        await files.upsert(before)
+    finally:
+        await files.aclose()
+    with holding("renamed", root):
+        pass  # killed having renamed the moved copy into g, before its index committed
+    old_copy = Layout(root).episode_path("m", KILLED.id)
+
+    for _ in ("caught up", "rebuilt"):
+        opened = await FileBackend.open(root, watch=False)
+        try:
+            assert await opened.get(KILLED.id) == KILLED
+            assert [e.id async for e in opened.scan()] == [KILLED.id]
+            assert [path for path, _ in opened.problems] == [old_copy]
+        finally:
+            await opened.aclose()
+        (root / "index.sqlite3").unlink()

@@ -60,6 +60,22 @@ def test_one_holder_across_processes_and_the_dead_hold_nothing(tmp_path: Path) -
     lock.close()
 
 
+def test_the_next_holder_learns_that_the_last_one_died_holding_it(tmp_path: Path) -> None:
+    lock = FolderLock(tmp_path / ".lock", timeout=1.0, poll=0.001)
+    assert lock.acquire() and not lock.holder_died
+    lock.release()
+    with held_elsewhere(tmp_path / ".lock"):
+        pass  # killed holding it
+    assert lock.acquire() and lock.holder_died
+    lock.release()  # not recovered: the next holder is told in turn
+    assert lock.acquire() and lock.holder_died
+    lock.recovered()
+    lock.release()
+    assert lock.acquire() and not lock.holder_died
+    lock.release()
+    lock.close()
+
+
 def test_threads_take_turns_and_a_thread_may_take_it_again(tmp_path: Path) -> None:
     lock = FolderLock(tmp_path / ".lock", timeout=0.05, poll=0.001)
     assert lock.acquire() and lock.acquire(wait=False)  # re-entrant in this thread
