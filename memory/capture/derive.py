@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from backends import json_read
 from backends.insights import Scope, parse_time
 from backends.model import Episode, natural_key, now
 from memory.agent.records import outcome_id, title
@@ -72,7 +73,7 @@ def _discovery(scope: Scope, session: Session, path: str, known: dict[str, Any],
         else "changed in a Claude Code session")
     body = {"file": path, "description": description, "notes": notes,
             "changed": bool(known["changed"]), "sessions": [session.session_id]}
-    return scope.episode(CODEBASE_DISCOVERY, path, path, body, when)
+    return scope.episode(CODEBASE_DISCOVERY, path, path, _text(body), when)
 
 
 def _gotcha(scope: Scope, session: Session, fixed: dict[str, Any], when: datetime) -> Episode:
@@ -86,7 +87,7 @@ def _gotcha(scope: Scope, session: Session, fixed: dict[str, Any], when: datetim
             "fix": fix, "files": fixed["changed"],
             "sessions": [session.session_id]}
     key = natural_key(f"{fixed['kind']} {fixed['error']}")
-    return scope.episode(GOTCHA, key, text, body, parse_time(fixed["at"]) or when)
+    return scope.episode(GOTCHA, key, text, _text(body), parse_time(fixed["at"]) or when)
 
 
 def _insight(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
@@ -123,7 +124,8 @@ def _insight(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
         "compactions": session.compactions,
     }
     name = f"Session {session.session_id[:8]}: {title(session.first_prompt or 'no prompt', 100)}"
-    return scope.episode(SESSION_INSIGHT, session_key(session.session_id), name, body, when)
+    return scope.episode(SESSION_INSIGHT, session_key(session.session_id), name, _text(body),
+                         when)
 
 
 def _outcome(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
@@ -151,7 +153,14 @@ def _outcome(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
                    "duration_minutes": int((ended - started).total_seconds() // 60)}
     verdict = "succeeded" if success else "failed"
     name = f"{record['id']} {key} {verdict}: {record['description']}"
-    return scope.episode(TASK_OUTCOME, key, name, record, when)
+    return scope.episode(TASK_OUTCOME, key, name, _text(record), when)
+
+
+def _text(body: dict[str, Any]) -> str:
+    """A derived body as JSON text: it holds text, whole numbers, booleans, lists and objects,
+    which the standard library writes as orjson does (``tests/test_json_read.py``), without
+    orjson's import (a quarter of a later Stop)."""
+    return json_read.dumps(body)
 
 
 def _fix(fixed: dict[str, Any]) -> str:

@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from backends import json_read
+from backends.builtin_hashes import blake2b_hex
 from backends.errors import InvalidEpisode
 from backends.model import Episode, natural_key, now
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
@@ -34,8 +33,7 @@ _MAX_UNITED = 12
 
 
 def digest(episode: Episode) -> str:
-    return hashlib.blake2b(f"{episode.kind}\x1f{episode.name}\x1f{episode.body}".encode(),
-                           digest_size=12).hexdigest()
+    return blake2b_hex(f"{episode.kind}\x1f{episode.name}\x1f{episode.body}".encode(), 12)
 
 
 def lesson_digests(lessons: Lessons) -> dict[str, str]:
@@ -43,8 +41,7 @@ def lesson_digests(lessons: Lessons) -> dict[str, str]:
     items = [("gotcha", text) for text in lessons.gotchas]
     items += [("pattern", text) for text in lessons.patterns]
     items += [("discovery", f"{path}: {text}") for path, text in lessons.discoveries.items()]
-    return {f"lesson:{label}:{text}": hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-            for label, text in items}
+    return {f"lesson:{label}:{text}": blake2b_hex(text.encode(), 8) for label, text in items}
 
 
 def unwritten(episodes: Sequence[Episode], lessons: Lessons, written: dict[str, str]
@@ -154,7 +151,7 @@ def united(stored: Episode, new: Episode) -> Episode:
             fresh["description"], old["description"], key=len)
     if isinstance(old.get("changed"), bool):
         body["changed"] = old["changed"] or bool(fresh.get("changed"))
-    return new.model_copy(update={"body": orjson.dumps(body).decode(),
+    return new.model_copy(update={"body": json_read.dumps(body),
                                   "created_at": min(stored.created_at, new.created_at)})
 
 

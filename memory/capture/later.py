@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from backends import json_read
 from backends.errors import DualmemError
 from backends.model import Episode
 from fallback.append import append, stored
@@ -56,7 +55,7 @@ def capture_later(home: Path, transcript: Path, given: Mapping[str, Any],
     if kept is None:
         return None
     said = kept.describe()
-    return orjson.dumps({"systemMessage": f"dualmem kept {said}"} if said else {}).decode()
+    return json_read.dumps({"systemMessage": f"dualmem kept {said}"} if said else {})
 
 
 def _capture(config: Config, transcript: Path, given: Mapping[str, Any], event: str

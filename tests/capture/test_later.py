@@ -21,10 +21,12 @@ from memory.store.selection import open_memory
 LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "memory.store.dual",
             "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
             "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
-            "graphiti_core", "kuzu", "pydantic", "numpy")
+            "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
+            "uuid", "platform", "hashlib", "_hashlib")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
-repository, ``shlex`` only for a command of no known check"""
-NOTHING_NEW_OUT = (*LEAN_OUT, "dataclasses", "inspect", "orjson", "uuid", "memory.capture.later")
+repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
+uuid), hashlib (with OpenSSL) cost it more than its work"""
+NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
 
 
