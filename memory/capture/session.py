@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from memory.capture import checks
 from memory.capture.lessons import Lessons
@@ -55,6 +55,22 @@ _FILES_SECTION = lazy(r"^\s*(?:#+\s*)?\d+\.\s+\**Files and Code Sections\**:?\s*
 _NEXT_SECTION = lazy(r"^\s*(?:#+\s*)?\d+\.\s+\**[A-Z][\w ]+\**:?\s*$", re.MULTILINE)
 _BULLET_PATH = lazy(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s*(.*))?$")
 _SUB_BULLET = lazy(r"^(\s*)[-*]\s+(.+)$")
+
+
+class Seen(NamedTuple):
+    """What of a session its memories were last derived from: what every memory says of it,
+    each file's state, how many fixes. A fold derives again only what its new lines changed
+    (``derive``'s ``since``)."""
+
+    shared: tuple[str, str, str]
+    files: dict[str, tuple[bool, int]]
+    fixed: int
+
+    @classmethod
+    def of(cls, session: Session) -> Seen:
+        return cls((session.session_id, session.first_prompt, session.started),
+                   {path: (known["changed"], len(known["notes"]))
+                    for path, known in session.files.items()}, len(session.fixed))
 
 
 class Session:
