@@ -150,7 +150,7 @@ def fold(
     session = _session(cursor, root)
     if appended_only and not cursor.offset:
         return None
-    seen = Seen.of(session) if cursor.offset else None  # what was derived from
+    seen = Seen(session) if cursor.offset else None  # what was derived from
     try:
         chunk = read_new(transcript, cursor, budget or Budget(), final=final)
     except FileRefused as exc:

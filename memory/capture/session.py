@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any, NamedTuple
+from typing import Any
 
 from memory.capture import checks
 from memory.capture.lessons import Lessons
@@ -57,20 +57,18 @@ _BULLET_PATH = lazy(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s
 _SUB_BULLET = lazy(r"^(\s*)[-*]\s+(.+)$")
 
 
-class Seen(NamedTuple):
+class Seen:
     """What of a session its memories were last derived from: what every memory says of it,
     each file's state, how many fixes. A fold derives again only what its new lines changed
     (``derive``'s ``since``)."""
 
-    shared: tuple[str, str, str]
-    files: dict[str, tuple[bool, int]]
-    fixed: int
+    __slots__ = ("files", "fixed", "shared")
 
-    @classmethod
-    def of(cls, session: Session) -> Seen:
-        return cls((session.session_id, session.first_prompt, session.started),
-                   {path: (known["changed"], len(known["notes"]))
-                    for path, known in session.files.items()}, len(session.fixed))
+    def __init__(self, session: Session) -> None:
+        self.shared = (session.session_id, session.first_prompt, session.started)
+        self.files = {path: (known["changed"], len(known["notes"]))
+                      for path, known in session.files.items()}
+        self.fixed = len(session.fixed)
 
 
 class Session:
