@@ -7,8 +7,6 @@ runner's task (``mise run lint``, ``make test``, ``npm run build``) is the check
 Two runs are the same check when they are of the same kind (a failed ``go test ./...`` is fixed
 by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-lint run``)."""
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

@@ -15,8 +15,6 @@ typed or ``tool_result`` blocks (the structured result beside them in ``toolUseR
 ``parse_line`` never raises for a line's content: a line that is no JSON object is ``None`` (the
 caller counts it); text that is not UTF-8 is read with replacement characters."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable
 from typing import Any, NamedTuple

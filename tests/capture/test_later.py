@@ -22,10 +22,10 @@ LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "mem
             "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
             "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
             "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
-            "uuid", "platform", "hashlib", "_hashlib")
+            "uuid", "platform", "hashlib", "_hashlib", "compile()")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
 repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
-uuid), hashlib (with OpenSSL) cost it more than its work"""
+uuid), hashlib (with OpenSSL) cost it more than its work; ``compile()``: see ``stop``"""
 NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
 
@@ -52,8 +52,16 @@ def one_turn_more(t: Transcript) -> None:
 
 def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     """``dualmem hook stop`` in a process of its own: what it printed, and every module it had
-    imported by its end."""
-    probe = ("import runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
+    imported by its end, with ``compile()`` among them when anything but an import called it
+    (a process's first ``compile()`` sets up the syntax tree's types, ~10M instructions: a
+    ``NamedTuple`` field or a ``TypeVar`` bound named in a string calls it)."""
+    probe = ("import builtins, runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
+             "compiled = builtins.compile\n"
+             "def counted(*args, **kwargs):\n"
+             "    if 'importlib' not in sys._getframe(1).f_code.co_filename:\n"
+             "        sys.modules['compile()'] = sys\n"
+             "    return compiled(*args, **kwargs)\n"
+             "builtins.compile = counted\n"
              "try:\n    runpy.run_module('memory', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
              "print(sorted(sys.modules), file=sys.stderr)")
