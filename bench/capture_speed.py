@@ -12,8 +12,8 @@ RUNS, wall and CPU milliseconds:
   later Stop after one more turn was appended, and a Stop with nothing new;
 - ``dualmem hook stop`` as Claude Code runs it (a whole process, its bytecode cached as an
   installed package's is): first, later (written lean: ``memory.capture.later``), nothing
-  new, a later Stop keeping a gotcha (a failure the turn fixed: the whole way, a gotcha has a
-  view), beside ``python -c pass``; with
+  new, a later Stop keeping a gotcha (a failure the turn fixed: appended too, its page rendered
+  by the next open), beside ``python -c pass``; with
   ``--before TREE``, that checkout's Stop on the same transcript (e.g. main's, which read the
   whole transcript on every Stop).
 

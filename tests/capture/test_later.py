@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import orjson
+import pytest
+from file.helpers import eventually
 
+from backends.kinds import GOTCHA
 from backends.model import Episode
 from capture.conftest import Project, open_project
 from capture.shapes import Transcript
@@ -51,6 +55,19 @@ def one_turn_more(t: Transcript) -> None:
     t.bash("python -m pytest -q", "13 passed in 0.3s")
 
 
+def a_failure(t: Transcript) -> None:
+    t.bash("python -m pytest -q", "E   KeyError: 'note 7'\nFAILED tests/test_notes.py::"
+           "test_note - KeyError\n1 failed, 12 passed in 0.3s", code=1)
+
+
+def a_fix(t: Transcript) -> None:
+    """A turn that fixes the failure the turn before met: its Stop keeps a gotcha."""
+    t.prompt("Fix the failing test")
+    t.edit("src/notes/store.py", "journal.write(note)", "journal.write(str(note))",
+           said="Note ids are text in the journal.")
+    t.bash("python -m pytest -q", "13 passed in 0.3s")
+
+
 def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     """``dualmem hook stop`` in a process of its own: what it printed, and every module it had
     imported by its end, with ``compile()`` among them when anything but an import called it
@@ -82,8 +99,9 @@ def shown(episodes: list[Episode]) -> list[tuple[str, str, str, str, str]]:
     return sorted((e.id, e.kind, e.name, e.body, e.source) for e in episodes)
 
 
+@pytest.mark.parametrize("ending", [one_turn_more, a_fix])
 async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
-        tmp_path: Path) -> None:
+        tmp_path: Path, ending: Callable[[Transcript], None]) -> None:
     # Two homes of one project id with the same session: one Stop after another goes the
     # whole way in one (in-process), the lean way in the other (its own process).
     async with AsyncExitStack() as opened:
@@ -91,9 +109,11 @@ async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
             tmp_path / side / "notes", "notes-0001")) for side in ("lean", "whole")]
         for project in (lean, whole):
             t = session(str(project.folder))
+            if ending is a_fix:
+                a_failure(t)
             path = t.save(project.folder / "s.jsonl")
             await project.capture(path)
-            one_turn_more(t)
+            ending(t)
             t.save(path)
         said, modules = stop(lean, lean.folder / "s.jsonl")
         report = await whole.capture(whole.folder / "s.jsonl")
@@ -107,6 +127,14 @@ async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
         async with open_memory(lean.home, "file") as reopened:
             lean_memories = [e async for e in reopened.scan(group_ids=[lean.id])]
         assert shown(lean_memories) == shown(await whole.memories())
+        assert page(lean) == page(whole)  # rendered by the next open's catch-up
+        assert any("KeyError" in bullet for bullet in page(whole)) == (ending is a_fix)
+
+
+def page(project: Project) -> list[str]:
+    """The bullets of the project's gotchas.md (none before a gotcha)."""
+    return sorted(line for view in (project.home / "files" / "views").glob("*/gotchas.md")
+                  for line in view.read_text().splitlines() if line.startswith("- "))
 
 
 async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_into_the_graph(
@@ -130,3 +158,22 @@ async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_
         assert hit.layer == "graph" and hit.episode.source == SOURCE
         assert "reads them back from the journal" in hit.episode.body or (
             "rows in memory" in hit.episode.body)
+
+
+async def test_a_gotcha_a_lean_stop_kept_is_found_at_once_by_a_watching_store_and_shown(
+        project: Project, tmp_path: Path) -> None:
+    # The project's store stays open and watching, as an MCP server's does.
+    t = session(str(project.folder))
+    a_failure(t)
+    path = t.save(tmp_path / "s.jsonl")
+    await project.capture(path)
+    a_fix(t)
+    t.save(path)
+    said, modules = stop(project, path)
+    assert "memory.capture.later" in modules and "memory.cli" not in modules
+    assert "gotcha" in said
+    hits = await eventually(lambda: project.store.search("KeyError note", limit=5),
+                            lambda hits: any(h.episode.kind == GOTCHA for h in hits))
+    assert any(h.episode.kind == GOTCHA and "KeyError" in h.episode.body for h in hits)
+    shown = await eventually(lambda: page(project), lambda bullets: bool(bullets))
+    assert any("KeyError" in bullet for bullet in shown)
