@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -88,6 +89,15 @@ def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     done = subprocess.run([sys.executable, "-c", probe], input=given, capture_output=True,
                           cwd=project.folder, timeout=120, check=True)
     return done.stdout.decode().strip(), set(eval(done.stderr.decode().strip().splitlines()[-1]))
+
+
+def search(project: Project, query: str) -> list[dict[str, Any]]:
+    """``dualmem search`` in a process of its own: its hits."""
+    found = subprocess.run([sys.executable, "-m", "memory", "--home", str(project.home),
+                            "--backend", "file", "search", query, "--json"],
+                           capture_output=True, cwd=project.folder, timeout=120, check=True)
+    hits: list[dict[str, Any]] = orjson.loads(found.stdout)["hits"]
+    return hits
 
 
 def imported(modules: set[str], among: tuple[str, ...]) -> list[str]:
@@ -177,3 +187,20 @@ async def test_a_gotcha_a_lean_stop_kept_is_found_at_once_by_a_watching_store_an
     assert any(h.episode.kind == GOTCHA and "KeyError" in h.episode.body for h in hits)
     shown = await eventually(lambda: page(project), lambda bullets: bool(bullets))
     assert any("KeyError" in bullet for bullet in shown)
+
+
+async def test_a_gotcha_a_lean_stop_kept_is_found_by_the_next_search_process_and_shown(
+        project: Project, tmp_path: Path) -> None:
+    t = session(str(project.folder))
+    a_failure(t)
+    path = t.save(tmp_path / "s.jsonl")
+    await project.capture(path)
+    await project.store.aclose()  # no watcher here: the next process is what takes it in
+    a_fix(t)
+    t.save(path)
+    said, modules = stop(project, path)
+    assert "memory.capture.later" in modules and "memory.cli" not in modules
+    assert "gotcha" in said
+    hits = search(project, "KeyError note")
+    assert any(hit["episode"]["kind"] == GOTCHA for hit in hits), hits
+    assert any("KeyError" in bullet for bullet in page(project))
