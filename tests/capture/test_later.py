@@ -147,16 +147,27 @@ def page(project: Project) -> list[str]:
                   for line in view.read_text().splitlines() if line.startswith("- "))
 
 
-async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_into_the_graph(
-        project: Project, tmp_path: Path) -> None:
+async def lean_stop(project: Project, path: Path, ending: Callable[[Transcript], None], *,
+                    watched: bool) -> str:
+    """The session captured, then ``ending`` appended and its Stop written lean in a process of
+    its own (the project's store left open and watching, or closed): what the Stop said."""
     t = session(str(project.folder))
-    path = t.save(tmp_path / "s.jsonl")
+    if ending is a_fix:
+        a_failure(t)
+    t.save(path)
     await project.capture(path)
-    await project.store.aclose()  # no watcher here: the next open is what takes it in
-    one_turn_more(t)
+    if not watched:
+        await project.store.aclose()  # the next open, or next process, is what takes it in
+    ending(t)
     t.save(path)
     said, modules = stop(project, path)
     assert "memory.capture.later" in modules and "memory.cli" not in modules
+    return said
+
+
+async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_into_the_graph(
+        project: Project, tmp_path: Path) -> None:
+    said = await lean_stop(project, tmp_path / "s.jsonl", one_turn_more, watched=False)
     assert "file discover" in said
 
     async with open_memory(project.home, "auto") as holder:
@@ -173,15 +184,7 @@ async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_
 async def test_a_gotcha_a_lean_stop_kept_is_found_at_once_by_a_watching_store_and_shown(
         project: Project, tmp_path: Path) -> None:
     # The project's store stays open and watching, as an MCP server's does.
-    t = session(str(project.folder))
-    a_failure(t)
-    path = t.save(tmp_path / "s.jsonl")
-    await project.capture(path)
-    a_fix(t)
-    t.save(path)
-    said, modules = stop(project, path)
-    assert "memory.capture.later" in modules and "memory.cli" not in modules
-    assert "gotcha" in said
+    assert "gotcha" in await lean_stop(project, tmp_path / "s.jsonl", a_fix, watched=True)
     hits = await eventually(lambda: project.store.search("KeyError note", limit=5),
                             lambda hits: any(h.episode.kind == GOTCHA for h in hits))
     assert any(h.episode.kind == GOTCHA and "KeyError" in h.episode.body for h in hits)
@@ -191,16 +194,7 @@ async def test_a_gotcha_a_lean_stop_kept_is_found_at_once_by_a_watching_store_an
 
 async def test_a_gotcha_a_lean_stop_kept_is_found_by_the_next_search_process_and_shown(
         project: Project, tmp_path: Path) -> None:
-    t = session(str(project.folder))
-    a_failure(t)
-    path = t.save(tmp_path / "s.jsonl")
-    await project.capture(path)
-    await project.store.aclose()  # no watcher here: the next process is what takes it in
-    a_fix(t)
-    t.save(path)
-    said, modules = stop(project, path)
-    assert "memory.capture.later" in modules and "memory.cli" not in modules
-    assert "gotcha" in said
+    assert "gotcha" in await lean_stop(project, tmp_path / "s.jsonl", a_fix, watched=False)
     hits = search(project, "KeyError note")
     assert any(hit["episode"]["kind"] == GOTCHA for hit in hits), hits
     assert any("KeyError" in bullet for bullet in page(project))
