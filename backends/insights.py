@@ -35,8 +35,6 @@ them, in time order: a later mention's JSON fields update the earlier ones, and 
 the earliest time.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime

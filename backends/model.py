@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from backends.builtin_hashes import uuid5
 from backends.errors import InvalidEpisode
 from backends.texts import json_body
 from backends.values import REQUIRED, Value, check_text, instant
@@ -28,8 +29,9 @@ _CONTROL = re.compile(r"[\x00-\x1f]")
 NOT_UTF8 = "is not valid UTF-8 text (it holds a lone surrogate)"
 _WORD = re.compile(r"\w+")
 
-# Fixed forever: stable ids of keyed memories are derived from it.
-_ID_NAMESPACE = "5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11"
+# Fixed forever: stable ids of keyed memories are derived from it
+# (uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11").bytes).
+_ID_NAMESPACE = bytes.fromhex("5f0c3a8e6f434d0e9a573c1d0c4d6a11")
 
 
 def stable_id(group_id: str, kind: str, key: str) -> str:
@@ -38,9 +40,16 @@ def stable_id(group_id: str, kind: str, key: str) -> str:
     name = f"{group_id}\x1f{kind}\x1f{key}"
     if not is_utf8(name):
         raise InvalidEpisode(f"key {key!r} of group {group_id!r}, kind {kind!r}: {NOT_UTF8}")
-    import uuid  # loads platform: only writes (and imports) mint ids
+    return uuid5(_ID_NAMESPACE, name.encode())
 
-    return str(uuid.uuid5(uuid.UUID(_ID_NAMESPACE), name))
+
+def _dumped(body: dict[str, Any] | list[Any]) -> str:
+    import orjson  # a write's: reads (and a body given as text) need not load it
+
+    try:
+        return orjson.dumps(body).decode()
+    except orjson.JSONEncodeError as exc:  # nested too deep, or not JSON data (a set...)
+        raise InvalidEpisode(f"body: cannot be written as JSON ({exc})") from None
 
 
 def is_utf8(text: str) -> bool:
@@ -190,16 +199,14 @@ class Episode(Value):
         **fields: Any,
     ) -> Episode:
         """A new episode; with ``key`` its id is stable (uuid5 of group, kind and key)."""
-        import uuid
-
-        import orjson  # a write's: reads need not load it
-
         check_group_id(group_id)
-        try:
-            text = body if isinstance(body, str) else orjson.dumps(body).decode()
-        except orjson.JSONEncodeError as exc:  # nested too deep, or not JSON data (a set...)
-            raise InvalidEpisode(f"body: cannot be written as JSON ({exc})") from None
-        episode_id = stable_id(group_id, kind, key) if key is not None else str(uuid.uuid4())
+        text = body if isinstance(body, str) else _dumped(body)
+        if key is not None:
+            episode_id = stable_id(group_id, kind, key)
+        else:
+            import uuid  # loads platform: only a memory without a key mints a random id
+
+            episode_id = str(uuid.uuid4())
         return cls.parse(
             id=episode_id, group_id=group_id, kind=kind, name=name, body=text, **fields
         )

@@ -12,7 +12,8 @@ RUNS, wall and CPU milliseconds:
   later Stop after one more turn was appended, and a Stop with nothing new;
 - ``dualmem hook stop`` as Claude Code runs it (a whole process, its bytecode cached as an
   installed package's is): first, later (written lean: ``memory.capture.later``), nothing
-  new, beside ``python -c pass``; with
+  new, a later Stop keeping a gotcha (a failure the turn fixed: appended too, its page rendered
+  by the next open), beside ``python -c pass``; with
   ``--before TREE``, that checkout's Stop on the same transcript (e.g. main's, which read the
   whole transcript on every Stop).
 
@@ -80,6 +81,13 @@ def turn(t: Transcript, n: int) -> None:
                "1 failed, 159 passed in 2.1s", code=1)
     else:
         t.bash("python -m pytest -q", output + "160 passed in 2.0s")
+
+
+def met_failure(t: Transcript, n: int) -> None:
+    """A test run failing in a way the session had not met: the next turn's passing run fixes
+    it, and the Stop after that keeps a gotcha (a kind with a view)."""
+    t.bash("python -m pytest -q", f"E   KeyError: 'note {n}'\nFAILED tests/test_notes.py::"
+           f"test_note_{n} - KeyError\n1 failed, 159 passed in 2.1s", code=1)
 
 
 def _cpu_children() -> float:
@@ -198,6 +206,24 @@ def whole_process(scratch: Path, data: bytes, runs: int, before: Path | None
             times.setdefault(f"dualmem hook stop: later (one turn more){note}", []).append(
                 process(argv, stop, folder, tree))
             times.setdefault(f"dualmem hook stop: nothing new{note}", []).append(
+                process(argv, stop, folder, tree))
+            # Another session whose last turn failed; the Stop after its fix keeps a gotcha.
+            folder = folder.with_name(folder.name + "-gotcha")
+            folder.mkdir()
+            new_home(folder)
+            path = folder / "s.jsonl"
+            more.lines = []
+            met_failure(more, run)
+            path.write_bytes(placed(data + more.data(), folder))
+            stop = orjson.dumps({"session_id": "bench", "transcript_path": str(path),
+                                 "cwd": str(folder), "hook_event_name": "Stop",
+                                 "stop_hook_active": False})
+            process(argv, stop, folder, tree)
+            more.lines = []
+            turn(more, 2 + 7 * run)  # a passing turn: the failure is fixed
+            with path.open("ab") as handle:
+                handle.write(placed(more.data(), folder))
+            times.setdefault(f"dualmem hook stop: later, a gotcha kept{note}", []).append(
                 process(argv, stop, folder, tree))
     return times
 

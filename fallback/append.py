@@ -14,8 +14,10 @@ mark the appended files as seen, and no open would ever read them. So an append 
 mark, ``<root>/unindexed/<group>``; while the mark is there no writer records that folder as
 agreeing, and the catch-up that reads the folder removes the mark once the index has committed.
 
-Only kinds without a view: a view's bullets are the writer's to render, after taking in what a
-person changed on the page. A memory of another kind, or one stored in another group (moved
+A kind with a view is appended too: the catch-up that takes in the marked folder renders the
+views of the kinds it took in, each page taking in first what a person changed on it since
+dualmem last wrote it (``ViewKeeper._write_view``), as the writer does; a generated bullet
+missing from a person's page is held, not forgotten. A memory stored in another group (moved
 there), or anything unusual on disk raises ``NotAppendable``: the whole writer
 (``FileBackend``) takes it."""
 
@@ -29,7 +31,7 @@ from backends.errors import DualmemError, FileRefused
 from backends.model import Episode, Receipt, ensure_body_fits
 from backends.safe_files import open_for_write, read_regular, refuse_links_in
 from fallback import codec, disk
-from fallback.layout import FILE_LIMIT, VIEW_FILES, Layout
+from fallback.layout import FILE_LIMIT, Layout
 from fallback.lock import LOCK_POLL, LOCK_TIMEOUT, FolderLock
 
 UNINDEXED = "unindexed"
@@ -70,11 +72,9 @@ def stored(root: Path, group_id: str, episode_id: str) -> Episode | None:
 def append(root: Path, episodes: Sequence[Episode], max_body_bytes: int) -> list[Receipt]:
     """Write ``episodes`` into the journal at ``root``, durably, leaving their groups marked
     unindexed (module docstring); the receipts name their files. ``InvalidEpisode`` for one the
-    layer refuses and ``NotAppendable`` for one of a kind with a view, before anything is
-    written; ``WriteFailed`` when the files cannot be written."""
+    layer refuses, before anything is written; ``WriteFailed`` when the files cannot be
+    written."""
     checked = [validated(episode, max_body_bytes) for episode in episodes]
-    if shown := [e.kind for e in checked if e.kind in VIEW_FILES]:
-        raise NotAppendable(f"{shown[0]} has a view")
     if not checked:
         return []
     layout = Layout(root)

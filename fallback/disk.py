@@ -1,7 +1,5 @@
 """Durable file operations: a reader sees the old file or the new one, never half of one."""
 
-from __future__ import annotations
-
 import contextlib
 import errno
 import functools

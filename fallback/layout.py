@@ -11,8 +11,6 @@ Every path is built from a validated group id and an id turned into a file name 
 input can name a place outside the root.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from pathlib import Path

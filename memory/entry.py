@@ -11,11 +11,12 @@ import sys
 
 def main() -> int:
     from memory.capture.quick import answer
-    from memory.tool_quick import quick_answer
 
     argv, env = sys.argv[1:], dict(os.environ)
     said = answer(argv, sys.stdin.buffer.read, env)
     if said is None:
+        from memory.tool_quick import quick_answer  # a capture needs none of it
+
         said = quick_answer(argv, sys.stdin.buffer.read, env)
     if said is not None:
         print(said)

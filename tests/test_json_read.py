@@ -45,6 +45,20 @@ def test_the_reader_parses_what_the_codec_writes_as_orjson_does(body: object, na
 
 
 @settings(max_examples=200)
+@given(body=VALUES, name=TEXT, text=TEXT)
+def test_the_codec_writes_the_bytes_orjson_writes(body: object, name: str, text: str) -> None:
+    for episode in (Episode.create(group_id="g", kind="gotcha", name=f"a {name!r}"[:300],
+                                   body=body if isinstance(body, dict | list) else {"v": body}),
+                    Episode.create(group_id="g", kind="note", name="n",
+                                   body=text.replace("\x00", "") or "-")):
+        written = codec.encode(episode)
+        document = orjson.loads(written)  # in the codec's order
+        assert document == {"format": codec.FORMAT, **episode.to_json()}
+        assert written == orjson.dumps(document,
+                                       option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
+@settings(max_examples=200)
 @given(json_data(SCALARS))
 def test_what_a_read_prints_is_what_orjson_writes(value: object) -> None:
     assert json_read.dumps(value) == orjson.dumps(value).decode()

@@ -3,8 +3,6 @@ voyage:voyage-3``): what each makes, the variable its key is read from, and its 
 names here: graphiti's clients for them are made in ``remote``, and their SDKs are imported
 only when one is configured."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 OLLAMA_URL = "http://localhost:11434/v1"

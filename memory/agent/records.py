@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pydantic loads with the first record parsed: a prompt hook 
 
     from backends.protocol import MemoryBackend  # annotations only: a lean Stop imports none
 
-Record = TypeVar("Record", bound="BaseModel")
+    Record = TypeVar("Record", bound=BaseModel)  # a bound named in a string costs a compile()
 
 
 class ReadsAsMapping:

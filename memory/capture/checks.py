@@ -7,8 +7,6 @@ runner's task (``mise run lint``, ``make test``, ``npm run build``) is the check
 Two runs are the same check when they are of the same kind (a failed ``go test ./...`` is fixed
 by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-lint run``)."""
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 
@@ -33,6 +31,10 @@ _TASK = lazy(
     r"((?:mise|npm|pnpm|yarn|bun|hatch|pdm|poetry|uv|cargo) run|mise r|cargo make|just|make"
     r"|task|rake|invoke|nox -s|tox -e)\s+(?:-\S+\s+)*([A-Za-z][\w:.-]*)",
     re.MULTILINE)
+_RUNNERS = ("mise", "npm", "pnpm", "yarn", "bun", "hatch", "pdm", "poetry", "uv", "cargo", "just",
+            "make", "task", "rake", "invoke", "nox", "tox")
+"""a word of each runner ``_TASK`` names: a command holding none runs no task, said without
+compiling ``_TASK``"""
 _TASK_KINDS = (("test", lazy(r"test|spec|e2e|check$", re.IGNORECASE)),
                ("typecheck", lazy(r"type|mypy|pyright|tsc", re.IGNORECASE)),
                ("lint", lazy(r"lint|vet|clippy|shellcheck|fmt-?check|format-?check|style",
@@ -90,9 +92,9 @@ def classify(command: str, *, words: bool = True) -> Run:
     """The check ``command`` runs (the first kind of ``_KINDS`` it names: ``ruff check &&
     pytest`` is a test run); without ``words``, a command of no known check is ``command:``
     alone (its words are not split)."""
-    if re.search(r"\bgit commit\b", command):
+    if "git commit" in command and re.search(r"\bgit commit\b", command):
         return Run("commit", "commit:git")
-    task = _TASK().search(command)
+    task = _TASK().search(command) if any(runner in command for runner in _RUNNERS) else None
     named = next((kind for kind, name in _TASK_KINDS if name().search(task.group(2))), "") \
         if task is not None else ""
     for kind, shape in _KINDS:
@@ -184,8 +186,12 @@ def _readable(output: str) -> str:
     """The lines a person would read, without terminal colours: a line of thousands of
     characters (a progress bar, a minified bundle) says nothing, and costs every pattern a
     scan."""
-    return _TASK_PREFIX().sub("", _ANSI().sub("", "\n".join(
-        line for line in output.splitlines() if len(line) <= _LONGEST_LINE)))
+    text = "\n".join(line for line in output.splitlines() if len(line) <= _LONGEST_LINE)
+    if "\x1b" in text:  # no colours, no pattern to compile (most output)
+        text = _ANSI().sub("", text)
+    if text.startswith("[") or "\n[" in text:
+        text = _TASK_PREFIX().sub("", text)
+    return text
 
 
 def _words(command: str) -> list[str]:

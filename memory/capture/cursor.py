@@ -9,12 +9,12 @@ start."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from backends.builtin_hashes import blake2b_hex
 from backends.errors import FileRefused
 from backends.safe_files import MiB, read_regular
 
@@ -46,7 +46,7 @@ class Cursor:
 
 def cursor_file(home: Path, transcript: Path) -> Path:
     where = os.path.abspath(transcript)
-    name = hashlib.blake2b(where.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+    name = blake2b_hex(where.encode("utf-8", "surrogateescape"), 12)
     return home / FOLDER / f"{name}.json"
 
 
@@ -76,4 +76,4 @@ def save(home: Path, cursor: Cursor) -> None:
 
 
 def line_digest(line: bytes) -> str:
-    return hashlib.blake2b(line, digest_size=12).hexdigest()
+    return blake2b_hex(line, 12)

@@ -22,11 +22,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from backends import json_read
 from backends.insights import Scope, parse_time
 from backends.model import Episode, natural_key, now
 from memory.agent.records import outcome_id, title
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, SESSION_INSIGHT, TASK_OUTCOME
-from memory.capture.session import Session
+from memory.capture.session import Seen, Session
+from memory.capture.united import described, united
 
 SOURCE = "capture"
 """who wrote a derived memory: anything else (the agent, a person) wins over it"""
@@ -38,26 +40,28 @@ def session_key(session_id: str) -> str:
     return f"claude-session:{session_id}"
 
 
-def derive(session: Session, group_id: str, commits: Sequence[dict[str, Any]] = ()
-           ) -> list[Episode]:
+def derive(session: Session, group_id: str, commits: Sequence[dict[str, Any]] = (),
+           since: Seen | None = None) -> list[Episode]:
     """The derived memories of ``session`` in ``group_id``; ``commits`` are the project's git
-    commits in the session's time range (``{"hash", "subject", "files"}``), when known."""
+    commits in the session's time range (``{"hash", "subject", "files"}``), when known. With
+    ``since`` (the session when its memories were last derived), only those its new lines
+    changed: a file's discovery changes with the file's notes or state, a gotcha only with a
+    new fix (a fix never changes), the insight and outcome with anything."""
+    if since is not None and since.shared != (session.session_id, session.first_prompt,
+                                              session.started):
+        since = None  # what every memory says changed
     scope = Scope(group_id, None, SOURCE)
     when = parse_time(session.started) or now()
     found: list[Episode] = []
     for path, known in session.files.items():
-        if known["changed"] or known["notes"]:
+        if (known["changed"] or known["notes"]) and (since is None or since.files.get(path) != (
+                known["changed"], len(known["notes"]))):
             found.append(_discovery(scope, session, path, known, when))
-    found += [_gotcha(scope, session, fixed, when) for fixed in session.fixed]
+    found += _gotchas(scope, session, session.fixed[since.fixed if since else 0:], when)
     if session.session_id and not session.subagent and (session.prompts or session.files):
         found.append(_insight(scope, session, commits, when))
         found.append(_outcome(scope, session, commits, when))
     return found
-
-
-def described(notes: Sequence[str]) -> str:
-    """A file's description: its first notes, in one line."""
-    return "; ".join(note.rstrip(".;") for note in notes[:3])
 
 
 def changed_files(session: Session) -> list[str]:
@@ -72,7 +76,20 @@ def _discovery(scope: Scope, session: Session, path: str, known: dict[str, Any],
         else "changed in a Claude Code session")
     body = {"file": path, "description": description, "notes": notes,
             "changed": bool(known["changed"]), "sessions": [session.session_id]}
-    return scope.episode(CODEBASE_DISCOVERY, path, path, body, when)
+    return scope.episode(CODEBASE_DISCOVERY, path, path, _text(body), when)
+
+
+def _gotchas(scope: Scope, session: Session, fixes: Sequence[dict[str, Any]], when: datetime
+             ) -> list[Episode]:
+    """One gotcha per key: fixes of the same check and error (one failure met twice) laid one
+    over the other in order, as a later Stop lays a new fix over the stored gotcha
+    (``keep.laid_over``), so any sequence of Stops keeps what one pass keeps."""
+    found: dict[str, Episode] = {}
+    for fixed in fixes:
+        episode = _gotcha(scope, session, fixed, when)
+        earlier = found.get(episode.id)
+        found[episode.id] = episode if earlier is None else united(earlier, episode)
+    return list(found.values())
 
 
 def _gotcha(scope: Scope, session: Session, fixed: dict[str, Any], when: datetime) -> Episode:
@@ -86,7 +103,7 @@ def _gotcha(scope: Scope, session: Session, fixed: dict[str, Any], when: datetim
             "fix": fix, "files": fixed["changed"],
             "sessions": [session.session_id]}
     key = natural_key(f"{fixed['kind']} {fixed['error']}")
-    return scope.episode(GOTCHA, key, text, body, parse_time(fixed["at"]) or when)
+    return scope.episode(GOTCHA, key, text, _text(body), parse_time(fixed["at"]) or when)
 
 
 def _insight(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
@@ -123,7 +140,8 @@ def _insight(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
         "compactions": session.compactions,
     }
     name = f"Session {session.session_id[:8]}: {title(session.first_prompt or 'no prompt', 100)}"
-    return scope.episode(SESSION_INSIGHT, session_key(session.session_id), name, body, when)
+    return scope.episode(SESSION_INSIGHT, session_key(session.session_id), name, _text(body),
+                         when)
 
 
 def _outcome(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
@@ -151,7 +169,14 @@ def _outcome(scope: Scope, session: Session, commits: Sequence[dict[str, Any]],
                    "duration_minutes": int((ended - started).total_seconds() // 60)}
     verdict = "succeeded" if success else "failed"
     name = f"{record['id']} {key} {verdict}: {record['description']}"
-    return scope.episode(TASK_OUTCOME, key, name, record, when)
+    return scope.episode(TASK_OUTCOME, key, name, _text(record), when)
+
+
+def _text(body: dict[str, Any]) -> str:
+    """A derived body as JSON text: it holds text, whole numbers, booleans, lists and objects,
+    which the standard library writes as orjson does (``tests/test_json_read.py``), without
+    orjson's import (a quarter of a later Stop)."""
+    return json_read.dumps(body)
 
 
 def _fix(fixed: dict[str, Any]) -> str:

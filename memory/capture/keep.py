@@ -11,31 +11,27 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import orjson
-
+from backends.builtin_hashes import blake2b_hex
 from backends.errors import InvalidEpisode
 from backends.model import Episode, natural_key, now
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
-from memory.capture.derive import SOURCE, described
+from memory.capture.derive import SOURCE
 from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
+from memory.capture.united import united
 
 if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which writes none
     from backends.protocol import MemoryBackend
 
 AGENT_SOURCE = "claude_code"
 """the source of the agent's labelled lessons (as the Stop hook always wrote them)"""
-_UNITED = ("notes", "files", "sessions")
-_MAX_UNITED = 12
 
 
 def digest(episode: Episode) -> str:
-    return hashlib.blake2b(f"{episode.kind}\x1f{episode.name}\x1f{episode.body}".encode(),
-                           digest_size=12).hexdigest()
+    return blake2b_hex(f"{episode.kind}\x1f{episode.name}\x1f{episode.body}".encode(), 12)
 
 
 def lesson_digests(lessons: Lessons) -> dict[str, str]:
@@ -43,8 +39,7 @@ def lesson_digests(lessons: Lessons) -> dict[str, str]:
     items = [("gotcha", text) for text in lessons.gotchas]
     items += [("pattern", text) for text in lessons.patterns]
     items += [("discovery", f"{path}: {text}") for path, text in lessons.discoveries.items()]
-    return {f"lesson:{label}:{text}": hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-            for label, text in items}
+    return {f"lesson:{label}:{text}": blake2b_hex(text.encode(), 8) for label, text in items}
 
 
 def unwritten(episodes: Sequence[Episode], lessons: Lessons, written: dict[str, str]
@@ -133,36 +128,3 @@ async def _keep_lessons(store: MemoryBackend, project_id: str, lessons: Lessons,
         except InvalidEpisode as exc:
             kept.refused.append(f"discovery: {exc}")
         written[f"lesson:discovery:{path}: {text}"] = digests[f"lesson:discovery:{path}: {text}"]
-
-
-def united(stored: Episode, new: Episode) -> Episode:
-    """``new`` laid over ``stored`` (the same derived memory): list fields united, the richer
-    description kept, the earlier time kept."""
-    old, fresh = stored.data, new.data
-    if not isinstance(old, dict) or not isinstance(fresh, dict):
-        return new
-    body: dict[str, Any] = {**old, **fresh}
-    for name in _UNITED:
-        if isinstance(old.get(name), list) and isinstance(fresh.get(name), list):
-            body[name] = _union(old[name], fresh[name], newest=name == "sessions")
-    if isinstance(old.get("description"), str) and isinstance(fresh.get("description"), str):
-        # What was said of a file is richer than a description made up without it, and the
-        # union of what two sessions said is richer than either.
-        notes = body.get("notes")
-        said = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
-        body["description"] = described(said) if said else max(
-            fresh["description"], old["description"], key=len)
-    if isinstance(old.get("changed"), bool):
-        body["changed"] = old["changed"] or bool(fresh.get("changed"))
-    return new.model_copy(update={"body": orjson.dumps(body).decode(),
-                                  "created_at": min(stored.created_at, new.created_at)})
-
-
-def _union(first: list[Any], second: list[Any], *, newest: bool) -> list[Any]:
-    """Both lists' items once each, at most ``_MAX_UNITED``: the first ones (what was learned
-    first is kept), or with ``newest`` the latest (the sessions that met it last)."""
-    out = list(first)
-    for item in second:
-        if item not in out:
-            out.append(item)
-    return out[-_MAX_UNITED:] if newest else out[:_MAX_UNITED]

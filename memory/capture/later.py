@@ -7,9 +7,10 @@ It folds only the new lines and derives what the whole way (``capture_transcript
 with the same steps (``fold``, ``laid_over``), under the same capture lock; it writes and moves
 the cursors only when every transcript of the session can be written so. Anything else is the
 whole way's, which it leaves untouched: a transcript to read from its start, a lesson to keep
-(the agent's lessons are written through the agent API), a memory of a kind with a view
-(gotchas), another layer than the journal (``--backend graph``, a team's server), a home or
-environment the command line would have to say something about."""
+(the agent's lessons are written through the agent API), another layer than the journal
+(``--backend graph``, a team's server), a home or environment the command line would have to
+say something about. A gotcha is appended as any memory is: the catch-up that takes it in
+renders its page (``fallback.append``)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from backends import json_read
 from backends.errors import DualmemError
 from backends.model import Episode
 from fallback.append import append, stored
-from fallback.layout import VIEW_FILES
 from memory.capture.keep import digest, laid_over
 from memory.capture.kept import Kept
 from memory.capture.reading import CAPTURE_SECONDS, Budget, subagent_transcripts
@@ -56,7 +55,7 @@ def capture_later(home: Path, transcript: Path, given: Mapping[str, Any],
     if kept is None:
         return None
     said = kept.describe()
-    return orjson.dumps({"systemMessage": f"dualmem kept {said}"} if said else {}).decode()
+    return json_read.dumps({"systemMessage": f"dualmem kept {said}"} if said else {})
 
 
 def _capture(config: Config, transcript: Path, given: Mapping[str, Any], event: str
@@ -72,8 +71,7 @@ def _capture(config: Config, transcript: Path, given: Mapping[str, Any], event: 
             one = fold(config.home, project, path, root=root, budget=Budget(deadline=deadline),
                        last_message=message if path == transcript else None,
                        appended_only=True)
-            if one is None or one.report.skipped or one.lessons or any(
-                    e.kind in VIEW_FILES for e in one.fresh):
+            if one is None or one.report.skipped or one.lessons:
                 return None
             folded.append(one)
         kept = Kept()

@@ -65,8 +65,8 @@ class Lessons:
 
     def read(self, text: str) -> None:
         """Take the lessons of one reply."""
-        if not _ANY_LABEL().search(text):
-            return  # most replies: one scan says so
+        if not _may_hold_a_label(text):
+            return  # most replies
         for label, lesson in labelled_lines(text):
             self.add(label, lesson)
 
@@ -75,6 +75,13 @@ class Lessons:
             return True
         self.over += 1
         return False
+
+
+def _may_hold_a_label(text: str) -> bool:
+    if text.isascii():  # beyond ASCII, a case-blind match also meets letters like 'ſ' and 'ı'
+        lower = text.lower()  # a few substring searches, where a pattern costs its compiling
+        return any(label in lower for label in LESSON_LABELS)
+    return bool(_ANY_LABEL().search(text))
 
 
 def labelled_lines(text: str) -> Iterator[tuple[str, str]]:

@@ -36,7 +36,8 @@ _SOURCES: tuple[tuple[str, str, int], ...] = (
 none, and a Stop's few lines never compile them)"""
 _SHAPES = tuple((what, lazy(pattern, flags)) for what, pattern, flags in _SOURCES[:-1])
 _ASSIGNED = lazy(*_SOURCES[-1][1:])
-_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = dict.fromkeys([*range(0x09), *range(0x0B, 0x20), 0x7F])
+"""control characters but tab and newline, each removed (``str.translate``)"""
 
 
 def _flags(flags: int) -> str:
@@ -57,7 +58,7 @@ substring searches cost a hundredth of ``_ANY``'s scan, a few ms for each file a
 def redact(text: str) -> str:
     """``text`` with every secret of a known shape replaced, and control characters (a NUL)
     removed; text holding none comes back unchanged."""
-    text = _CONTROL().sub("", text)
+    text = text.translate(_CONTROL)
     if text.isascii():  # beyond ASCII, a case-blind shape also meets letters like 'ſ' and 'K'
         lower = text.lower()
         if not any(clue in lower for clue in _CLUES):

@@ -22,7 +22,7 @@ from memory.capture import cursor as cursors
 from memory.capture.kept import Kept
 from memory.capture.lessons import Lessons
 from memory.capture.reading import Budget, Chunk, read_new
-from memory.capture.session import Session
+from memory.capture.session import Seen, Session
 from memory.capture.transcript import parse_line
 
 if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which opens no store
@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which 
     StoreGetter = Callable[[], Awaitable[MemoryBackend]]
 
 _DEADLINE_EVERY = 256  # lines folded between looks at the clock
+_LEAN_BYTES = 1 << 20
+"""new bytes below which lines are parsed without orjson (``parse_line``): its import costs a
+later Stop a quarter of its time, and pays for itself only over a first Stop's megabytes"""
 
 
 class Report:
@@ -147,6 +150,7 @@ def fold(
     session = _session(cursor, root)
     if appended_only and not cursor.offset:
         return None
+    seen = Seen(session) if cursor.offset else None  # what was derived from
     try:
         chunk = read_new(transcript, cursor, budget or Budget(), final=final)
     except FileRefused as exc:
@@ -159,15 +163,16 @@ def fold(
         return None
     report.restarted, report.too_long, report.left = chunk.restarted, chunk.too_long, chunk.left
     if chunk.restarted:
-        session = Session(root=str(root))
+        session, seen = Session(root=str(root)), None
         cursor.last_start = cursor.last_end = cursor.first_end = 0
     end = chunk.end
     deadline = budget.deadline if budget else None
+    lean = sum(len(line) for _, line in chunk.lines) < _LEAN_BYTES
     for n, (offset, line) in enumerate(chunk.lines):
         if deadline is not None and n % _DEADLINE_EVERY == 0 and time.monotonic() > deadline:
             end, report.left = offset, chunk.size - offset
             break
-        entry = parse_line(line)
+        entry = parse_line(line, lean=lean)
         session.feed(entry)
         report.lines += 1
         report.damaged += entry is None
@@ -191,7 +196,7 @@ def fold(
 
     commits = (commits_between(root, session.started, session.ended)
                if report.lines and not session.subagent else [])
-    episodes = derive(session, project_group(project_id), commits)
+    episodes = derive(session, project_group(project_id), commits, since=seen)
     fresh, fresh_lessons = unwritten(episodes, lessons, cursor.written)
     return Folded(report, cursor, session, chunk, end, fresh, fresh_lessons)
 

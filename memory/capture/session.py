@@ -57,6 +57,20 @@ _BULLET_PATH = lazy(r"^(\s*)[-*]\s+\**`?([\w./@-]+\.\w+)`?\**\s*(?:[-:(—–]\s
 _SUB_BULLET = lazy(r"^(\s*)[-*]\s+(.+)$")
 
 
+class Seen:
+    """What of a session its memories were last derived from: what every memory says of it,
+    each file's state, how many fixes. A fold derives again only what its new lines changed
+    (``derive``'s ``since``)."""
+
+    __slots__ = ("files", "fixed", "shared")
+
+    def __init__(self, session: Session) -> None:
+        self.shared = (session.session_id, session.first_prompt, session.started)
+        self.files = {path: (known["changed"], len(known["notes"]))
+                      for path, known in session.files.items()}
+        self.fixed = len(session.fixed)
+
+
 class Session:
     """What one transcript file said so far (see the module docstring)."""
 

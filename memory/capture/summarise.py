@@ -4,7 +4,7 @@ hook's way (it runs on ``dualmem enrich``, which a SessionEnd starts in the back
 
 The LLM sees the derived insight only (already redacted), not the transcript. A summary records
 the digest of what it summarised (``basis``), so a session is summarised again only once what
-capture derived of it changed; derived updates keep the field (``keep.united``)."""
+capture derived of it changed; derived updates keep the field (``united.united``)."""
 
 from __future__ import annotations
 

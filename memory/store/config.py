@@ -1,11 +1,9 @@
 """Configuration as one value object, read from the environment in one place (``from_env``)."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, Self
 
 from backends.errors import DualmemError
 from backends.graph.engine_names import DEFAULT_ENGINE, Engine, check_engine
@@ -17,6 +15,8 @@ from memory.store.settings import read_settings, with_password
 
 if TYPE_CHECKING:
     from backends.graph.address import ServerAddress
+else:  # the address type for annotations only: its parser loads only when a URL is set
+    ServerAddress = object
 
 BackendChoice = Literal["auto", "graph", "file"]
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
@@ -52,7 +52,7 @@ class Provider(NamedTuple):
     @classmethod
     def parse(cls, spec: str, *, what: str, key: str | None = None,
               dimension: str | None = None, environ: Mapping[str, str] | None = None
-              ) -> Provider:
+              ) -> Self:
         """``[NAME:]MODEL[@URL]``; ``what`` names the setting in errors. The key is ``key``,
         else the provider's own variable in ``environ``; a local endpoint needs none (the SDK
         still wants one: "none" is sent)."""
@@ -119,7 +119,7 @@ class Config(_Fields):
     def __new__(cls, home: Path, backend: BackendChoice = "auto",
                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, graph_engine: Engine | None = None,
                 graph_url: ServerAddress | None = None, embedder: Provider | None = None,
-                llm: Provider | None = None) -> Config:
+                llm: Provider | None = None) -> Self:
         # The engine's default is read when a Config is made: a test run may have changed it.
         engine = engines.default if graph_engine is None else graph_engine
         return super().__new__(cls, home, backend, max_body_bytes, engine, graph_url, embedder,
@@ -159,7 +159,7 @@ class Config(_Fields):
         graph_engine: str | None = None,
         embedder: str | None = None,
         llm: str | None = None,
-    ) -> Config:
+    ) -> Self:
         """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
         ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE`` /
         ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``[NAME:]MODEL[@URL]``; keys in

@@ -8,12 +8,10 @@ copied home by comparing the record with where the home is now. A clone of the s
 (the same remote) is the same project wherever it lies.
 """
 
-from __future__ import annotations
-
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Self
 
 from backends import json_read
 from backends.errors import StoreCorrupt, WriteFailed
@@ -34,7 +32,7 @@ class Place(NamedTuple):
     git_remote: str | None = None
 
     @classmethod
-    def of(cls, home: Path) -> Place:
+    def of(cls, home: Path) -> Self:
         folder = Path(home).absolute().parent
         return cls(str(folder), _git_remote(folder))
 

@@ -93,3 +93,34 @@ async def test_a_50_mb_transcript(project: Project, tmp_path: Path) -> None:
     assert len(files) == 40
     [outcome] = await project.by_kind("task_outcome")
     assert outcome.data["metadata"]["checks"]["test"]["summary"] == "400 passed in 1.0s"
+
+
+def met_twice(t: Transcript) -> int:
+    """One failure (the same check, the same error) fixed twice, each by another file; the
+    offset where the second begins."""
+    t.prompt("Keep every note's tags")
+    cut = 0
+    for n, path in enumerate(("src/notes/store.py", "src/notes/index.py")):
+        cut = len(t.data())
+        t.bash("pytest -q", f"E   KeyError: 'tags'\n1 failed, {3 + n} passed in 0.2s", code=1)
+        t.edit(path, "note", "note | tags", said=f"Let me carry the tags through `{path}`.")
+        t.bash("pytest -q", f"{4 + n} passed in 0.2s")
+    return cut
+
+
+async def test_a_failure_fixed_twice_is_one_gotcha_in_any_sequence_of_stops(
+        tmp_path: Path) -> None:
+    t = Transcript(FOLDER)
+    cut = met_twice(t)
+    once = await captured(tmp_path / "once", t.data(), [])
+    assert await captured(tmp_path / "pieces", t.data(), [cut]) == once
+    [gotcha] = [body for _, kind, _, body in once if kind == "gotcha"]
+    assert "src/notes/store.py" in gotcha and "src/notes/index.py" in gotcha
+
+    async for project in open_project(tmp_path / "more" / "notes-app"):
+        path = t.save(tmp_path / "more" / "s.jsonl")
+        await project.capture(path, root=Path(FOLDER))
+        t.prompt("Now the export")  # a turn that fixes nothing: the gotcha stays as it is
+        t.bash("pytest -q", "5 passed in 0.2s")
+        t.save(path)
+        assert "gotcha" not in (await project.capture(path, root=Path(FOLDER))).kept.kinds

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
+from file.helpers import eventually
 
+from backends.kinds import GOTCHA
 from backends.model import Episode
 from capture.conftest import Project, open_project
 from capture.shapes import Transcript
@@ -21,10 +26,13 @@ from memory.store.selection import open_memory
 LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "memory.store.dual",
             "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
             "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
-            "graphiti_core", "kuzu", "pydantic", "numpy")
+            "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
+            "uuid", "platform", "hashlib", "_hashlib", "threading", "compile()")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
-repository, ``shlex`` only for a command of no known check"""
-NOTHING_NEW_OUT = (*LEAN_OUT, "dataclasses", "inspect", "orjson", "uuid", "memory.capture.later")
+repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
+uuid), hashlib (with OpenSSL), threading cost it more than its work; ``compile()``: see
+``stop``"""
+NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
 
 
@@ -48,10 +56,31 @@ def one_turn_more(t: Transcript) -> None:
     t.bash("python -m pytest -q", "13 passed in 0.3s")
 
 
+def a_failure(t: Transcript) -> None:
+    t.bash("python -m pytest -q", "E   KeyError: 'note 7'\nFAILED tests/test_notes.py::"
+           "test_note - KeyError\n1 failed, 12 passed in 0.3s", code=1)
+
+
+def a_fix(t: Transcript) -> None:
+    """A turn that fixes the failure the turn before met: its Stop keeps a gotcha."""
+    t.prompt("Fix the failing test")
+    t.edit("src/notes/store.py", "journal.write(note)", "journal.write(str(note))",
+           said="Note ids are text in the journal.")
+    t.bash("python -m pytest -q", "13 passed in 0.3s")
+
+
 def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     """``dualmem hook stop`` in a process of its own: what it printed, and every module it had
-    imported by its end."""
-    probe = ("import runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
+    imported by its end, with ``compile()`` among them when anything but an import called it
+    (a process's first ``compile()`` sets up the syntax tree's types, ~10M instructions: a
+    ``NamedTuple`` field or a ``TypeVar`` bound named in a string calls it)."""
+    probe = ("import builtins, runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
+             "compiled = builtins.compile\n"
+             "def counted(*args, **kwargs):\n"
+             "    if 'importlib' not in sys._getframe(1).f_code.co_filename:\n"
+             "        sys.modules['compile()'] = sys\n"
+             "    return compiled(*args, **kwargs)\n"
+             "builtins.compile = counted\n"
              "try:\n    runpy.run_module('memory', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
              "print(sorted(sys.modules), file=sys.stderr)")
@@ -60,6 +89,15 @@ def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     done = subprocess.run([sys.executable, "-c", probe], input=given, capture_output=True,
                           cwd=project.folder, timeout=120, check=True)
     return done.stdout.decode().strip(), set(eval(done.stderr.decode().strip().splitlines()[-1]))
+
+
+def search(project: Project, query: str) -> list[dict[str, Any]]:
+    """``dualmem search`` in a process of its own: its hits."""
+    found = subprocess.run([sys.executable, "-m", "memory", "--home", str(project.home),
+                            "--backend", "file", "search", query, "--json"],
+                           capture_output=True, cwd=project.folder, timeout=120, check=True)
+    hits: list[dict[str, Any]] = orjson.loads(found.stdout)["hits"]
+    return hits
 
 
 def imported(modules: set[str], among: tuple[str, ...]) -> list[str]:
@@ -71,8 +109,9 @@ def shown(episodes: list[Episode]) -> list[tuple[str, str, str, str, str]]:
     return sorted((e.id, e.kind, e.name, e.body, e.source) for e in episodes)
 
 
+@pytest.mark.parametrize("ending", [one_turn_more, a_fix])
 async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
-        tmp_path: Path) -> None:
+        tmp_path: Path, ending: Callable[[Transcript], None]) -> None:
     # Two homes of one project id with the same session: one Stop after another goes the
     # whole way in one (in-process), the lean way in the other (its own process).
     async with AsyncExitStack() as opened:
@@ -80,9 +119,11 @@ async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
             tmp_path / side / "notes", "notes-0001")) for side in ("lean", "whole")]
         for project in (lean, whole):
             t = session(str(project.folder))
+            if ending is a_fix:
+                a_failure(t)
             path = t.save(project.folder / "s.jsonl")
             await project.capture(path)
-            one_turn_more(t)
+            ending(t)
             t.save(path)
         said, modules = stop(lean, lean.folder / "s.jsonl")
         report = await whole.capture(whole.folder / "s.jsonl")
@@ -96,18 +137,37 @@ async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
         async with open_memory(lean.home, "file") as reopened:
             lean_memories = [e async for e in reopened.scan(group_ids=[lean.id])]
         assert shown(lean_memories) == shown(await whole.memories())
+        assert page(lean) == page(whole)  # rendered by the next open's catch-up
+        assert any("KeyError" in bullet for bullet in page(whole)) == (ending is a_fix)
+
+
+def page(project: Project) -> list[str]:
+    """The bullets of the project's gotchas.md (none before a gotcha)."""
+    return sorted(line for view in (project.home / "files" / "views").glob("*/gotchas.md")
+                  for line in view.read_text().splitlines() if line.startswith("- "))
+
+
+async def lean_stop(project: Project, path: Path, ending: Callable[[Transcript], None], *,
+                    watched: bool) -> str:
+    """The session captured, then ``ending`` appended and its Stop written lean in a process of
+    its own (the project's store left open and watching, or closed): what the Stop said."""
+    t = session(str(project.folder))
+    if ending is a_fix:
+        a_failure(t)
+    t.save(path)
+    await project.capture(path)
+    if not watched:
+        await project.store.aclose()  # the next open, or next process, is what takes it in
+    ending(t)
+    t.save(path)
+    said, modules = stop(project, path)
+    assert "memory.capture.later" in modules and "memory.cli" not in modules
+    return said
 
 
 async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_into_the_graph(
         project: Project, tmp_path: Path) -> None:
-    t = session(str(project.folder))
-    path = t.save(tmp_path / "s.jsonl")
-    await project.capture(path)
-    await project.store.aclose()  # no watcher here: the next open is what takes it in
-    one_turn_more(t)
-    t.save(path)
-    said, modules = stop(project, path)
-    assert "memory.capture.later" in modules and "memory.cli" not in modules
+    said = await lean_stop(project, tmp_path / "s.jsonl", one_turn_more, watched=False)
     assert "file discover" in said
 
     async with open_memory(project.home, "auto") as holder:
@@ -119,3 +179,22 @@ async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_
         assert hit.layer == "graph" and hit.episode.source == SOURCE
         assert "reads them back from the journal" in hit.episode.body or (
             "rows in memory" in hit.episode.body)
+
+
+async def test_a_gotcha_a_lean_stop_kept_is_found_at_once_by_a_watching_store_and_shown(
+        project: Project, tmp_path: Path) -> None:
+    # The project's store stays open and watching, as an MCP server's does.
+    assert "gotcha" in await lean_stop(project, tmp_path / "s.jsonl", a_fix, watched=True)
+    hits = await eventually(lambda: project.store.search("KeyError note", limit=5),
+                            lambda hits: any(h.episode.kind == GOTCHA for h in hits))
+    assert any(h.episode.kind == GOTCHA and "KeyError" in h.episode.body for h in hits)
+    shown = await eventually(lambda: page(project), lambda bullets: bool(bullets))
+    assert any("KeyError" in bullet for bullet in shown)
+
+
+async def test_a_gotcha_a_lean_stop_kept_is_found_by_the_next_search_process_and_shown(
+        project: Project, tmp_path: Path) -> None:
+    assert "gotcha" in await lean_stop(project, tmp_path / "s.jsonl", a_fix, watched=False)
+    hits = search(project, "KeyError note")
+    assert any(hit["episode"]["kind"] == GOTCHA for hit in hits), hits
+    assert any("KeyError" in bullet for bullet in page(project))

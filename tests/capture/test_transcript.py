@@ -3,7 +3,11 @@ like one, tool calls with their results, compactions, subagents, damaged and non
 
 from __future__ import annotations
 
+import json
+
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
 from capture.shapes import SUMMARY, Transcript
 from memory.capture.transcript import (
@@ -12,6 +16,7 @@ from memory.capture.transcript import (
     Reply,
     ToolResult,
     ToolUse,
+    loads,
     parse_line,
 )
 
@@ -85,3 +90,31 @@ def test_a_huge_output_keeps_its_end() -> None:
     result = _events(t)[1]
     assert isinstance(result, ToolResult) and len(result.text) < 25_000
     assert result.text.endswith("3 failed, 1 passed")
+
+
+# What a line may hold, spelled as any writer may spell it: numbers past 64 bits or a double's
+# range, constants, surrogates escaped or raw (not UTF-8 then), control characters.
+NUMBERS = st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+TEXT = st.text() | st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF))
+VALUES = st.recursive(st.none() | st.booleans() | NUMBERS | TEXT, lambda inner: st.lists(
+    inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=12)
+SPELLED = st.sampled_from(["NaN", "-Infinity", "1e400", "-1.5e999", "1E5", "-0", "0.1e-400"])
+
+
+@given(VALUES, st.booleans(), st.lists(SPELLED, max_size=2))
+def test_a_few_lines_parse_as_orjson_parses_them(value: object, ascii_only: bool,
+                                                  numbers: list[str]) -> None:
+    text = json.dumps({"v": value, "n": 0}, ensure_ascii=ascii_only, allow_nan=False)
+    text = text.replace('"n": 0', f'"n": [{", ".join(numbers)}]')
+    for raw in (text.encode("utf-8", "surrogatepass"), text):
+        try:
+            expected = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            try:
+                loads(raw)
+            except ValueError:
+                continue
+            raise AssertionError(f"orjson refuses {raw!r}") from None
+        assert loads(raw) == expected  # and a lean parse_line is the same too
+        assert parse_line(text.encode("utf-8", "surrogatepass"), lean=True) == parse_line(
+            text.encode("utf-8", "surrogatepass"))
