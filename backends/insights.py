@@ -35,6 +35,8 @@ them, in time order: a later mention's JSON fields update the earlier ones, and 
 the earliest time.
 """
 
+# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
+# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
