@@ -132,6 +132,18 @@ class Purges(Protocol):
 
 
 @runtime_checkable
+class ReadsNewest(Protocol):
+    """Optional: a layer whose index reads memories newest first, so that a caller wanting
+    the newest few stops early rather than reading (and checking) every one."""
+
+    def newest(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        """``scan``'s episodes in the reverse order: by (created_at, id), newest first."""
+        ...
+
+
+@runtime_checkable
 class FindsIds(Protocol):
     """Optional: a layer that finds ids by prefix in an index, without reading every memory."""
 

@@ -318,17 +318,21 @@ class FileIndex:
         group_ids: Collection[str] | None = None,
         kinds: Collection[str] | None = None,
         batch: int = 500,
+        newest_first: bool = False,
     ) -> Iterator[Episode]:
-        """The matching episodes ordered by (created_at, id), read in batches."""
+        """The matching episodes ordered by (created_at, id), or the reverse with
+        ``newest_first``, read in batches."""
         where, params = _filters(group_ids, kinds)
         if where is None:
             return
-        after: tuple[str, str] = ("", "")
+        beyond, order = ("<", "DESC") if newest_first else (">", "ASC")
+        after: tuple[str, ...] = ()  # the first batch starts at either end
         while True:
+            past = f" AND (created_at, id) {beyond} (?, ?)" if after else ""
             with self._lock:
                 rows = self._db.execute(
-                    f"SELECT created_at, id, doc FROM episodes WHERE {where}"
-                    " AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
+                    f"SELECT created_at, id, doc FROM episodes WHERE {where}{past}"
+                    f" ORDER BY created_at {order}, id {order} LIMIT ?",
                     (*params, *after, batch)).fetchall()
             for row in rows:
                 yield self._episode(row[2])

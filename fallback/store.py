@@ -229,6 +229,17 @@ class FileBackend:
         for episode in self._index.select(as_set(group_ids), as_set(kinds)):
             yield episode
 
+    async def newest(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        """``backends.protocol.ReadsNewest``: the index's order, reversed."""
+        self._check_open()
+        check_filters(group_ids, kinds)
+        # Small batches: a caller of the newest wants a few.
+        for episode in self._index.select(as_set(group_ids), as_set(kinds), batch=32,
+                                          newest_first=True):
+            yield episode
+
     async def count(
         self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
     ) -> int:

@@ -32,6 +32,7 @@ from memory.agent.scopes import (
     PATTERN,
     PROJECT_OVERVIEW,
     SESSION_INSIGHT,
+    project_group,
 )
 from memory.agent.validity import in_force
 from memory.context.salient import salient_query
@@ -137,24 +138,23 @@ async def session_context(
     sessions, then how to keep what the session learns."""
     # Imported here, not with the module: the prompt hook, which runs on every prompt, needs
     # neither the agent API nor context assembly (and what they load).
-    from memory.agent.memories import AgentMemory, session_line
-    from memory.context.assemble import build_context
-    from memory.context.task import Task
+    from backends.insights import Scope
+    from memory.agent.newest import newest_in_force
+    from memory.agent.sessions import session_history, session_line
 
     if task:
+        from memory.context.assemble import build_context
+        from memory.context.task import Task
+
         result = await build_context(store, Task(description=task, files=tuple(files)),
                                      project_id=project_id, tokens=tokens, overrides=overrides,
                                      guess_areas=guess_areas)
         return result.markdown
-    newest: dict[str, list[str]] = {title: [] for title, _ in _DIGEST}
-    section_of = {kind: title for title, kinds in _DIGEST for kind in kinds}
-    async for episode in store.scan(group_ids=[project_id], kinds=list(section_of)):
-        if in_force(episode):
-            newest[section_of[episode.kind]].append(describe(episode))
-    blocks = [(title, lines[::-1][:SECTION_LINES]) for title, lines in newest.items()]
+    blocks = [(title, [describe(episode) for episode in await newest_in_force(
+        store, [project_id], kinds, SECTION_LINES)]) for title, kinds in _DIGEST]
     blocks.insert(0, ("About the files you work on",
                       await _file_lines(store, project_id, files, SECTION_LINES, set())))
-    sessions = await AgentMemory(store, project_id).get_session_history(3)
+    sessions = await session_history(store, Scope(project_group(project_id)), 3)
     blocks.append(("Recent sessions", [session_line(data) for data in sessions]))
     blocks.append(("Saving what you learn", [HOW_TO_SAVE]))
     return bounded_markdown("This project's memory (dualmem)", blocks, tokens, estimate_tokens)

@@ -214,3 +214,19 @@ def test_init_imports_no_graphiti_and_a_file_homes_status_nothing_it_does_not_re
     modules_at_exit(tmp_path, add, ())
     assert modules_at_exit(tmp_path, ["--home", home, "--backend", "file", "status"],
                            NOT_STATUS) == []
+
+
+def test_the_session_start_hook_on_a_file_home_loads_no_pydantic_nor_agent_api(
+        tmp_path: Path) -> None:
+    # Every new session waits for this hook: its digest and session lines need neither the
+    # agent API (which loads pydantic through the outcomes) nor context assembly.
+    home = str(tmp_path / ".dualmem")
+    add = ["--home", home, "--backend", "file", "add", "--kind", "gotcha", "--name",
+           "stale caches", "--body", "stale caches hide writes"]
+    modules_at_exit(tmp_path, add, ())
+    start = orjson.dumps({"hook_event_name": "SessionStart", "cwd": str(tmp_path),
+                          "source": "startup"})
+    hooked = ["--home", home, "--backend", "file", "hook", "session-start"]
+    among = ("pydantic", "memory.agent.memories", "memory.context.assemble",
+             "memory.agent.sessions")  # the last: what the probe sees, the hook loads it
+    assert modules_at_exit(tmp_path, hooked, among, start) == ["memory.agent.sessions"]

@@ -27,7 +27,6 @@ from backends.insights import (
     file_discovery,
     file_items,
     insight,
-    item_text,
     merge,
     parse_time,
     session_key,
@@ -50,6 +49,8 @@ from memory.agent.scopes import (
     TASK_OUTCOME,
     project_group,
 )
+from memory.agent.sessions import session_history
+from memory.agent.sessions import session_line as session_line  # its earlier home
 from memory.agent.validity import in_force
 from seeds import put_if_changed
 
@@ -217,15 +218,7 @@ class AgentMemory:
 
     async def get_session_history(self, limit: int = 5) -> list[dict[str, Any]]:
         """The last ``limit`` session insights, newest (highest session number) first; exact."""
-        sessions = []
-        for episode in await self.memories([SESSION_INSIGHT]):
-            data = episode.data
-            if isinstance(data, dict):
-                number = data.get("session_number")
-                order = number if isinstance(number, int) else -1
-                sessions.append((order, episode.created_at, data))
-        sessions.sort(key=lambda s: (s[0], s[1]), reverse=True)
-        return [data for _, _, data in sessions[: max(limit, 0)]]
+        return await session_history(self.store, self.scope, limit)
 
     async def get_similar_task_outcomes(
         self, description: str, limit: int = 5
@@ -281,14 +274,3 @@ async def search(
     return await store.search(query, group_ids=group_ids, kinds=kinds, limit=num_results)
 
 
-def session_line(data: Mapping[str, Any]) -> str:
-    """A session insight in one line: its number (and spec), what worked, failed, and comes
-    next."""
-    spec = f" ({data['spec']})" if data.get("spec") else ""
-    parts = [f"Session {data.get('session_number', '?')}{spec}"]
-    for label, field in (("worked", "what_worked"), ("failed", "what_failed"),
-                         ("next", "recommendations_for_next_session")):
-        items = [item_text(item) for item in data.get(field) or []]
-        if items:
-            parts.append(f"{label}: {'; '.join(items)}")
-    return " | ".join(parts)
