@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -118,11 +118,21 @@ def measure(
 ) -> dict[str, list[tuple[float, float]]]:
     baseline = Command("python -c pass (baseline)", [sys.executable, "-c", "pass"])
     imports = Command("python -c 'import memory'", [sys.executable, "-c", "import memory"])
+    def round_of(run: int) -> list[Command]:
+        measured = [imports, *commands(folder, backend, queries[run])]
+        return [baseline, *measured,
+                *(command.before(tree) for tree in before for command in measured)]
+
+    return rounds(round_of, folder, runs)
+
+
+def rounds(round_of: Callable[[int], Sequence[Command]], folder: Path, runs: int
+           ) -> dict[str, list[tuple[float, float]]]:
+    """label -> (wall, CPU) ms of each command of ``round_of(run)``, round-robin so that all
+    see the same machine load, after one warm-up round (which builds any derived index)."""
     times: dict[str, list[tuple[float, float]]] = {}
     for run in range(runs + 1):
-        measured = [imports, *commands(folder, backend, queries[run])]
-        measured += [command.before(tree) for tree in before for command in measured]
-        for command in [baseline, *measured]:
+        for command in round_of(run):
             timed = _timed(command, folder)
             if run:  # the first round warms up
                 times.setdefault(command.label, []).append(timed)
