@@ -4,8 +4,9 @@ Importing orjson runs its module init, which imports dataclasses (with inspect, 
 tokenize), uuid (with platform), datetime and json: about a sixth of a one-shot search. A read
 parses a few small documents, where the standard library's C scanner is as good; writes keep
 orjson, imported where they write. ``loads`` refuses what orjson refuses and the standard
-library would take (NaN and Infinity, bytes that are not UTF-8, nesting past the stack, an
-escaped surrogate that is not half of a pair), with the same ``JSONDecodeError`` (orjson's is a
+library would take (NaN and Infinity, a number past a double's range, bytes that are not
+UTF-8, nesting past the stack, an escaped surrogate that is not half of a pair), and gives an
+integer past 64 bits as orjson does (a float), with the same ``JSONDecodeError`` (orjson's is a
 subclass of it), so callers catch one error.
 """
 
@@ -22,7 +23,19 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+def _whole(text: str) -> int | float:
+    number = int(text)  # past 64 bits, orjson gives the float
+    return number if -(2**63) <= number < 2**64 else float(text)
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(f"number is infinity when parsed as double: {text}")
+    return number
+
+
+_DECODER = json.JSONDecoder(parse_int=_whole, parse_float=_finite, parse_constant=_no_constant)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 

@@ -17,9 +17,10 @@ caller counts it); text that is not UTF-8 is read with replacement characters.""
 
 # No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
 # whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
-import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
+
+from backends.json_read import loads
 
 CONTINUED = "This session is being continued from a previous conversation"
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",
@@ -80,8 +81,8 @@ class Entry(NamedTuple):
 
 def parse_line(raw: bytes, *, lean: bool = False) -> Entry | None:
     """The events of one transcript line; None when it is no JSON object (damaged, cut). Parsed
-    by orjson, or ``lean`` by the standard library as orjson parses it (``loads``): for a few
-    lines, where orjson's import would cost a later Stop a quarter of its time."""
+    by orjson, or ``lean`` by the standard library as orjson parses it (``json_read.loads``):
+    for a few lines, where orjson's import would cost a later Stop a quarter of its time."""
     parse: Callable[[bytes | str], Any] = loads
     if not lean:
         import orjson
@@ -164,40 +165,6 @@ def _clean(text: str) -> str:
     if len(text) > MAX_TEXT:
         return text[: MAX_TEXT // 4] + "\n…\n" + text[-3 * MAX_TEXT // 4 :]
     return text
-
-
-def _whole(text: str) -> int | float:
-    number = int(text)  # past 64 bits, orjson gives the float
-    return number if -(2**63) <= number < 2**64 else float(text)
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if number in (float("inf"), float("-inf")):
-        raise ValueError(f"number is infinity when parsed as double: {text}")
-    return number
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_int=_whole, parse_float=_finite, parse_constant=_no_constant)
-_SURROGATES = ("\\ud", "\\uD")
-"""an escaped surrogate starts so: orjson refuses a lone one, the standard library takes it"""
-
-
-def loads(raw: bytes | str) -> Any:
-    """``raw`` parsed as orjson parses it (``tests/capture/test_transcript.py``): refused
-    (``ValueError``) where orjson refuses it, a number out of its range as orjson gives it; a
-    line holding an escaped surrogate is orjson's own to read."""
-    # UTF-8 alone, as orjson: not UTF-16 sniffed, nor text holding a lone surrogate
-    text = raw.decode() if isinstance(raw, bytes) else raw.encode().decode()
-    if any(escape in text for escape in _SURROGATES):
-        import orjson
-
-        return orjson.loads(raw)
-    return _DECODER.decode(text)
 
 
 def _str(value: Any) -> str:

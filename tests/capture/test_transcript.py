@@ -9,6 +9,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from backends.json_read import loads
 from capture.shapes import SUMMARY, Transcript
 from memory.capture.transcript import (
     Compaction,
@@ -16,7 +17,6 @@ from memory.capture.transcript import (
     Reply,
     ToolResult,
     ToolUse,
-    loads,
     parse_line,
 )
 
