@@ -49,8 +49,7 @@ from memory.agent.scopes import (
     TASK_OUTCOME,
     project_group,
 )
-from memory.agent.sessions import session_history
-from memory.agent.sessions import session_line as session_line  # its earlier home
+from memory.agent.sessions import session_history, session_line
 from memory.agent.validity import in_force
 from seeds import put_if_changed
 

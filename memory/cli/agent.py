@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from backends.model import check_group_id, problems
 from memory.agent.knowledge import project_overrides
-from memory.agent.memories import AgentMemory, session_from_json, session_line
+from memory.agent.memories import AgentMemory, session_from_json
+from memory.agent.sessions import session_line
 from memory.agent.turns import TurnState, feature_turns, record_turn
 from memory.cli.base import JSON_FILE_LIMIT, Command, UsageError, opened, read_file, utf8
 from memory.context import (
