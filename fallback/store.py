@@ -91,9 +91,14 @@ class FileBackend:
 
     @cached_property
     def _writer(self) -> EpisodeWriter:
-        from fallback.writer import EpisodeWriter
+        try:
+            from fallback.writer import EpisodeWriter
 
-        return EpisodeWriter(self._parts, self._keeper)
+            keeper = self._keeper
+        except OSError as exc:  # an import needs a file handle too: none left (``ulimit -n``)
+            raise WriteFailed(f"cannot write in {self._layout.root}: "
+                              f"{exc.strerror or exc}") from exc
+        return EpisodeWriter(self._parts, keeper)
 
     @classmethod
     async def open(

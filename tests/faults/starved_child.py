@@ -1,10 +1,11 @@
-"""``python starved_child.py HOME NAME [open]``: two writes of a gotcha through the file layer,
-the first run out of file handles exactly as it opens a file named NAME (a view page, say), as
-a process under ``ulimit -n`` does when its other threads hold the last handles at that moment;
-with ``open``, the open of HOME runs out instead. Prints ``unopened TYPE MESSAGE`` when the open
-refused, ``ack N`` or ``refused N TYPE MESSAGE`` for each write, as ``fault_child`` does, then
-the ids the layer holds as one JSON document, and ``done``. Any other exception escapes: a
-traceback and a non-zero exit, which the tests refuse."""
+"""``python starved_child.py HOME WHAT [open|write] [LAYER]``: two writes of a gotcha through
+LAYER (``file`` unless given), the first run out of file handles exactly as it opens a file named
+WHAT (a view page, say) or, with WHAT ``import:MODULE``, as it imports MODULE (the module's file
+is then opened with none left), as a process under ``ulimit -n`` does when its other threads hold
+the last handles at that moment; with ``open``, the open of HOME runs out instead. Prints
+``unopened TYPE MESSAGE`` when the open refused, ``ack N`` or ``refused N TYPE MESSAGE`` for each
+write, as ``fault_child`` does, then the ids the layer holds as one JSON document, and ``done``.
+Any other exception escapes: a traceback and a non-zero exit, which the tests refuse."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ from memory.store.selection import open_memory
 
 
 class Starver:
-    """An audit hook that lowers the limit on file handles to none just before the first open
-    of a file named ``name``, and puts it back at the next event: that open alone fails, with
-    ``EMFILE``."""
+    """An audit hook that lowers the limit on file handles to none at the first open of a file
+    named ``what``, and puts it back at the next event: that open alone fails, with ``EMFILE``.
+    With ``import:MODULE``, at the import of MODULE, put back at the first event after its
+    opens: its compiled file and then its source cannot be read."""
 
-    def __init__(self, name: str) -> None:
-        self._name = name
+    def __init__(self, what: str) -> None:
+        event, _, self._name = what.rpartition(":")
+        self._event = event or "open"
         self._limits = resource.getrlimit(resource.RLIMIT_NOFILE)
         self._state = "armed"
         self._busy = False  # setrlimit raises an event of its own
@@ -36,22 +39,26 @@ class Starver:
             return
         self._busy = True
         try:
-            if self._state == "armed" and event == "open" and str(args[0]).endswith(
-                    "/" + self._name):
+            if self._state == "armed" and event == self._event and self._matches(str(args[0])):
                 resource.setrlimit(resource.RLIMIT_NOFILE, (0, self._limits[1]))
-                self._state = "starved"
-            elif self._state == "starved":
+                self._state = "opened" if event == "open" else "starved"
+            elif self._state == "starved" and event == "open":
+                self._state = "opening"
+            elif self._state == "opened" or (self._state == "opening" and event != "open"):
                 resource.setrlimit(resource.RLIMIT_NOFILE, self._limits)
                 self._state = "done"
         finally:
             self._busy = False
 
+    def _matches(self, name: str) -> bool:
+        return name == self._name if self._event == "import" else name.endswith("/" + self._name)
 
-async def main(home: Path, name: str, when: str) -> None:
+
+async def main(home: Path, what: str, when: str, layer: str) -> None:
     if when == "open":
-        sys.addaudithook(Starver(name))
+        sys.addaudithook(Starver(what))
     try:
-        opened = open_memory(home, "file")
+        opened = open_memory(home, layer)
         store = await opened.__aenter__()
     except DualmemError as exc:
         print(f"unopened {type(exc).__name__} {' '.join(str(exc).split())}", flush=True)
@@ -59,7 +66,7 @@ async def main(home: Path, name: str, when: str) -> None:
         return
     try:
         if when != "open":
-            sys.addaudithook(Starver(name))
+            sys.addaudithook(Starver(what))
         for number in (1, 2):
             episode = Episode.parse(id=f"starved-{number}", group_id="g", kind="gotcha",
                                     name=f"gotcha {number}", body="file handles ran out")
@@ -78,4 +85,6 @@ async def main(home: Path, name: str, when: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""))
+    args = sys.argv[1:]
+    asyncio.run(main(Path(args[0]), args[1], args[2] if len(args) > 2 else "write",
+                     args[3] if len(args) > 3 else "file"))

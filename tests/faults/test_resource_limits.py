@@ -7,13 +7,17 @@ and holds every acknowledged write."""
 
 from __future__ import annotations
 
+import errno
+import os
 import random
 import shlex
 from pathlib import Path
 
 import pytest
 
-from backends.errors import OUT_OF_RESOURCES
+from backends.errors import OUT_OF_RESOURCES, BackendUnavailable
+from backends.graph import GraphBackend
+from backends.graph.kuzu.database import Session
 from faults.children import script
 from faults.harness import ITERATIONS, check_round, record, run_writer, writer
 from faults.workload import Expectation, operations
@@ -77,6 +81,46 @@ async def test_a_write_out_of_file_handles_as_it_reads_a_view_refuses_by_name(
     assert "Too many open files" in outcome.refused[1]
     assert outcome.acked == {2}
     assert outcome.state == {"episodes": ["starved-2"]}
+
+
+@pytest.mark.parametrize(("layer", "module", "refusal"), [
+    ("file", "fallback.writer", "WriteFailed "),  # imported on a process's first write
+    ("auto", "fallback.writer", "WriteFailed "),
+    ("graph", "decimal", "WriteFailed graph layer: "),  # the driver's, on its first query
+])
+async def test_a_write_out_of_file_handles_as_it_imports_a_module_refuses_by_name(
+        tmp_path: Path, layer: str, module: str, refusal: str) -> None:
+    """The file handles run out as a write imports a module it needs: the module's file cannot
+    be opened. That write is refused by name, not a crash; the next one imports it and is
+    stored."""
+    assert (await run_writer(script("starved_child.py", str(tmp_path), "none.md", "write",
+                                    layer))).acked == {1, 2}  # the home exists: only writes
+    outcome = await run_writer(script("starved_child.py", str(tmp_path),
+                                      f"import:{module}", "write", layer))
+    assert not outcome.crashed, outcome.stderr
+    assert outcome.refused[1].startswith(refusal), outcome.refused
+    assert "Too many open files" in outcome.refused[1]
+    assert outcome.acked == {2}
+    assert outcome.state == {"episodes": ["starved-1", "starved-2"]}
+
+
+async def test_a_graph_read_out_of_file_handles_is_out_of_resources_not_damage(
+        tmp_path: Path) -> None:
+    """A read whose process has no file handle left (the driver importing a module on its first
+    query, say) is refused as out of resources; the graph is not taken for damaged and reads
+    again."""
+    graph = await GraphBackend.open(tmp_path / "graph")
+    core = graph._core
+    assert core is not None
+    try:
+        def starved(session: Session) -> None:
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), "decimal.py")
+
+        with pytest.raises(BackendUnavailable, match=OUT_OF_RESOURCES):
+            await core.read(starved)
+        assert await graph.count() == 0
+    finally:
+        await graph.aclose()
 
 
 async def test_an_open_out_of_file_handles_as_it_takes_in_a_view_is_unavailable(

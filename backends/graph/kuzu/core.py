@@ -174,9 +174,13 @@ class Core:
     async def read(self, work: Callable[[Session], T]) -> T:
         try:
             return await self.db.run(work)
-        except (RuntimeError, ValueError) as exc:  # ValueError: a row that is no valid Episode
+        # ValueError: a row that is no valid Episode. OSError: the driver imports a module
+        # (decimal) on its first query, which needs a file handle too (``ulimit -n``).
+        except (RuntimeError, ValueError, OSError, MemoryError) as exc:
             if exhausted(exc):  # a sound database this process cannot read now
                 raise BackendUnavailable(LAYER, OUT_OF_RESOURCES, str(exc)) from exc
+            if isinstance(exc, OSError | MemoryError):
+                raise  # not the database's: nothing says it is damaged
             raise StoreCorrupt(self.db.file, f"read failed: {exc}") from exc
 
     async def write(self, work: Callable[[Session], T], payload: int) -> T:
