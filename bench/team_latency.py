@@ -46,8 +46,14 @@ def commands(folder: Path, flags: list[str], label: str, query: str) -> list[Com
         "session_id": "bench", "transcript_path": str(folder / "t.jsonl"), "cwd": str(folder),
         "hook_event_name": "UserPromptSubmit", "prompt": f"How do we handle {query}?",
     })
+    start = orjson.dumps({
+        "session_id": "bench", "transcript_path": str(folder / "t.jsonl"), "cwd": str(folder),
+        "hook_event_name": "SessionStart", "source": "startup",
+    })
     return [Command(f"dualmem search ({label})", _dualmem(*flags, "search", query, "--limit", "5")),
-            Command(f"dualmem hook prompt ({label})", _dualmem(*flags, "hook", "prompt"), prompt)]
+            Command(f"dualmem hook prompt ({label})", _dualmem(*flags, "hook", "prompt"), prompt),
+            Command(f"dualmem hook session-start ({label})",
+                    _dualmem(*flags, "hook", "session-start"), start)]
 
 
 async def replay(home: Path, url: str) -> None:
