@@ -123,15 +123,31 @@ class TeamView:
 
     async def scan(self, *, group_ids: Sequence[str] | None = None,
                    kinds: Sequence[str] | None = None) -> AsyncIterator[Episode]:
+        async for episode in self._in_order(group_ids, kinds, newest_first=False):
+            yield episode
+
+    def newest(self, *, group_ids: Sequence[str] | None = None,
+               kinds: Sequence[str] | None = None) -> AsyncIterator[Episode]:
+        """``backends.protocol.ReadsNewest``: ``scan``'s order, reversed."""
+        return self._in_order(group_ids, kinds, newest_first=True)
+
+    async def _in_order(self, group_ids: Sequence[str] | None, kinds: Sequence[str] | None,
+                        newest_first: bool) -> AsyncIterator[Episode]:
+        """The copy's index merged with what is pending, by ``_order`` (or its reverse)."""
         if self._copy is None:
             files = await self._journal.files()
-            async for episode in files.scan(group_ids=group_ids, kinds=kinds):
+            read = files.newest if newest_first else files.scan
+            async for episode in read(group_ids=group_ids, kinds=kinds):
                 yield episode
             return
-        team = (episode for episode in self._copy.select(as_set(group_ids), as_set(kinds))
+        # Small batches newest first: its caller wants a few (``FileBackend.newest``).
+        team = (episode for episode in self._copy.select(
+                    as_set(group_ids), as_set(kinds), batch=32 if newest_first else 500,
+                    newest_first=newest_first)
                 if episode.id not in self._pending)
-        mine = sorted(await self._pending_episodes(group_ids, kinds), key=_order)
-        for episode in heapq.merge(team, mine, key=_order):
+        mine = sorted(await self._pending_episodes(group_ids, kinds), key=_order,
+                      reverse=newest_first)
+        for episode in heapq.merge(team, mine, key=_order, reverse=newest_first):
             yield episode
 
     async def count(self, *, group_ids: Sequence[str] | None = None,
