@@ -39,7 +39,7 @@ from fallback import FileBackend
 from memory.store import graphs
 from memory.store.config import Config
 from memory.store.layers import DualStatus, Verdict
-from memory.store.outage import read_either, scan_either
+from memory.store.outage import newest_either, read_either, scan_either
 from memory.store.providers import embedder_for, llm_for
 
 if TYPE_CHECKING:  # the graph's modules import numpy: a one-shot read never opens the graph
@@ -163,6 +163,15 @@ class DualBackend:
         async for episode in scan_either(await self._holder.catch_up_now(read=True),
                                          self._files, self._holder.fail,
                                          group_ids=group_ids, kinds=kinds):
+            yield episode
+
+    async def newest(
+        self, *, group_ids: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    ) -> AsyncIterator[Episode]:
+        """``ReadsNewest``: ``scan``'s episodes newest first (``newest_either``)."""
+        async for episode in newest_either(await self._holder.catch_up_now(read=True),
+                                           self._files, self._holder.fail,
+                                           group_ids=group_ids, kinds=kinds):
             yield episode
 
     async def count(

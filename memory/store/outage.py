@@ -22,6 +22,7 @@ from backends.protocol import MemoryBackend
 
 if TYPE_CHECKING:
     from backends.graph.protocol import Graph
+    from fallback import FileBackend
 
 T = TypeVar("T")
 
@@ -93,3 +94,20 @@ async def scan_either(graph: MemoryBackend | None, files: MemoryBackend,
     async for episode in files.scan(group_ids=group_ids, kinds=kinds):
         if episode.id not in given:
             yield episode
+
+
+async def newest_either(graph: MemoryBackend | None, files: FileBackend,
+                        failed: Callable[[DualmemError], None], *,
+                        group_ids: Sequence[str] | None, kinds: Sequence[str] | None,
+                        ) -> AsyncIterator[Episode]:
+    """``scan_either``'s episodes newest first: the journal's index read newest first when it
+    answers alone, else the whole scan reversed (a team's server holds memories the journal
+    does not)."""
+    if graph is None:
+        async for episode in files.newest(group_ids=group_ids, kinds=kinds):
+            yield episode
+        return
+    scanned = [episode async for episode in scan_either(graph, files, failed,
+                                                         group_ids=group_ids, kinds=kinds)]
+    for episode in reversed(scanned):
+        yield episode
