@@ -52,9 +52,10 @@ from backends.kinds import (
     TASK_OUTCOME,
 )
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id, utc
+from backends.patterns import lazy
 from backends.texts import item_text as item_text  # where others read it
 
-SESSION_FILE = re.compile(r"session_(\d+)\.json$")
+SESSION_FILE = lazy(r"session_(\d+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 _PATH_KEYS = ("path", "file", "file_path")
 
@@ -258,7 +259,7 @@ def session_number(insights: Mapping[str, Any], file_name: str = "") -> int | No
     number = insights.get("session_number")
     if isinstance(number, int) and not isinstance(number, bool):
         return number
-    named = SESSION_FILE.search(file_name)
+    named = SESSION_FILE().search(file_name)
     return int(named.group(1)) if named else None
 
 

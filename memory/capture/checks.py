@@ -12,7 +12,7 @@ by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-
 import re
 from typing import NamedTuple
 
-from memory.capture.patterns import lazy
+from backends.patterns import lazy
 
 _KINDS = (
     ("test", lazy(

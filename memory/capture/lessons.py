@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from backends.model import natural_key
+from backends.patterns import lazy
 from memory.capture.labels import LESSON_LABELS
-from memory.capture.patterns import lazy
 
 _LESSON = lazy(
     rf"^\s*(?:[-*+]\s+)?(?:\*\*|__)?({'|'.join(LESSON_LABELS)})(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"

@@ -12,9 +12,9 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from backends.patterns import lazy
 from memory.capture import checks
 from memory.capture.lessons import Lessons
-from memory.capture.patterns import lazy
 from memory.capture.redact import redact
 from memory.capture.transcript import Compaction, Entry, Prompt, Reply, ToolResult, ToolUse
 
