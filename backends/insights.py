@@ -35,12 +35,11 @@ them, in time order: a later mention's JSON fields update the earlier ones, and 
 the earliest time.
 """
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, NamedTuple
 
 from backends.kinds import (
     CODEBASE_DISCOVERY,
@@ -51,9 +50,13 @@ from backends.kinds import (
     SESSION_INSIGHT,
     TASK_OUTCOME,
 )
+from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id, utc
 from backends.patterns import lazy
 from backends.texts import item_text as item_text  # where others read it
+
+if TYPE_CHECKING:
+    from typing import Any
 
 SESSION_FILE = lazy(r"session_(\d+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")

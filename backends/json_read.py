@@ -13,9 +13,12 @@ subclass of it), so callers catch one error.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from backends.lean_typing import TYPE_CHECKING
 from backends.patterns import lazy
+
+if TYPE_CHECKING:
+    from typing import Any
 
 JSONDecodeError = json.JSONDecodeError
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from backends.builtin_hashes import uuid5
 from backends.errors import InvalidEpisode
+from backends.lean_typing import TYPE_CHECKING
 from backends.patterns import lazy
 from backends.texts import json_body
 from backends.values import REQUIRED, Value, check_text, instant
 
 if TYPE_CHECKING:  # pydantic is no import of ours at run time: see backends.values
+    from typing import Any, ClassVar
+
     from pydantic import ValidationError
 
 GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # graphiti's own rule

@@ -1,7 +1,7 @@
 """Durable file operations: a reader sees the old file or the new one, never half of one."""
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import contextlib
 import errno
 import functools
@@ -10,10 +10,10 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, overload
 
 from backends import processes
 from backends.errors import FileRefused, WriteFailed
+from backends.lean_typing import NamedTuple, overload
 from backends.patterns import lazy
 from fallback.lock import FolderLock
 

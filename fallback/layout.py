@@ -11,15 +11,15 @@ Every path is built from a validated group id and an id turned into a file name 
 input can name a place outside the root.
 """
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from backends.errors import InvalidEpisode
 from backends.kinds import GOTCHA, PATTERN
+from backends.lean_typing import NamedTuple
 from backends.model import EPISODE_ID, GROUP_ID, check_group_id
 from backends.patterns import lazy
 

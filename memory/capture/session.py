@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
 
+from backends.lean_typing import TYPE_CHECKING
 from backends.patterns import lazy
 from memory.capture import checks
 from memory.capture.lessons import Lessons
 from memory.capture.redact import redact
 from memory.capture.transcript import Compaction, Entry, Prompt, Reply, ToolResult, ToolUse
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EDITS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 READS = frozenset({"Read", "NotebookRead"})

@@ -17,10 +17,10 @@ import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backends import json_read
 from backends.errors import DualmemError, FileRefused
+from backends.lean_typing import TYPE_CHECKING
 from backends.patterns import lazy
 from backends.safe_files import open_for_write, read_regular
 
