@@ -10,12 +10,6 @@ import sys
 
 
 def main() -> int:
-    import gc
-
-    # A quick answer is its process's whole life (~0.1 s): the collector's passes over what its
-    # imports made cost a later Stop ~6M instructions (a twentieth) and free nothing reference
-    # counting leaves. The whole way (a server runs for hours) has the collector on.
-    gc.disable()
     from memory.capture.quick import answer
 
     argv, env = sys.argv[1:], dict(os.environ)
@@ -27,7 +21,6 @@ def main() -> int:
     if said is not None:
         print(said)
         return 0
-    gc.enable()
     from memory.cli import main as whole
 
     return whole()
