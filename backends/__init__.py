@@ -1,11 +1,10 @@
 """The ground floor: the model, the protocol, the errors and the ranking every layer shares.
 The graph layer lives in ``backends.graph`` and is imported only when asked for."""
 
-import typing
-
+import backends.lean_typing as _typing
 from backends.lazy import lazy_exports as _lazy_exports
 
-if typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from backends.errors import (
         BackendUnavailable,
         DualmemError,
@@ -42,5 +41,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "backends.protocol": ("MemoryBackend",),
 }
 
-if not typing.TYPE_CHECKING:
+if not _typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

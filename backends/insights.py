@@ -35,12 +35,11 @@ them, in time order: a later mention's JSON fields update the earlier ones, and 
 the earliest time.
 """
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, NamedTuple
 
 from backends.kinds import (
     CODEBASE_DISCOVERY,
@@ -51,10 +50,15 @@ from backends.kinds import (
     SESSION_INSIGHT,
     TASK_OUTCOME,
 )
+from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import MAX_NAME_CHARS, Episode, natural_key, stable_id, utc
+from backends.patterns import lazy
 from backends.texts import item_text as item_text  # where others read it
 
-SESSION_FILE = re.compile(r"session_(\d+)\.json$")
+if TYPE_CHECKING:
+    from typing import Any
+
+SESSION_FILE = lazy(r"session_(\d+)\.json$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 _PATH_KEYS = ("path", "file", "file_path")
 
@@ -258,7 +262,7 @@ def session_number(insights: Mapping[str, Any], file_name: str = "") -> int | No
     number = insights.get("session_number")
     if isinstance(number, int) and not isinstance(number, bool):
         return number
-    named = SESSION_FILE.search(file_name)
+    named = SESSION_FILE().search(file_name)
     return int(named.group(1)) if named else None
 
 

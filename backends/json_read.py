@@ -13,8 +13,12 @@ subclass of it), so callers catch one error.
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
+
+from backends.lean_typing import TYPE_CHECKING
+from backends.patterns import lazy
+
+if TYPE_CHECKING:
+    from typing import Any
 
 JSONDecodeError = json.JSONDecodeError
 
@@ -36,7 +40,7 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_int=_whole, parse_float=_finite, parse_constant=_no_constant)
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = lazy(r"\\u[dD][89a-fA-F]")
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
@@ -51,7 +55,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         # Only an escape makes a surrogate (bytes that are UTF-8 hold none), and most documents
         # have none: no walk through them.
         if "\\u" in text and _holds_a_surrogate(value):
-            at = match.start() if (match := _SURROGATE_ESCAPE.search(text)) else 0
+            at = match.start() if (match := _SURROGATE_ESCAPE().search(text)) else 0
             raise JSONDecodeError("lone surrogate in string", text, at)
         return value
     except JSONDecodeError:

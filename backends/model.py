@@ -10,14 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from backends.builtin_hashes import uuid5
 from backends.errors import InvalidEpisode
+from backends.lean_typing import TYPE_CHECKING
+from backends.patterns import lazy
 from backends.texts import json_body
 from backends.values import REQUIRED, Value, check_text, instant
 
 if TYPE_CHECKING:  # pydantic is no import of ours at run time: see backends.values
+    from typing import Any, ClassVar
+
     from pydantic import ValidationError
 
 GROUP_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # graphiti's own rule
@@ -27,7 +30,7 @@ MAX_NAME_CHARS = 300
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 _CONTROL = re.compile(r"[\x00-\x1f]")
 NOT_UTF8 = "is not valid UTF-8 text (it holds a lone surrogate)"
-_WORD = re.compile(r"\w+")
+_WORD = lazy(r"\w+")
 
 # Fixed forever: stable ids of keyed memories are derived from it
 # (uuid.UUID("5f0c3a8e-6f43-4d0e-9a57-3c1d0c4d6a11").bytes).
@@ -76,7 +79,7 @@ def natural_key(text: str) -> str:
     """The key of a free-text memory (a pattern, a gotcha): case, spacing and punctuation do not
     make a new memory. Every writer of such memories keys them with it (the API, the Auto-Claude
     importer, a bullet typed into patterns.md), so the same text is one memory whoever wrote it."""
-    return " ".join(_WORD.findall(text.casefold()))
+    return " ".join(_WORD().findall(text.casefold()))
 
 
 def utc(value: datetime) -> datetime:

@@ -4,9 +4,12 @@ that a reader that only shows memories (the tool hook's quick answer) imports no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from backends import json_read
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def item_text(item: Any, *keys: str) -> str:

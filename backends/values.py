@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self
 
 from backends import json_read
 from backends.errors import InvalidEpisode
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Self
 
 REQUIRED = object()
 """the default of a field that must be given"""

@@ -10,8 +10,9 @@ RUNS, wall and CPU milliseconds:
 - reading the file alone: its bytes, and each line parsed as JSON (what any reader pays);
 - capture in-process on a new home (the file layer): the first Stop (the whole transcript), a
   later Stop after one more turn was appended, and a Stop with nothing new;
-- ``dualmem hook stop`` as Claude Code runs it (a whole process, its bytecode cached as an
-  installed package's is): first, later (written lean: ``memory.capture.later``), nothing
+- ``dualmem hook stop`` as Claude Code runs it (``docs/claude-settings.json``): a whole process
+  running the console script's code (``DUALMEM``), its bytecode cached as an installed
+  package's is: first, later (written lean: ``memory.capture.later``), nothing
   new, a later Stop keeping a gotcha (a failure the turn fixed: appended too, its page rendered
   by the next open), beside ``python -c pass``; with
   ``--before TREE``, that checkout's Stop on the same transcript (e.g. main's, which read the
@@ -146,6 +147,10 @@ def in_process(scratch: Path, data: bytes, runs: int) -> dict[str, list[tuple[fl
     return times
 
 
+DUALMEM = (sys.executable, "-c", "import sys; from memory.entry import main; sys.exit(main())")
+"""``dualmem`` as Claude Code runs it: the console script (``[project.scripts]``) is this code.
+Not ``python -m memory``, whose runpy (with importlib.util) costs a later Stop ~2.4M
+instructions (~2 ms) that the hook never pays. The ``--before`` tree runs the same code."""
 PACKAGES = ("memory", "backends", "fallback", "migrate", "seeds")
 _PYCACHE = Path(tempfile.gettempdir()) / "dualmem-bench-capture-pycache"
 """where each process's bytecode is cached, as an installed package's is (a machine may set
@@ -196,7 +201,7 @@ def whole_process(scratch: Path, data: bytes, runs: int, before: Path | None
             stop = orjson.dumps({"session_id": "bench", "transcript_path": str(path),
                                  "cwd": str(folder), "hook_event_name": "Stop",
                                  "stop_hook_active": False})
-            argv = [sys.executable, "-m", "memory", "--backend", "file", "hook", "stop"]
+            argv = [*DUALMEM, "--backend", "file", "hook", "stop"]
             times.setdefault(f"dualmem hook stop: first{note}", []).append(
                 process(argv, stop, folder, tree))
             more.lines = []

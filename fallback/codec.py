@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from backends import json_read
 from backends.errors import InvalidEpisode
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = "dualmem.episode/1"
 # Fields in reading order: what a person looks for first comes first, the long body last.

@@ -1,25 +1,25 @@
 """Durable file operations: a reader sees the old file or the new one, never half of one."""
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import contextlib
 import errno
 import functools
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, overload
 
 from backends import processes
 from backends.errors import FileRefused, WriteFailed
+from backends.lean_typing import NamedTuple, overload
+from backends.patterns import lazy
 from fallback.lock import FolderLock
 
 _TEMP_SUFFIX = ".tmp"
 # What stage names its temp files: .<target name>.<writer pid>.<8 hex digits>.tmp
-_TEMP_NAME = re.compile(r"\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
+_TEMP_NAME = lazy(r"\..+\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
 
 
 class LockBusy(WriteFailed):
@@ -238,11 +238,11 @@ def remove_dead_writers_temps(folders: Iterable[Path]) -> list[Path]:
     for folder in folders:
         try:
             with os.scandir(folder) as entries:
-                names = [e.name for e in entries if _TEMP_NAME.fullmatch(e.name)]
+                names = [e.name for e in entries if _TEMP_NAME().fullmatch(e.name)]
         except OSError:
             continue
         for name in names:
-            match = _TEMP_NAME.fullmatch(name)
+            match = _TEMP_NAME().fullmatch(name)
             if match is None or _alive(int(match["pid"])):
                 continue
             try:

@@ -11,16 +11,17 @@ Every path is built from a validated group id and an id turned into a file name 
 input can name a place outside the root.
 """
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from backends.errors import InvalidEpisode
 from backends.kinds import GOTCHA, PATTERN
+from backends.lean_typing import NamedTuple
 from backends.model import EPISODE_ID, GROUP_ID, check_group_id
+from backends.patterns import lazy
 
 VIEW_FILES = {PATTERN: "patterns.md", GOTCHA: "gotchas.md"}
 VIEW_KINDS = {name: kind for kind, name in VIEW_FILES.items()}
@@ -28,7 +29,7 @@ EPISODE_SUFFIX = ".json"
 FILE_LIMIT = 1 << 30
 """the most of one episode file or view that is read: far over any memory a write takes or
 view a person keeps"""
-_PAGE_NAME = re.compile(
+_PAGE_NAME = lazy(
     r"(?P<stem>patterns|gotchas)-(?P<day>\d{4}-\d\d-\d\d)T(?P<h>\d\d)(?P<m>\d\d)(?P<s>\d\d)"
     r"-[0-9a-f]{6}\.md")
 
@@ -143,12 +144,12 @@ def page_name(kind: str, created_key: str, episode_id: str) -> str:
 
 def page_time(name: str) -> str:
     """When the first bullet of the later page ``name`` was created, as people read it."""
-    found = _PAGE_NAME.fullmatch(name)
+    found = _PAGE_NAME().fullmatch(name)
     return "" if found is None else f"{found['day']} {found['h']}:{found['m']}:{found['s']}"
 
 
 def _view_kind(name: str) -> str | None:
-    found = _PAGE_NAME.fullmatch(name)
+    found = _PAGE_NAME().fullmatch(name)
     return VIEW_KINDS.get(name) if found is None else found["stem"][:-1]
 
 

@@ -6,11 +6,10 @@ Every public name is imported on first use (PEP 562): ``import memory`` and the 
 start-up load nothing they do not use (numpy, graphiti, kuzu, yaml, the MCP SDK).
 """
 
-import typing
-
+import backends.lean_typing as _typing
 from backends.lazy import lazy_exports as _lazy_exports
 
-if typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from backends import (
         BackendUnavailable,
         DualmemError,
@@ -208,5 +207,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-if not typing.TYPE_CHECKING:
+if not _typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

@@ -1,11 +1,10 @@
 """Default system knowledge as data files (``seeds/data``), seeding it into a store, and
 per-project overrides. Works through ``MemoryBackend`` only."""
 
-import typing
-
+import backends.lean_typing as _typing
 from backends.lazy import lazy_exports as _lazy_exports
 
-if typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from seeds.groups import (
         IMPLEMENTATION_MODE,
         IMPLEMENTATION_MODE_GROUP,
@@ -96,5 +95,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-if not typing.TYPE_CHECKING:
+if not _typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

@@ -32,11 +32,10 @@ The search index (``index.py``: ``index.sqlite3``, and its vectors read in place
 ``vectors.f32``, ``vectors.py``) is derived: rebuilt from the rows when missing, stale or damaged.
 """
 
-import typing
-
+import backends.lean_typing as _typing
 from backends.lazy import lazy_exports as _lazy_exports
 
-if typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from backends.graph.embedder import Embedder, HashingEmbedder
     from backends.graph.kuzu.database import NO_ROOM, READ_ONLY, owner_pid
     from backends.graph.kuzu.store import GraphBackend
@@ -49,5 +48,5 @@ _SOURCES: dict[str, tuple[str, ...]] = {
     "backends.graph.kuzu.store": ("GraphBackend",),
 }
 
-if not typing.TYPE_CHECKING:
+if not _typing.TYPE_CHECKING:
     __getattr__, __dir__ = _lazy_exports(__name__, _SOURCES)

@@ -4,11 +4,15 @@ server's URL needs that parser."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from backends.errors import InvalidGraphAddress
+from backends.lean_typing import TYPE_CHECKING
 
-Engine = Literal["kuzu", "ladybug"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Engine = Literal["kuzu", "ladybug"]
+else:  # annotations only (``typing`` is no import of a lean hook's): a name others import
+    Engine = str
 ENGINES: tuple[Engine, ...] = ("kuzu", "ladybug")
 DEFAULT_ENGINE: Engine = "kuzu"
 

@@ -3,9 +3,9 @@ voyage:voyage-3``): what each makes, the variable its key is read from, and its 
 names here: graphiti's clients for them are made in ``remote``, and their SDKs are imported
 only when one is configured."""
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
-from typing import NamedTuple
+from __future__ import annotations
+
+from backends.lean_typing import NamedTuple
 
 OLLAMA_URL = "http://localhost:11434/v1"
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from backends import json_read
 from backends.errors import InvalidEpisode
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode, stable_id
 
 if TYPE_CHECKING:  # pydantic loads with the first record parsed: a prompt hook parses none
+    from typing import Any, TypeVar
+
     from pydantic import BaseModel
 
     from backends.protocol import MemoryBackend  # annotations only: a lean Stop imports none

@@ -7,12 +7,12 @@ runner's task (``mise run lint``, ``make test``, ``npm run build``) is the check
 Two runs are the same check when they are of the same kind (a failed ``go test ./...`` is fixed
 by a later passing ``go test ./pkg/``, a failed ``mise run lint`` by ``golangci-lint run``)."""
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
-import re
-from typing import NamedTuple
+from __future__ import annotations
 
-from memory.capture.patterns import lazy
+import re
+
+from backends.lean_typing import NamedTuple
+from backends.patterns import lazy
 
 _KINDS = (
     ("test", lazy(

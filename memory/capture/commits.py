@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from backends.insights import parse_time
+from backends.lean_typing import TYPE_CHECKING
 from memory.capture.redact import redact
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_COMMITS = 20
 TIMEOUT = 3.0

@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from backends.builtin_hashes import blake2b_hex
 from backends.errors import FileRefused
+from backends.lean_typing import TYPE_CHECKING
 from backends.safe_files import MiB, read_regular
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FOLDER = "capture"
 _LIMIT = 16 * MiB

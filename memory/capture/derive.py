@@ -20,15 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from backends import json_read
 from backends.insights import Scope, parse_time
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode, natural_key, now
 from memory.agent.records import outcome_id, title
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, SESSION_INSIGHT, TASK_OUTCOME
 from memory.capture.session import Seen, Session
 from memory.capture.united import described, united
+
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "capture"
 """who wrote a derived memory: anything else (the agent, a person) wins over it"""

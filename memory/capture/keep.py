@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from backends.builtin_hashes import blake2b_hex
 from backends.errors import InvalidEpisode
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode, natural_key, now
 from memory.agent.scopes import CODEBASE_DISCOVERY, GOTCHA, PATTERN
 from memory.capture.derive import SOURCE

@@ -18,10 +18,10 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from backends import json_read
 from backends.errors import DualmemError
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode
 from fallback.append import append, stored
 from memory.capture.keep import digest, laid_over
@@ -30,6 +30,9 @@ from memory.capture.reading import CAPTURE_SECONDS, Budget, subagent_transcripts
 from memory.capture.run import Folded, capturing, fold, problems
 from memory.store.config import Config
 from memory.store.project import project_folder, project_id
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def capture_later(home: Path, transcript: Path, given: Mapping[str, Any],

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import natural_key
+from backends.patterns import lazy
 from memory.capture.labels import LESSON_LABELS
-from memory.capture.patterns import lazy
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _LESSON = lazy(
     rf"^\s*(?:[-*+]\s+)?(?:\*\*|__)?({'|'.join(LESSON_LABELS)})(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*"

@@ -15,9 +15,12 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from backends.lean_typing import TYPE_CHECKING
 from memory.capture.labels import LESSON_LABELS
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CAPTURES = ("stop", "session-end", "pre-compact")
 LEAN = ("stop", "pre-compact")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memory.capture.patterns import lazy
+from backends.patterns import lazy
 
 _SOURCES: tuple[tuple[str, str, int], ...] = (
     ("private key",

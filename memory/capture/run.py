@@ -11,10 +11,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backends.errors import FileRefused
 from backends.flock import flocked
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode
 from fallback.disk import make_folder
 from memory.agent.scopes import project_group

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
 
+from backends.lean_typing import TYPE_CHECKING
+from backends.patterns import lazy
 from memory.capture import checks
 from memory.capture.lessons import Lessons
-from memory.capture.patterns import lazy
 from memory.capture.redact import redact
 from memory.capture.transcript import Compaction, Entry, Prompt, Reply, ToolResult, ToolUse
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EDITS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 READS = frozenset({"Read", "NotebookRead"})
@@ -32,10 +35,12 @@ MAX_PROMPT = 2000
 MAX_REPLY = 1500
 MAX_SCANNED = 20_000
 """characters of a reply read for what it says of files"""
-_LEAD_IN = lazy(
-    r"^(?:(?:now|next|first|then|finally|great|good|perfect|ok(?:ay)?)[,!.]?\s+)*"
-    r"(?:let me|let's|i'll|i will|i need to|i'm going to|i am going to|we need to)\s+",
-    re.IGNORECASE)
+_FILLERS = ("now", "next", "first", "then", "finally", "great", "good", "perfect", "okay", "ok")
+_LEAD_INS = ("let me", "let's", "i'll", "i will", "i need to", "i'm going to", "i am going to",
+             "we need to")
+_LEAD_IN = lazy(rf"^(?:(?:{'|'.join(_FILLERS)})[,!.]?\s+)*(?:{'|'.join(_LEAD_INS)})\s+",
+                re.IGNORECASE)
+"""what a sentence says before what it is about: "Now let me ", "Ok, I'll " (``lead_in``)"""
 _SENTENCE = lazy(r"(?<=[.!?])\s+|\n+")
 _REJECTED = ("The user doesn't want to proceed", "was blocked", "[Request interrupted",
              "<tool_use_error>Cancelled: parallel tool call", "<tool_use_error>Sibling tool call")
@@ -353,7 +358,7 @@ class Session:
         found = []
         names = {path.rsplit("/", 1)[-1]: path for path in self.files}
         for sentence in _SENTENCE().split(text):
-            if len(sentence) < 30 or _LEAD_IN().match(sentence.strip(" -*")):
+            if len(sentence) < 30 or lead_in(sentence.strip(" -*")):
                 continue
             for name, path in names.items():
                 if _names(sentence, name):
@@ -372,13 +377,42 @@ def _names(sentence: str, name: str) -> bool:
     return False
 
 
+def lead_in(text: str) -> int:
+    """How long ``text``'s lead-in is (``_LEAD_IN``'s match), 0 when it has none; found by hand
+    in ASCII text: the pattern's compile (~2M instructions) cost a later Stop more than the
+    sentences it reads."""
+    if not text.isascii():  # beyond ASCII, a case-blind 'k' also meets 'K' (Kelvin), 's' 'ſ'
+        found = _LEAD_IN().match(text)
+        return found.end() if found else 0
+    lower = text.lower()
+    at = 0
+    while end := _spaced(lower, at, _FILLERS, ",!."):
+        at = end
+    return _spaced(lower, at, _LEAD_INS, "")
+
+
+def _spaced(text: str, at: int, words: tuple[str, ...], marks: str) -> int:
+    """Where the whitespace after one of ``words`` at ``at`` (with one of ``marks``) ends; 0
+    when none of them is there with whitespace after it."""
+    for word in words:
+        if text.startswith(word, at):
+            end = at + len(word)
+            end += end < len(text) and text[end] in marks
+            spaces = end
+            while spaces < len(text) and text[spaces].isspace():
+                spaces += 1
+            if spaces > end:
+                return spaces
+    return 0
+
+
 def _intent(said: str) -> str:
     """What the assistant said it was about to do, as a note on the file it then changed:
     the last sentence before the edit, without "Now let me"."""
     sentences = [s.strip(" -*") for s in _SENTENCE().split(said) if s.strip(" -*")]
     if not sentences:
         return ""
-    last = _LEAD_IN().sub("", sentences[-1]).rstrip(":.")
+    last = sentences[-1][lead_in(sentences[-1]):].rstrip(":.")
     return last[:1].upper() + last[1:] if len(last) >= 15 else ""
 
 

@@ -15,12 +15,15 @@ typed or ``tool_result`` blocks (the structured result beside them in ``toolUseR
 ``parse_line`` never raises for a line's content: a line that is no JSON object is ``None`` (the
 caller counts it); text that is not UTF-8 is read with replacement characters."""
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from backends.json_read import loads
+from backends.lean_typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CONTINUED = "This session is being continued from a previous conversation"
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",

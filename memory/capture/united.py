@@ -5,10 +5,13 @@ kept, the earlier time kept."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from backends import json_read
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _UNITED = ("notes", "files", "sessions")
 _MAX_UNITED = 12

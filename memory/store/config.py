@@ -1,26 +1,27 @@
 """Configuration as one value object, read from the environment in one place (``from_env``)."""
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, Self
 
 from backends.errors import DualmemError
 from backends.graph.engine_names import DEFAULT_ENGINE, Engine, check_engine
 from backends.graph.kuzu import engines
 from backends.graph.provider_names import DEFAULT, NAMED
+from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
 from memory.store.settings import read_settings, with_password
 
 if TYPE_CHECKING:
-    from backends.graph.address import ServerAddress
-else:  # the address type for annotations only: its parser loads only when a URL is set
-    ServerAddress = object
+    from typing import Literal, Self
 
-BackendChoice = Literal["auto", "graph", "file"]
+    from backends.graph.address import ServerAddress  # its parser loads only when a URL is set
+
+    BackendChoice = Literal["auto", "graph", "file"]
+
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
 
 

@@ -31,7 +31,7 @@ class Retention:
         """The home's ``keep-damaged`` setting: ``N`` (keep the newest N) or ``Nd`` (keep those
         set aside in the last N days)."""
         text = read_settings(home).get("keep_damaged", DEFAULT)
-        found = KEEP_DAMAGED.fullmatch(text)
+        found = KEEP_DAMAGED().fullmatch(text)
         if found is None:
             raise SettingsError(f"keep-damaged: {text!r} is neither a count (3) nor an age (30d)")
         number = int(found[1])

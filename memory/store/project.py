@@ -8,18 +8,21 @@ copied home by comparing the record with where the home is now. A clone of the s
 (the same remote) is the same project wherever it lies.
 """
 
-# No ``from __future__ import annotations``: a NamedTuple's string annotations call compile(),
-# whose first call costs a later Stop ~9M instructions (tests/capture/test_later.py pins none).
+from __future__ import annotations
+
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple, Self
 
 from backends import json_read
 from backends.errors import StoreCorrupt, WriteFailed
+from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import check_group_id
 from backends.safe_files import open_for_write, read_regular
 from memory.store.home import project_folder as project_folder
+
+if TYPE_CHECKING:
+    from typing import Self
 
 PROJECT_FILE_LIMIT = 64 << 10
 """a project file holds an id and where it was made: a few hundred bytes"""

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from backends import json_read
 from backends.errors import DualmemError, FileRefused
+from backends.lean_typing import TYPE_CHECKING
+from backends.patterns import lazy
 from backends.safe_files import open_for_write, read_regular
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ GITIGNORE = ".gitignore"
 SETTINGS = {"graph-url": "graph_url", "embedder": "embedder", "llm": "llm",
             "keep-damaged": "keep_damaged", "infer-areas": "infer_areas"}
 """what ``dualmem config set NAME VALUE`` keeps, by the name the command takes"""
-KEEP_DAMAGED = re.compile(r"(\d{1,6})(d?)")
+KEEP_DAMAGED = lazy(r"(\d{1,6})(d?)")
 """how long damaged copies of the graph are kept: a count (3) or an age in days (30d)"""
 _LIMIT = 64 * 1024
 IGNORED = """\
@@ -99,7 +99,7 @@ def store_setting(home: Path, name: str, value: str) -> str:
         raise SettingsError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})")
     settings = read_settings(home)
     shown = value
-    if name == "keep-damaged" and value and not KEEP_DAMAGED.fullmatch(value):
+    if name == "keep-damaged" and value and not KEEP_DAMAGED().fullmatch(value):
         raise SettingsError(f"keep-damaged: {value!r} is neither a count (3) nor an age (30d)")
     if name == "infer-areas" and value not in ("", "on"):
         raise SettingsError(f"infer-areas: {value!r} is not 'on' ('' removes it)")

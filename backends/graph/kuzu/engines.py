@@ -21,10 +21,13 @@ import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from backends.errors import BackendUnavailable
 from backends.graph.engine_names import DEFAULT_ENGINE, ENGINES, Engine
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 LAYER = "graph"
 FILES: dict[Engine, str] = {"kuzu": "memory.kuzu", "ladybug": "memory.lbug"}
