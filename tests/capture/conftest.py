@@ -12,6 +12,7 @@ import pytest
 
 from backends.model import Episode
 from backends.protocol import MemoryBackend
+from fallback import FileBackend
 from memory.capture.reading import Budget
 from memory.capture.run import Report, capture_transcript
 from memory.store.project import project_id
@@ -35,7 +36,13 @@ class Project:
                                         budget=budget, **options)
 
     async def memories(self) -> list[Episode]:
-        return [episode async for episode in self.store.scan(group_ids=[self.id])]
+        """The project's memories as an open reads them: it takes in at once what a hook's
+        process wrote, which ``store`` (open, watching) takes in a moment later."""
+        files = await FileBackend.open(self.home / "files", watch=False)
+        try:
+            return [episode async for episode in files.scan(group_ids=[self.id])]
+        finally:
+            await files.aclose()
 
     async def by_kind(self, kind: str) -> list[Episode]:
         return [episode for episode in await self.memories() if episode.kind == kind]
