@@ -89,6 +89,16 @@ class IndexedEpisodes:
                 "SELECT count(*) FROM gx_episodes WHERE grp = ?", (group,)).fetchone()[0])
         return size
 
+    def ids_starting(self, prefix: str, groups: Collection[str] | None) -> list[str]:
+        """The keys of ``groups`` (None: all) that start with ``prefix``, sorted: a range of the
+        key's own index (keys are ASCII, every character of theirs sorts before DEL)."""
+        if (groups is not None and not groups) or not prefix.isascii():
+            return []  # no key holds anything else
+        chosen = "" if groups is None else f" AND grp IN ({','.join('?' * len(groups))})"
+        return [row[0] for row in self._db.execute(
+            f"SELECT key FROM gx_episodes WHERE key >= ? AND key < ?{chosen} ORDER BY key",
+            (prefix, prefix + "\x7f", *(groups or ())))]
+
     def rows_of(self, keys: Iterable[str]) -> dict[str, int]:
         """key -> its vector's row, of those of ``keys`` indexed."""
         found: dict[str, int] = {}

@@ -1,5 +1,6 @@
-"""Ids by prefix from the journal's index (a range of its id index) agree with a scan of every
-memory, whatever the ids, the prefix and the groups asked for."""
+"""Ids by prefix from an index (a range of its id index, not a scan of every memory) agree
+with a scan of every memory (``ids_property``) on every layer (every_layer.py), whatever the
+ids, the prefix and the groups asked for."""
 
 from __future__ import annotations
 
@@ -9,54 +10,42 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from every_layer import FACTORIES, LAYERS
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from ids_property import ASKED, STORED, check_ids, memories, prefixes
 
-from backends.model import EPISODE_ID, Episode
-from backends.protocol import FindsIds, upsert_all
+from backends.model import Episode
+from backends.protocol import FindsIds, MemoryBackend, upsert_all
 from fallback.store import FileBackend
 from memory.curation.ids import AmbiguousId, resolve
 from memory.store.selection import open_memory
 
-GROUPS = ("g1", "g2")
 
-
-@pytest.fixture(scope="module")
-def journal() -> Iterator[tuple[asyncio.Runner, FileBackend]]:
-    """One journal every example adds to: agreement holds whatever it already holds."""
+@pytest.fixture(scope="module", params=LAYERS)
+def layer(request: pytest.FixtureRequest) -> Iterator[tuple[asyncio.Runner, MemoryBackend]]:
+    """One store of the layer every example adds to: agreement holds whatever it holds."""
     with tempfile.TemporaryDirectory() as folder, asyncio.Runner() as runner:
-        store = runner.run(FileBackend.open(Path(folder), watch=False))
+        store = runner.run(open_layer(request.param, Path(folder)))
         try:
             yield runner, store
         finally:
             runner.run(store.aclose())
 
 
-async def scanned(store: FileBackend, prefix: str, group_ids: list[str] | None) -> list[str]:
-    return sorted([e.id async for e in store.scan(group_ids=group_ids)
-                   if e.id.startswith(prefix)])
+async def open_layer(name: str, folder: Path) -> MemoryBackend:
+    return await FACTORIES[name](folder)
 
 
-ids = st.from_regex(EPISODE_ID, fullmatch=True).map(lambda i: i[:12])
-
-
-@settings(deadline=None, max_examples=60)
-@given(stored=st.lists(st.tuples(ids, st.sampled_from(GROUPS)), max_size=12),
-       picked=st.integers(min_value=0), cut=st.integers(min_value=0, max_value=12),
-       other=st.text(max_size=4), groups=st.sampled_from([None, ["g1"], ["g2"], [], GROUPS]))
+@settings(deadline=None, max_examples=25)
+@given(stored=STORED, **ASKED)
 def test_ids_by_prefix_agree_with_a_scan(
-    journal: tuple[asyncio.Runner, FileBackend], stored: list[tuple[str, str]], picked: int,
+    layer: tuple[asyncio.Runner, MemoryBackend], stored: list[tuple[str, str]], picked: int,
     cut: int, other: str, groups: list[str] | None,
 ) -> None:
-    runner, store = journal
-    episodes = [Episode.parse(id=key, group_id=group, kind="note", name=key, body="b")
-                for key, group in stored]
-    if episodes:
-        runner.run(store.upsert_many(episodes))
-    prefixes = [other, *([stored[picked % len(stored)][0][:cut]] if stored else [])]
-    for prefix in prefixes:
-        found = runner.run(store.ids_starting(prefix, group_ids=groups))
-        assert found == runner.run(scanned(store, prefix, groups)), prefix
+    runner, store = layer
+    if stored:
+        runner.run(upsert_all(store, memories(stored)))
+    runner.run(check_ids(store, prefixes(stored, picked, cut, other), groups))
 
 
 async def test_a_prefix_is_resolved_from_the_index(tmp_path: Path) -> None:
