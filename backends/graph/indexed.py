@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
+from backends import id_prefix
 from backends.errors import StoreCorrupt
 from backends.model import Episode
 
@@ -90,14 +91,9 @@ class IndexedEpisodes:
         return size
 
     def ids_starting(self, prefix: str, groups: Collection[str] | None) -> list[str]:
-        """The keys of ``groups`` (None: all) that start with ``prefix``, sorted: a range of the
-        key's own index (keys are ASCII, every character of theirs sorts before DEL)."""
-        if (groups is not None and not groups) or not prefix.isascii():
-            return []  # no key holds anything else
-        chosen = "" if groups is None else f" AND grp IN ({','.join('?' * len(groups))})"
-        return [row[0] for row in self._db.execute(
-            f"SELECT key FROM gx_episodes WHERE key >= ? AND key < ?{chosen} ORDER BY key",
-            (prefix, prefix + "\x7f", *(groups or ())))]
+        """The keys of ``groups`` (None: all) that start with ``prefix``, sorted: a range of
+        the key's index (``backends.id_prefix``)."""
+        return id_prefix.ids_starting(self._db, "gx_episodes", "key", "grp", prefix, groups)
 
     def rows_of(self, keys: Iterable[str]) -> dict[str, int]:
         """key -> its vector's row, of those of ``keys`` indexed."""

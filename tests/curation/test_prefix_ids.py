@@ -5,15 +5,17 @@ ids, the prefix and the groups asked for."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from every_layer import FACTORIES, LAYERS
+from every_layer import FACTORIES, LAYERS, open_file_layer, open_graph_layer
 from hypothesis import given, settings
 from ids_property import ASKED, STORED, check_ids, memories, prefixes
 
+from backends.graph import GraphBackend
 from backends.model import Episode
 from backends.protocol import FindsIds, MemoryBackend, upsert_all
 from fallback.store import FileBackend
@@ -71,3 +73,30 @@ async def test_the_dual_store_resolves_a_prefix_from_the_journals_index(tmp_path
         assert await store.ids_starting("ab") == ["ab1", "ab2"]
         assert await store.ids_starting("ab", group_ids=["g2"]) == []
         assert await resolve(store, "xy") == "xyz"
+
+
+def index_of(store: MemoryBackend) -> sqlite3.Connection:
+    """The connection to the layer's SQLite index (the file layer's, the graph's)."""
+    if isinstance(store, GraphBackend):
+        return store._open_core().index._db
+    assert isinstance(store, FileBackend)
+    return store._index._db
+
+
+@pytest.mark.parametrize("open_layer", [open_file_layer, open_graph_layer])
+async def test_ids_by_prefix_read_a_range_of_the_id_whatever_the_groups(
+        open_layer: Callable[[Path], Awaitable[MemoryBackend]], tmp_path: Path) -> None:
+    """Given the groups, SQLite would rather walk the group's index: every memory of it."""
+    store = await open_layer(tmp_path)
+    assert isinstance(store, FindsIds)
+    try:
+        await upsert_all(store, memories([("ab1", "g1"), ("ab2", "g2"), ("b", "g1")]))
+        ran: list[str] = []
+        index_of(store).set_trace_callback(ran.append)
+        assert await store.ids_starting("ab", group_ids=["g1"]) == ["ab1"]
+        index_of(store).set_trace_callback(None)
+        plans = [row[3] for statement in ran if statement.lstrip().startswith("SELECT")
+                 for row in index_of(store).execute("EXPLAIN QUERY PLAN " + statement)]
+        assert plans and all("PRIMARY KEY" in plan for plan in plans), plans
+    finally:
+        await store.aclose()
