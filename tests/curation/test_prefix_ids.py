@@ -5,9 +5,10 @@ ids, the prefix and the groups asked for."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import tempfile
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,16 @@ from ids_property import ASKED, STORED, check_ids, memories, prefixes
 from backends.graph import GraphBackend
 from backends.model import Episode
 from backends.protocol import FindsIds, MemoryBackend, upsert_all
+from curation.conftest import PROJECT
 from fallback.store import FileBackend
+from memory.context.cache import CachedStore
 from memory.curation.ids import AmbiguousId, resolve
+from memory.curation.operations import Curator
 from memory.store.selection import open_memory
 
 
 @pytest.fixture(scope="module", params=LAYERS)
-def layer(request: pytest.FixtureRequest) -> Iterator[tuple[asyncio.Runner, MemoryBackend]]:
+def filled(request: pytest.FixtureRequest) -> Iterator[tuple[asyncio.Runner, MemoryBackend]]:
     """One store of the layer every example adds to: agreement holds whatever it holds."""
     with tempfile.TemporaryDirectory() as folder, asyncio.Runner() as runner:
         store = runner.run(open_layer(request.param, Path(folder)))
@@ -41,10 +45,10 @@ async def open_layer(name: str, folder: Path) -> MemoryBackend:
 @settings(deadline=None, max_examples=25)
 @given(stored=STORED, **ASKED)
 def test_ids_by_prefix_agree_with_a_scan(
-    layer: tuple[asyncio.Runner, MemoryBackend], stored: list[tuple[str, str]], picked: int,
+    filled: tuple[asyncio.Runner, MemoryBackend], stored: list[tuple[str, str]], picked: int,
     cut: int, other: str, groups: list[str] | None,
 ) -> None:
-    runner, store = layer
+    runner, store = filled
     if stored:
         runner.run(upsert_all(store, memories(stored)))
     runner.run(check_ids(store, prefixes(stored, picked, cut, other), groups))
@@ -91,12 +95,36 @@ async def test_ids_by_prefix_read_a_range_of_the_id_whatever_the_groups(
     assert isinstance(store, FindsIds)
     try:
         await upsert_all(store, memories([("ab1", "g1"), ("ab2", "g2"), ("b", "g1")]))
-        ran: list[str] = []
-        index_of(store).set_trace_callback(ran.append)
-        assert await store.ids_starting("ab", group_ids=["g1"]) == ["ab1"]
-        index_of(store).set_trace_callback(None)
-        plans = [row[3] for statement in ran if statement.lstrip().startswith("SELECT")
-                 for row in index_of(store).execute("EXPLAIN QUERY PLAN " + statement)]
-        assert plans and all("PRIMARY KEY" in plan for plan in plans), plans
+        async with by_the_id(index_of(store)):
+            assert await store.ids_starting("ab", group_ids=["g1"]) == ["ab1"]
     finally:
         await store.aclose()
+
+
+async def test_the_mcp_servers_curator_resolves_from_the_index_behind_its_cache(
+        tmp_path: Path) -> None:
+    """The cache in front of the store (as ``memory.mcp.server`` builds the curator) shows no
+    ``FindsIds``: resolving through it scanned every memory."""
+    files = await FileBackend.open(tmp_path / "files", watch=False)
+    try:
+        await upsert_all(files, memories([("ab1", "g1"), ("ab2", "g1"), ("xyz", "g2")]))
+        curator = Curator(CachedStore(files), PROJECT, tmp_path / "files", layer=files)
+        async with by_the_id(index_of(files)):
+            assert await curator.resolve("xy") == "xyz"
+    finally:
+        await files.aclose()
+
+
+@contextlib.asynccontextmanager
+async def by_the_id(db: sqlite3.Connection) -> AsyncIterator[None]:
+    """Every query the block runs on ``db`` is planned as a lookup or range of the primary
+    key (the id), and one runs: none walks another index or the table."""
+    ran: list[str] = []
+    db.set_trace_callback(ran.append)
+    try:
+        yield
+    finally:
+        db.set_trace_callback(None)
+    plans = [row[3] for statement in ran if statement.lstrip().startswith("SELECT")
+             for row in db.execute("EXPLAIN QUERY PLAN " + statement)]
+    assert plans and all("PRIMARY KEY" in plan for plan in plans), plans
