@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from backends import threads
+from backends import id_prefix, threads
 from backends.errors import StoreCorrupt
 from backends.flock import flocked
 from backends.model import Episode
@@ -341,15 +341,11 @@ class FileIndex:
             after = (rows[-1][0], rows[-1][1])
 
     def ids_starting(self, prefix: str, group_ids: Collection[str] | None = None) -> list[str]:
-        """The ids that start with ``prefix``, sorted: a range of the id's own index (ids are
-        ASCII, every character of theirs sorts before DEL)."""
-        where, params = _filters(group_ids, None)
-        if where is None or not prefix.isascii():  # no id holds anything else
-            return []
+        """The ids of ``group_ids`` (None: all) that start with ``prefix``, sorted: a range of
+        the id's own index (``backends.id_prefix``)."""
         with self._lock:
-            return [row[0] for row in self._db.execute(
-                f"SELECT id FROM episodes WHERE id >= ? AND id < ? AND {where} ORDER BY id",
-                (prefix, prefix + "\x7f", *params))]
+            return id_prefix.ids_starting(self._db, "episodes", "id", "group_id", prefix,
+                                          group_ids)
 
     def count(self, group_ids: Collection[str] | None = None,
               kinds: Collection[str] | None = None) -> int:

@@ -232,6 +232,10 @@ class EpisodeIndex:
         """``IndexedEpisodes.places``"""
         return self._episodes.places()
 
+    def ids_starting(self, prefix: str, groups: Collection[str] | None) -> list[str]:
+        """``IndexedEpisodes.ids_starting``"""
+        return self._episodes.ids_starting(prefix, groups)
+
     def located(self, keys: Collection[str]) -> dict[str, tuple[str, str]]:
         """``IndexedEpisodes.located``"""
         return self._episodes.located(keys)

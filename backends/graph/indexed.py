@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
+from backends import id_prefix
 from backends.errors import StoreCorrupt
 from backends.model import Episode
 
@@ -88,6 +89,11 @@ class IndexedEpisodes:
             size = self._sizes[group] = int(self._db.execute(
                 "SELECT count(*) FROM gx_episodes WHERE grp = ?", (group,)).fetchone()[0])
         return size
+
+    def ids_starting(self, prefix: str, groups: Collection[str] | None) -> list[str]:
+        """The keys of ``groups`` (None: all) that start with ``prefix``, sorted: a range of
+        the key's index (``backends.id_prefix``)."""
+        return id_prefix.ids_starting(self._db, "gx_episodes", "key", "grp", prefix, groups)
 
     def rows_of(self, keys: Iterable[str]) -> dict[str, int]:
         """key -> its vector's row, of those of ``keys`` indexed."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from backends.protocol import MemoryBackend, Position
+from backends.protocol import FindsIds, MemoryBackend, Position
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from backends.graph.history import Enrichment, KeptFact
 
 
-class Graph(MemoryBackend, Protocol):
+class Graph(MemoryBackend, FindsIds, Protocol):
     """The graph layer as the dual store and the migrator use it, embedded or on a server."""
 
     @property

@@ -62,7 +62,7 @@ class Curator:
     """Curation of project ``project_id``'s memories in ``store``; ``files`` is the journal's
     folder, where earlier versions and the graph's retired facts are kept. ``layer``: the
     layer itself when ``store`` wraps it (a cache), whose optional capabilities (views set
-    aside, a knowledge graph) a wrapper does not show."""
+    aside, a knowledge graph, ids found by prefix) a wrapper does not show."""
 
     def __init__(self, store: MemoryBackend, project_id: str, files: Path, *,
                  layer: MemoryBackend | None = None) -> None:
@@ -77,10 +77,10 @@ class Curator:
         """The id ``given`` names (or starts), of any group; with ``forgotten``, forgotten
         memories' ids count too."""
         if not forgotten:
-            return await resolve(self.store, given)
+            return await resolve(self.layer, given)
         aside = ([item.episode.id for item in self.layer.set_aside()]
                  if isinstance(self.layer, Restores) else [])
-        return await resolve(self.store, given, also=[*self.versions.ids(), *aside])
+        return await resolve(self.layer, given, also=[*self.versions.ids(), *aside])
 
     async def get(self, given: str) -> Episode:
         episode = await self.store.get(await self.resolve(given))

@@ -183,8 +183,11 @@ class DualBackend:
 
     async def ids_starting(self, prefix: str, *,
                            group_ids: Sequence[str] | None = None) -> list[str]:
-        """``FindsIds``: the journal's index, a range of it; the journal holds every memory."""
-        return await self._files.ids_starting(prefix, group_ids=group_ids)
+        """``FindsIds``: a range of the graph's index when the graph answers (a team's server
+        holds memories the journal does not), else of the journal's."""
+        return await read_either(await self._holder.catch_up_now(read=True), self._files,
+                                 lambda store: store.ids_starting(prefix, group_ids=group_ids),
+                                 self._holder.fail)
 
     # -- the graph held: status, repair, catching up, enrichment ----------------------------
 

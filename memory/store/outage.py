@@ -62,8 +62,8 @@ class Outage:
         self.why = None
 
 
-async def read_either(graph: MemoryBackend | None, files: MemoryBackend,
-                      read: Callable[[MemoryBackend], Awaitable[T]],
+async def read_either(graph: Graph | None, files: FileBackend,
+                      read: Callable[[Graph | FileBackend], Awaitable[T]],
                       failed: Callable[[DualmemError], None]) -> T:
     """``read`` from ``graph`` (None: from ``files``); a graph that fails is reported to
     ``failed`` and the journal answers."""

@@ -43,3 +43,22 @@ async def test_short_and_stopword_ids_are_stored_and_read_back() -> None:
         assert server.process.poll() is None
     finally:
         server.stop()
+
+
+async def test_another_process_reads_short_and_stopword_ids_it_did_not_write() -> None:
+    """Another process learns of them from the change feed (``Mirror.sync``), and loads their
+    links by key."""
+    server = FalkorServer()  # its own, as above
+    try:
+        reader = await FalkorBackend.open(server.address("short"))
+        writer = await FalkorBackend.open(server.address("short"))
+        try:
+            await writer.upsert_many([memory(i) for i in IDS])
+            assert await reader.ids_starting("i") == ["i", "is", "it"]
+            assert await reader.count() == len(IDS)
+        finally:
+            await writer.aclose()
+            await reader.aclose()
+        assert server.process.poll() is None
+    finally:
+        server.stop()

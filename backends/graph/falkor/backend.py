@@ -206,6 +206,15 @@ class FalkorBackend:
         found = await self.connection.run(queries.COUNT.format(where=where), **params)
         return int(found[0]["n"])
 
+    async def ids_starting(self, prefix: str, *,
+                           group_ids: Sequence[str] | None = None) -> list[str]:
+        """``backends.protocol.FindsIds``: a range of the search index, every process's
+        writes included."""
+        check_filters(group_ids, None)
+        self.connection.ensure_open()
+        await self.mirror.sync()
+        return self.mirror.index.ids_starting(prefix, group_ids)
+
     async def applied(self, epoch: str | None = None) -> Position | None:
         """The position of journal ``epoch`` this graph was last brought up to: many journals
         (homes) feed one server, each with its own position."""

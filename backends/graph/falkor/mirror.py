@@ -29,7 +29,7 @@ from backends.graph.falkor.rows import episode_of, time_of
 from backends.graph.index import Entry, EpisodeIndex
 from backends.graph.links import GraphLinks
 from backends.graph.shared import LAYER
-from backends.graph.stored import OURS, decode
+from backends.graph.stored import decode
 from backends.model import Episode
 from backends.search.ranking import search_text
 
@@ -149,8 +149,7 @@ class Mirror:
             return
         params: dict[str, Any] = {} if every else {"keys": list(groups)}
         run = self._connection.run
-        mentions = await run(queries.MENTIONS.format(
-            where=f"{OURS}" + ("" if every else " AND e.uuid IN $keys")), **params)
+        mentions = await run(queries.MENTIONS if every else queries.MENTIONS_OF_KEYS, **params)
         facts = await run(queries.FACTS if every else queries.FACTS_OF, **params)
         shared.add_links(
             self.links, groups,

@@ -60,11 +60,15 @@ STAMP = (
     " MATCH (m:DualmemMeta {{key: 'changes'}}) WITH m, m.seq + 1 AS next, {carry}"
     " SET m.seq = next MERGE (c:DualmemChange {{uuid: $uuid}}) SET c.seq = next"
 )
-MENTIONS = (
-    "MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE {where}"
+_MENTION_COLUMNS = (
     " RETURN e.uuid AS episode, n.uuid AS entity,"
     " coalesce([l IN labels(n) WHERE l <> 'Entity'][0], 'Entity') AS label, n.name AS name"
 )
+MENTIONS = f"MATCH (e:Episodic)-[:MENTIONS]->(n:Entity) WHERE {OURS}" + _MENTION_COLUMNS
+"""every episode's mentions"""
+MENTIONS_OF_KEYS = (f"UNWIND $keys AS key MATCH (e:Episodic {{uuid: key}})-[:MENTIONS]->"
+                    f"(n:Entity) WHERE {OURS}" + _MENTION_COLUMNS)
+"""the mentions of the episodes ``$keys``, a lookup per key (``EPISODES_BY_KEYS``)"""
 
 
 def listed_facts(keys: str, where: str) -> str:

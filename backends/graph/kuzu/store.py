@@ -224,6 +224,12 @@ class GraphBackend:
         core = self._open_core()
         return await core.read(lambda session: rows.count(session, group_ids, kinds))
 
+    async def ids_starting(self, prefix: str, *,
+                           group_ids: Sequence[str] | None = None) -> list[str]:
+        """``backends.protocol.FindsIds``: a range of the search index."""
+        check_filters(group_ids, None)
+        return self._open_core().index.ids_starting(prefix, group_ids)
+
     async def applied(self, epoch: str | None = None) -> Position | None:
         """The position of the journal this graph was last brought up to (``record_applied``),
         or None when it never was: a new graph, or one written before the journal existed.
