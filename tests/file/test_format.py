@@ -119,7 +119,7 @@ def test_the_file_layer_imports_only_the_ground_floor() -> None:
                "backends.search.entity_ids", "backends.texts",
                "backends.threads", "backends.processes", "backends.flock", "backends.lazy",
                "backends.safe_files", "backends.json_read", "backends.patterns",
-               "backends.lean_typing"}
+               "backends.lean_typing", "backends.id_prefix"}
     ours = {"backends", "memory", "migrate", "seeds", "fallback"}
     package = Path(__file__).resolve().parents[2] / "fallback"
     for source in package.glob("*.py"):
