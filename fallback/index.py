@@ -317,11 +317,13 @@ class FileIndex:
         self,
         group_ids: Collection[str] | None = None,
         kinds: Collection[str] | None = None,
-        batch: int = 500,
+        batch: int | None = None,
         newest_first: bool = False,
     ) -> Iterator[Episode]:
         """The matching episodes ordered by (created_at, id), or the reverse with
-        ``newest_first``, read in batches."""
+        ``newest_first``, read in batches (``batch`` at a time; by default small newest first,
+        whose caller wants a few)."""
+        batch = batch or (32 if newest_first else 500)
         where, params = _filters(group_ids, kinds)
         if where is None:
             return

@@ -240,9 +240,7 @@ class FileBackend:
         """``backends.protocol.ReadsNewest``: the index's order, reversed."""
         self._check_open()
         check_filters(group_ids, kinds)
-        # Small batches: a caller of the newest wants a few.
-        for episode in self._index.select(as_set(group_ids), as_set(kinds), batch=32,
-                                          newest_first=True):
+        for episode in self._index.select(as_set(group_ids), as_set(kinds), newest_first=True):
             yield episode
 
     async def count(

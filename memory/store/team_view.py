@@ -140,10 +140,8 @@ class TeamView:
             async for episode in read(group_ids=group_ids, kinds=kinds):
                 yield episode
             return
-        # Small batches newest first: its caller wants a few (``FileBackend.newest``).
-        team = (episode for episode in self._copy.select(
-                    as_set(group_ids), as_set(kinds), batch=32 if newest_first else 500,
-                    newest_first=newest_first)
+        team = (episode for episode in self._copy.select(as_set(group_ids), as_set(kinds),
+                                                         newest_first=newest_first)
                 if episode.id not in self._pending)
         mine = sorted(await self._pending_episodes(group_ids, kinds), key=_order,
                       reverse=newest_first)
