@@ -10,6 +10,14 @@ import sys
 
 
 def main() -> int:
+    import gc
+
+    # A quick answer is its process's whole life (~0.1 s): the collector's passes over what its
+    # imports made cost a later Stop ~6M instructions (a twentieth) and free nothing reference
+    # counting leaves. Nothing there waits on the collector: each descriptor, lock and index
+    # connection it opens is closed in a ``finally``, and it starts no thread; the interpreter
+    # still collects once at exit. The whole way (a server runs for hours) has it on.
+    gc.disable()
     from memory.capture.quick import answer
 
     argv, env = sys.argv[1:], dict(os.environ)
@@ -21,6 +29,7 @@ def main() -> int:
     if said is not None:
         print(said)
         return 0
+    gc.enable()
     from memory.cli import main as whole
 
     return whole()

@@ -27,11 +27,12 @@ LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "mem
             "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
             "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
             "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
-            "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()")
+            "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()",
+            "gc on")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
 repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
 uuid), hashlib (with OpenSSL), threading, typing (``backends.lean_typing``) cost it more than
-its work; ``compile()``: see ``stop``"""
+its work; ``compile()``, ``gc on``: see ``stop``"""
 NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
 
@@ -73,7 +74,8 @@ def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     """``dualmem hook stop`` in a process of its own: what it printed, and every module it had
     imported by its end, with ``compile()`` among them when anything but an import called it
     (a process's first ``compile()`` sets up the syntax tree's types, ~10M instructions: a
-    ``NamedTuple`` field or a ``TypeVar`` bound named in a string calls it)."""
+    ``NamedTuple`` field or a ``TypeVar`` bound named in a string calls it), and ``gc on`` when
+    the garbage collector was on at its end (``memory.entry``)."""
     probe = ("import builtins, runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
              "compiled = builtins.compile\n"
              "def counted(*args, **kwargs):\n"
@@ -83,7 +85,8 @@ def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
              "builtins.compile = counted\n"
              "try:\n    runpy.run_module('memory', run_name='__main__')\n"
              "except SystemExit:\n    pass\n"
-             "print(sorted(sys.modules), file=sys.stderr)")
+             "import gc\n"
+             "print(sorted([*sys.modules, *['gc on'][:gc.isenabled()]]), file=sys.stderr)")
     given = orjson.dumps({"session_id": "s", "transcript_path": str(transcript),
                           "cwd": str(project.folder), "hook_event_name": "Stop"})
     done = subprocess.run([sys.executable, "-c", probe], input=given, capture_output=True,
@@ -163,6 +166,14 @@ async def lean_stop(project: Project, path: Path, ending: Callable[[Transcript],
     said, modules = stop(project, path)
     assert "memory.capture.later" in modules and "memory.cli" not in modules
     return said
+
+
+async def test_a_stop_that_goes_the_whole_way_has_the_garbage_collector_on(
+        project: Project, tmp_path: Path) -> None:
+    # A first Stop reads the transcript from its start: the command line's way, as a server's.
+    said, modules = stop(project, session(str(project.folder)).save(tmp_path / "s.jsonl"))
+    assert "memory.cli" in modules and "gc on" in modules
+    assert "file discover" in said
 
 
 async def test_what_a_lean_stop_wrote_is_found_by_the_next_process_and_replayed_into_the_graph(
