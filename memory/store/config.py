@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from backends.errors import DualmemError
 from backends.graph.engine_names import DEFAULT_ENGINE, Engine, check_engine
-from backends.graph.kuzu import engines
 from backends.graph.provider_names import DEFAULT, NAMED
 from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import DEFAULT_MAX_BODY_BYTES
 from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
-from memory.store.settings import read_settings, with_password
 
 if TYPE_CHECKING:
     from typing import Literal, Self
@@ -124,7 +123,7 @@ class Config(_Fields):
                 graph_url: ServerAddress | None = None, embedder: Provider | None = None,
                 llm: Provider | None = None) -> Self:
         # The engine's default is read when a Config is made: a test run may have changed it.
-        engine = engines.default if graph_engine is None else graph_engine
+        engine = _default_engine() if graph_engine is None else graph_engine
         return super().__new__(cls, home, backend, max_body_bytes, engine, graph_url, embedder,
                                llm)
 
@@ -195,7 +194,7 @@ class Config(_Fields):
         if found is not None:
             check_owner(found, env.get(SAFE_HOMES, ""))
         root = Path(named or found or here / HOME_DIR).expanduser().absolute()
-        kept = read_settings(root)  # `dualmem config set`: what the project committed
+        kept = _settings(root)  # `dualmem config set`: what the project committed
         engine = graph_engine or env.get("DUALMEM_GRAPH_ENGINE") or None
         url = graph_url or env.get("DUALMEM_GRAPH_URL") or (
             None if engine is not None else kept.get("graph_url"))
@@ -213,16 +212,36 @@ class Config(_Fields):
             home=root,
             backend=chosen,
             max_body_bytes=limit,
-            graph_engine=check_engine(engine) if engine is not None else engines.default,
+            graph_engine=check_engine(engine) if engine is not None else _default_engine(),
             graph_url=_server(url, root, env) if url is not None else None,
             embedder=providers["DUALMEM_EMBEDDER"],
             llm=providers["DUALMEM_LLM"],
         )
 
 
+def _default_engine() -> Engine:
+    """``engines.default``. Only a process that imported its module (the graph's, a test run's)
+    can have changed it: a lean hook's, which imports none of the graph, need not load it."""
+    engines = sys.modules.get("backends.graph.kuzu.engines")
+    default: Engine = DEFAULT_ENGINE if engines is None else engines.default
+    return default
+
+
+def _settings(home: Path) -> dict[str, str]:
+    """``read_settings``: a home that keeps none (most) needs no import of its module."""
+    try:
+        os.lstat(home / "config.json")
+    except (FileNotFoundError, NotADirectoryError):  # what read_settings reads as none
+        return {}
+    from memory.store.settings import read_settings
+
+    return read_settings(home)
+
+
 def _server(url: str, home: Path, environ: Mapping[str, str]) -> ServerAddress:
     """The server ``url`` names, with the password the environment or the home gives."""
     # Here: only a server's URL needs the parser (its module costs every command ~1 ms).
     from backends.graph.address import parse_server_url
+    from memory.store.settings import with_password
 
     return with_password(parse_server_url(url), home, environ)
