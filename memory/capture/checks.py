@@ -78,6 +78,7 @@ _ANSI = lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TASK_FAILED = lazy(r"^\[([\w:.-]+)\] ERROR task failed", re.MULTILINE)
 _RUNNERS_OWN = lazy(r"ERROR task failed$|Finished in \S+$|\$ ")
 """a task runner's lines: its verdict, its timing, the command it runs"""
+_RUNNERS_OWN_STARTS = ("ERROR task failed", "Finished in ", "$ ")
 _TASK_PREFIX = lazy(r"^\[[\w:.-]+\] ?", re.MULTILINE)
 """the name a task runner sets before each line of its task's output (``[lint:go] ...``)"""
 
@@ -139,11 +140,10 @@ def key_line(output: str, *, first: bool = True) -> str:
     for shape in _KEY_LINES:
         for found in shape().finditer(output):
             line = found.group(1).strip()
-            if line and not _EXIT_LINE().match(line) and not _RUNNERS_OWN().match(line):
+            if line and not _exit_line(line) and not _runners_own(line):
                 return line[:MAX_KEY_LINE]
     for line in output.splitlines() if first else ():
-        if line.strip() and not _EXIT_LINE().match(line.strip()) and not _RUNNERS_OWN().match(
-                line.strip()):
+        if line.strip() and not _exit_line(line.strip()) and not _runners_own(line.strip()):
             return line.strip()[:MAX_KEY_LINE]
     return ""
 
@@ -151,14 +151,30 @@ def key_line(output: str, *, first: bool = True) -> str:
 def _failed_task(output: str) -> str:
     """The lines of the task a runner says failed (without their prefix) when they say more
     than the runner's own words (a task run alone writes its lines unprefixed); else all."""
-    failed = _TASK_FAILED().findall(output)
+    failed = _failed_tasks(output)
     if not failed:
         return output
     prefix = f"[{failed[-1]}]"
     said = [line[len(prefix):].strip() for line in output.splitlines()
             if line.startswith(prefix)]
-    return "\n".join(said) if any(
-        line and not _RUNNERS_OWN().match(line) for line in said) else output
+    return "\n".join(said) if any(line and not _runners_own(line) for line in said) else output
+
+
+# Each pattern below is compiled only for text holding what every one of its matches holds:
+# most output holds none of it (tests/capture/test_check_clues.py).
+def _failed_tasks(output: str) -> list[str]:
+    """The tasks a runner says failed (``_TASK_FAILED``)."""
+    return _TASK_FAILED().findall(output) if "] ERROR task failed" in output else []
+
+
+def _exit_line(line: str) -> bool:
+    """Is ``line`` an exit status (``_EXIT_LINE``)?"""
+    return "Exit code " in line and bool(_EXIT_LINE().match(line))
+
+
+def _runners_own(line: str) -> bool:
+    """Is ``line`` a task runner's own (``_RUNNERS_OWN``)?"""
+    return line.startswith(_RUNNERS_OWN_STARTS) and bool(_RUNNERS_OWN().match(line))
 
 
 def says_error(output: str) -> bool:
