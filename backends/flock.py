@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 
-@contextmanager
-def flocked(folder: Path) -> Iterator[None]:
-    descriptor = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # which releases it
+class flocked:
+    """``with flocked(folder):`` holds it. (A class, named as ``contextlib.suppress`` is: that
+    module's import costs a lean Stop ~3M instructions.)"""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._descriptor = -1
+
+    def __enter__(self) -> None:
+        self._descriptor = os.open(self._folder, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(self._descriptor, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(self._descriptor)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._descriptor)  # which releases it

@@ -8,8 +8,6 @@ same session never fold the same lines twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from backends.errors import FileRefused
@@ -85,13 +83,11 @@ class Folded:
         cursors.save(home, cursor)
 
 
-@contextmanager
-def capturing(home: Path) -> Iterator[None]:
+def capturing(home: Path) -> flocked:
     """The home's capture lock: one capture at a time folds and writes (module docstring)."""
     folder = home / cursors.FOLDER
     make_folder(folder)
-    with flocked(folder):
-        yield
+    return flocked(folder)
 
 
 async def capture_transcript(

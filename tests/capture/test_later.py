@@ -28,12 +28,12 @@ LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "mem
             "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
             "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
             "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()",
-            "backends.graph.kuzu", "memory.store.settings", "gc on")
+            "backends.graph.kuzu", "memory.store.settings", "contextlib", "gc on")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
 repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
 uuid), hashlib (with OpenSSL), threading, typing (``backends.lean_typing``) cost it more than
-its work, as the graph's engines and a home's settings (``memory.store.config`` loads them when
-a config names them); ``compile()``, ``gc on``: see ``stop``"""
+its work, as contextlib, the graph's engines and a home's settings (``memory.store.config``
+loads them when a config names them); ``compile()``, ``gc on``: see ``stop``"""
 NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
 
@@ -77,14 +77,15 @@ def stop(project: Project, transcript: Path) -> tuple[str, set[str]]:
     (a process's first ``compile()`` sets up the syntax tree's types, ~10M instructions: a
     ``NamedTuple`` field or a ``TypeVar`` bound named in a string calls it), and ``gc on`` when
     the garbage collector was on at its end (``memory.entry``)."""
-    probe = ("import builtins, runpy, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
+    probe = ("import builtins, sys\nsys.argv = ['dualmem', 'hook', 'stop']\n"
              "compiled = builtins.compile\n"
              "def counted(*args, **kwargs):\n"
              "    if 'importlib' not in sys._getframe(1).f_code.co_filename:\n"
              "        sys.modules['compile()'] = sys\n"
              "    return compiled(*args, **kwargs)\n"
              "builtins.compile = counted\n"
-             "try:\n    runpy.run_module('memory', run_name='__main__')\n"
+             # as the console script runs it (runpy, python -m's, imports contextlib)
+             "try:\n    from memory.entry import main\n    main()\n"
              "except SystemExit:\n    pass\n"
              "import gc\n"
              "print(sorted([*sys.modules, *['gc on'][:gc.isenabled()]]), file=sys.stderr)")
