@@ -8,11 +8,15 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 
 @contextmanager
-def flocked(folder: Path) -> Iterator[None]:
+def flocked(folder: StrPath) -> Iterator[None]:
     descriptor = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
