@@ -27,11 +27,13 @@ LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "mem
             "memory.store.selection", "fallback.store", "fallback.index", "fallback.intake",
             "backends.search", "backends.protocol", "subprocess", "shlex", "rapidfuzz",
             "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
-            "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()")
+            "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()",
+            "pathlib", "urllib.parse", "ipaddress")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
 repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
-uuid), hashlib (with OpenSSL), threading, typing (``backends.lean_typing``) cost it more than
-its work; ``compile()``: see ``stop``"""
+uuid), hashlib (with OpenSSL), threading, typing (``backends.lean_typing``), pathlib (with
+urllib.parse and ipaddress: its paths are text) cost it more than its work; ``compile()``: see
+``stop``"""
 NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
 
