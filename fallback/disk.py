@@ -56,7 +56,7 @@ class Staged(NamedTuple):
 def stage(path: StrPath, data: bytes) -> Staged:
     """Write ``data`` to a temp file beside ``path`` and fsync it: the slow part of a write,
     which needs no lock (the temp file's name is this writer's own)."""
-    folder = parent(path)
+    folder = _parent(path)
     make_folder(folder)
     name = f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
     temp = os.path.join(folder, name)
@@ -100,7 +100,7 @@ def write_atomic(
         if abandon_if is not None and abandon_if():
             return None
         staged.put()
-        sync_folder(parent(path))
+        sync_folder(_parent(path))
     finally:
         staged.discard()
     return staged.status
@@ -276,14 +276,14 @@ def remove(path: Path) -> bool:
     return True
 
 
-def parent(path: StrPath) -> str:
+def _parent(path: StrPath) -> str:
     """The folder holding ``path`` (``Path.parent`` of text: ``.`` for a bare name)."""
     return os.path.dirname(path) or os.curdir
 
 
 def make_folder(folder: StrPath) -> None:
     """Create ``folder``, refusing to write through a symbolic link someone put in our tree."""
-    if os.path.islink(folder) or os.path.islink(parent(folder)):
+    if os.path.islink(folder) or os.path.islink(_parent(folder)):
         raise WriteFailed(f"{folder} is a symbolic link; the file layer writes only in its folder")
     try:
         os.makedirs(folder, exist_ok=True)
@@ -318,7 +318,7 @@ def held(lock: FolderLock, *, wait: bool = True) -> Iterator[bool]:
     except (OSError, FileRefused) as exc:
         why = exc.reason if isinstance(exc, FileRefused) else exc.strerror or exc
         raise WriteFailed(
-            f"cannot write in {parent(lock.path)}: cannot take the lock {lock.path}: {why}"
+            f"cannot write in {_parent(lock.path)}: cannot take the lock {lock.path}: {why}"
         ) from exc
     if not got:
         if wait:
