@@ -36,7 +36,12 @@ The classes below the line of dashes live beside the code that raises them (name
 from __future__ import annotations
 
 import errno
-from pathlib import Path
+import os
+
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 OUT_OF_RESOURCES = "out of resources"
 """The reason of a ``BackendUnavailable`` for a sound layer this process lacks the memory,
@@ -101,8 +106,8 @@ class GraphEmptied(BackendUnavailable):
 class StoreCorrupt(DualmemError):
     """Data on disk cannot be read as what it claims to be."""
 
-    def __init__(self, path: Path | str, detail: str) -> None:
-        self.path = Path(path)
+    def __init__(self, path: StrPath, detail: str) -> None:
+        self.path = os.fspath(path)
         self.detail = detail
         super().__init__(f"{path}: {detail}")
 
@@ -112,8 +117,8 @@ class FileRefused(DualmemError, ValueError):
     file, a symbolic link where none may be, outside the home, or over its size limit. Nothing
     was read from it or written to it."""
 
-    def __init__(self, path: Path | str, reason: str) -> None:
-        self.path = Path(path)
+    def __init__(self, path: StrPath, reason: str) -> None:
+        self.path = os.fspath(path)
         self.reason = reason
         super().__init__(f"{path}: {reason}")
 

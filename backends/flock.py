@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import fcntl
 import os
-from pathlib import Path
+
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 
 class flocked:
     """``with flocked(folder):`` holds it. (A class, named as ``contextlib.suppress`` is: that
     module's import costs a lean Stop ~3M instructions.)"""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: StrPath) -> None:
         self._folder = folder
         self._descriptor = -1
 

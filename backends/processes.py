@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 
 def alive(pid: int) -> bool:
@@ -20,7 +19,8 @@ def alive(pid: int) -> bool:
 
 def _zombie(pid: int) -> bool:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as status:
+            stat = status.read()
     except OSError:
         return False  # no /proc here: what kill says stands
     return stat[stat.rindex(")") + 2:].startswith("Z")  # the state follows "(name) "

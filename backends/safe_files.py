@@ -10,9 +10,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 from backends.errors import FileRefused
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 MiB = 1 << 20
 NOTE_LIMIT = 4096
@@ -20,7 +23,7 @@ NOTE_LIMIT = 4096
 
 
 def read_regular(
-    path: Path, *, limit: int, follow: bool = True, within: Path | None = None
+    path: StrPath, *, limit: int, follow: bool = True, within: StrPath | None = None
 ) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them.
 
@@ -33,7 +36,7 @@ def read_regular(
 
 
 def read_regular_status(
-    path: Path, *, limit: int, follow: bool = True, within: Path | None = None
+    path: StrPath, *, limit: int, follow: bool = True, within: StrPath | None = None
 ) -> tuple[bytes, os.stat_result]:
     """``read_regular``, and the file's status as it was opened (what a caller compares with
     the file later: size, modification time, inode)."""
@@ -58,7 +61,7 @@ def read_regular_status(
     return data, status
 
 
-def open_regular(path: Path, *, follow: bool = True, within: Path | None = None) -> int:
+def open_regular(path: StrPath, *, follow: bool = True, within: StrPath | None = None) -> int:
     """A descriptor of the regular file at ``path``, open for reading without blocking, for a
     caller that reads only part of it (a transcript from where it stopped). Refuses what
     ``read_regular`` refuses, but for size; ``FileNotFoundError`` passes through."""
@@ -68,7 +71,7 @@ def open_regular(path: Path, *, follow: bool = True, within: Path | None = None)
     return _open_regular_file(path, flags, 0, "is a symbolic link")
 
 
-def open_for_write(path: Path, flags: int, mode: int = 0o644) -> int:
+def open_for_write(path: StrPath, flags: int, mode: int = 0o644) -> int:
     """``os.open`` for writing a home's own file, refusing a final symbolic link (``FileRefused``)
     and anything that is not a regular file once opened. Other ``OSError``s pass through."""
     fd = _open_regular_file(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode,
@@ -77,7 +80,7 @@ def open_for_write(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
-def _open_regular_file(path: Path, flags: int, mode: int, link: str) -> int:
+def _open_regular_file(path: StrPath, flags: int, mode: int, link: str) -> int:
     """``os.open`` that refuses (``FileRefused``) a final link ``O_NOFOLLOW`` met, saying
     ``link``, and whatever is not a regular file; other ``OSError``s pass through."""
     try:
@@ -94,7 +97,7 @@ def _open_regular_file(path: Path, flags: int, mode: int, link: str) -> int:
     return fd
 
 
-def overwrite(path: Path, data: bytes) -> None:
+def overwrite(path: StrPath, data: bytes) -> None:
     """Replace the content of the home's file ``path`` with ``data`` in place, never through a
     symbolic link (``FileRefused``): for a note that may be lost, not for data (those are
     written aside and renamed into place)."""
@@ -107,14 +110,14 @@ def overwrite(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def refuse_link(path: Path) -> None:
+def refuse_link(path: StrPath) -> None:
     """``FileRefused`` when ``path`` is a symbolic link, dangling or not: for what cannot be
     opened with ``O_NOFOLLOW``, a folder about to be made or entered, checked just before."""
-    if path.is_symlink():
+    if os.path.islink(path):
         raise FileRefused(path, "is a symbolic link; dualmem follows none in its home")
 
 
-def refuse_links_in(folder: Path) -> None:
+def refuse_links_in(folder: StrPath) -> None:
     """``FileRefused`` when ``folder``, or anything directly in it, is a symbolic link: for a
     folder of files only dualmem names, opened by a database engine that follows links and
     offers no way not to (Kùzu's file and its WAL, SQLite's database and its -wal, -shm and
@@ -126,10 +129,10 @@ def refuse_links_in(folder: Path) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return
     if linked:
-        refuse_link(folder / linked[0])
+        refuse_link(os.path.join(folder, linked[0]))
 
 
-def _check_within(path: Path, root: Path) -> None:
+def _check_within(path: StrPath, root: StrPath) -> None:
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)  # where a final link leads too, when it is followed
     if os.path.commonpath([real, real_root]) != real_root:

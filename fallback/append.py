@@ -25,14 +25,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from backends.errors import DualmemError, FileRefused
+from backends.lean_typing import TYPE_CHECKING
 from backends.model import Episode, Receipt, ensure_body_fits
 from backends.safe_files import open_for_write, read_regular, refuse_links_in
 from fallback import codec, disk
-from fallback.layout import FILE_LIMIT, Layout
+from fallback.layout import FILE_LIMIT, LOCK, episode_place, group_place, groups_in
 from fallback.lock import LOCK_POLL, LOCK_TIMEOUT, FolderLock
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from _typeshed import StrPath
 
 UNINDEXED = "unindexed"
 """``<root>/unindexed/<group>``: the group's folder holds files appended without the index"""
@@ -50,16 +55,15 @@ def validated(episode: Episode, max_body_bytes: int) -> Episode:
     return checked
 
 
-def stored(root: Path, group_id: str, episode_id: str) -> Episode | None:
+def stored(root: StrPath, group_id: str, episode_id: str) -> Episode | None:
     """The episode of ``episode_id`` stored in ``group_id`` of the journal at ``root``, read from
     its file; None when there is none in any group."""
-    layout = Layout(root)
-    path = layout.episode_path(group_id, episode_id)
+    path = os.path.join(root, episode_place(group_id, episode_id))
     try:
         episode = codec.decode(read_regular(path, limit=FILE_LIMIT, follow=False))
     except FileNotFoundError:
-        if any((layout.episode_path(group, episode_id)).exists() for group in layout.groups()
-               if group != group_id):
+        if any(os.path.exists(os.path.join(root, episode_place(group, episode_id)))
+               for group in groups_in(root) if group != group_id):
             raise NotAppendable(f"episode {episode_id} is stored in another group") from None
         return None
     except (FileRefused, codec.UnreadableEpisode, OSError) as exc:
@@ -69,7 +73,7 @@ def stored(root: Path, group_id: str, episode_id: str) -> Episode | None:
     return episode
 
 
-def append(root: Path, episodes: Sequence[Episode], max_body_bytes: int) -> list[Receipt]:
+def append(root: StrPath, episodes: Sequence[Episode], max_body_bytes: int) -> list[Receipt]:
     """Write ``episodes`` into the journal at ``root``, durably, leaving their groups marked
     unindexed (module docstring); the receipts name their files. ``InvalidEpisode`` for one the
     layer refuses, before anything is written; ``WriteFailed`` when the files cannot be
@@ -77,24 +81,24 @@ def append(root: Path, episodes: Sequence[Episode], max_body_bytes: int) -> list
     checked = [validated(episode, max_body_bytes) for episode in episodes]
     if not checked:
         return []
-    layout = Layout(root)
     try:
-        refuse_links_in(layout.root)  # as an open does: nothing is written through a link
+        refuse_links_in(root)  # as an open does: nothing is written through a link
     except FileRefused as exc:
         raise NotAppendable(str(exc)) from exc
     groups = sorted({e.group_id for e in checked})
     staged: list[disk.Staged] = []
-    lock = FolderLock(layout.lock, timeout=LOCK_TIMEOUT, poll=LOCK_POLL)
+    lock = FolderLock(os.path.join(root, LOCK), timeout=LOCK_TIMEOUT, poll=LOCK_POLL)
     try:
         for episode in checked:
-            staged.append(disk.stage(layout.episode_path(episode.group_id, episode.id),
+            staged.append(disk.stage(os.path.join(root, episode_place(episode.group_id,
+                                                                      episode.id)),
                                      codec.encode(episode)))
         with disk.held(lock):
-            _mark(layout, groups)  # first: a crash after it leaves a mark, never a masked file
+            _mark(root, groups)  # first: a crash after it leaves a mark, never a masked file
             for new in staged:
                 new.put()
             for group in groups:
-                disk.sync_folder(layout.group_folder(group))
+                disk.sync_folder(os.path.join(root, group_place(group)))
     finally:
         for new in staged:
             new.discard()
@@ -117,12 +121,13 @@ def _mark_of(folder: Path) -> Path:
     return folder.parent.parent / UNINDEXED / folder.name
 
 
-def _mark(layout: Layout, groups: Iterable[str]) -> None:
-    folder = layout.root / UNINDEXED
+def _mark(root: StrPath, groups: Iterable[str]) -> None:
+    folder = os.path.join(root, UNINDEXED)
     disk.make_folder(folder)
     for group in groups:
+        mark = os.path.join(folder, group)
         try:
-            os.close(open_for_write(folder / group, os.O_WRONLY | os.O_CREAT))
+            os.close(open_for_write(mark, os.O_WRONLY | os.O_CREAT))
         except (OSError, FileRefused) as exc:
-            raise NotAppendable(f"cannot mark {folder / group}: {exc}") from exc
+            raise NotAppendable(f"cannot mark {mark}: {exc}") from exc
     disk.sync_folder(folder)

@@ -7,13 +7,17 @@ import functools
 import os
 import stat
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from backends import processes
 from backends.errors import FileRefused, WriteFailed
-from backends.lean_typing import NamedTuple, overload
+from backends.lean_typing import TYPE_CHECKING, NamedTuple, overload
 from backends.patterns import lazy
 from fallback.lock import FolderLock
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from _typeshed import StrPath
 
 _TEMP_SUFFIX = ".tmp"
 # What stage names its temp files: .<target name>.<writer pid>.<8 hex digits>.tmp
@@ -28,8 +32,8 @@ class LockBusy(WriteFailed):
 class Staged(NamedTuple):
     """A file's new content written and synced beside it, not yet in its place."""
 
-    path: Path
-    temp: Path
+    path: StrPath
+    temp: str
     status: os.stat_result
     """the new file's status (a rename keeps inode, size and mtime)"""
 
@@ -44,17 +48,18 @@ class Staged(NamedTuple):
     def discard(self) -> None:
         """Remove the temp file if it is still there (not put, or put failed)."""
         try:  # noqa: SIM105 (contextlib's import costs a lean Stop ~3M instructions)
-            self.temp.unlink()
+            os.unlink(self.temp)
         except OSError:
             pass
 
 
-def stage(path: Path, data: bytes) -> Staged:
+def stage(path: StrPath, data: bytes) -> Staged:
     """Write ``data`` to a temp file beside ``path`` and fsync it: the slow part of a write,
     which needs no lock (the temp file's name is this writer's own)."""
-    folder = path.parent
+    folder = _parent(path)
     make_folder(folder)
-    temp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
+    name = f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
+    temp = os.path.join(folder, name)
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -67,7 +72,7 @@ def stage(path: Path, data: bytes) -> Staged:
             os.close(fd)
     except BaseException as exc:
         try:  # noqa: SIM105 (as in ``discard``)
-            temp.unlink()
+            os.unlink(temp)
         except OSError:  # never made, on a read-only home: EROFS, not ENOENT
             pass
         if isinstance(exc, OSError):
@@ -77,17 +82,17 @@ def stage(path: Path, data: bytes) -> Staged:
 
 
 @overload
-def write_atomic(path: Path, data: bytes) -> os.stat_result: ...
+def write_atomic(path: StrPath, data: bytes) -> os.stat_result: ...
 
 
 @overload
 def write_atomic(
-    path: Path, data: bytes, abandon_if: Callable[[], bool]
+    path: StrPath, data: bytes, abandon_if: Callable[[], bool]
 ) -> os.stat_result | None: ...
 
 
 def write_atomic(
-    path: Path, data: bytes, abandon_if: Callable[[], bool] | None = None
+    path: StrPath, data: bytes, abandon_if: Callable[[], bool] | None = None
 ) -> os.stat_result | None:
     """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename, fsync folder.
     Returns the new file's status, taken before anyone else could change it. ``abandon_if`` is
@@ -97,7 +102,7 @@ def write_atomic(
         if abandon_if is not None and abandon_if():
             return None
         staged.put()
-        sync_folder(path.parent)
+        sync_folder(_parent(path))
     finally:
         staged.discard()
     return staged.status
@@ -156,7 +161,7 @@ def replace_unless_changed(
     return Swap(staged.status, None)
 
 
-def _read_displaced(path: Path) -> bytes | None:
+def _read_displaced(path: StrPath) -> bytes | None:
     """The bytes of the regular file at ``path`` (a link is no one's text: None)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -173,7 +178,7 @@ def _read_displaced(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def _status(path: Path) -> os.stat_result | None:
+def _status(path: StrPath) -> os.stat_result | None:
     try:
         return os.lstat(path)
     except FileNotFoundError:
@@ -196,7 +201,7 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-def _renameat2(source: Path, target: Path, flags: int) -> bool:
+def _renameat2(source: StrPath, target: StrPath, flags: int) -> bool:
     """Linux's ``renameat2``; False when the system or the file system has none."""
     call = _renameat2_function()
     if call is None:
@@ -273,17 +278,22 @@ def remove(path: Path) -> bool:
     return True
 
 
-def make_folder(folder: Path) -> None:
+def _parent(path: StrPath) -> str:
+    """The folder holding ``path`` (``Path.parent`` of text: ``.`` for a bare name)."""
+    return os.path.dirname(path) or os.curdir
+
+
+def make_folder(folder: StrPath) -> None:
     """Create ``folder``, refusing to write through a symbolic link someone put in our tree."""
-    if folder.is_symlink() or folder.parent.is_symlink():
+    if os.path.islink(folder) or os.path.islink(_parent(folder)):
         raise WriteFailed(f"{folder} is a symbolic link; the file layer writes only in its folder")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
     except OSError as exc:
         raise WriteFailed(f"cannot create {folder}: {exc.strerror or exc}") from exc
 
 
-def sync_folder(folder: Path) -> None:
+def sync_folder(folder: StrPath) -> None:
     """Make the renames and deletes done in ``folder`` durable."""
     try:
         _fsync_folder(folder)
@@ -291,7 +301,7 @@ def sync_folder(folder: Path) -> None:
         raise WriteFailed(f"cannot sync {folder}: {exc.strerror or exc}") from exc
 
 
-def _fsync_folder(folder: Path) -> None:
+def _fsync_folder(folder: StrPath) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -317,7 +327,7 @@ class held:
         except (OSError, FileRefused) as exc:
             why = exc.reason if isinstance(exc, FileRefused) else exc.strerror or exc
             raise WriteFailed(
-                f"cannot write in {lock.path.parent}: cannot take the lock {lock.path}: {why}"
+                f"cannot write in {_parent(lock.path)}: cannot take the lock {lock.path}: {why}"
             ) from exc
         if not self._got and self._wait:
             raise LockBusy(f"the lock {lock.path} was held too long")

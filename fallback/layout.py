@@ -15,14 +15,20 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from backends.errors import InvalidEpisode
 from backends.kinds import GOTCHA, PATTERN
-from backends.lean_typing import NamedTuple
+from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import EPISODE_ID, GROUP_ID, check_group_id
 from backends.patterns import lazy
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from _typeshed import StrPath
+
+EPISODES = "episodes"
+LOCK = ".lock"
 VIEW_FILES = {PATTERN: "patterns.md", GOTCHA: "gotchas.md"}
 VIEW_KINDS = {name: kind for kind, name in VIEW_FILES.items()}
 EPISODE_SUFFIX = ".json"
@@ -52,12 +58,34 @@ def file_name(episode_id: str) -> str:
     return f"{folded}~{digest}{EPISODE_SUFFIX}"
 
 
+def group_place(group_id: str) -> str:
+    """A group's folder of episodes, relative to the root (``Layout.group_folder``; as text for
+    a process that imports no ``pathlib``, ``fallback.append``)."""
+    return os.path.join(EPISODES, check_group_id(group_id))
+
+
+def episode_place(group_id: str, episode_id: str) -> str:
+    """An episode's file, relative to the root (``Layout.episode_path``; as text, as above)."""
+    return os.path.join(group_place(group_id), file_name(episode_id))
+
+
+def groups_in(root: StrPath) -> list[str]:
+    """The group folders present on disk under ``root`` (names that are not group ids are
+    ignored)."""
+    episodes = os.path.join(root, EPISODES)
+    if not os.path.isdir(episodes):
+        return []
+    with os.scandir(episodes) as entries:
+        return sorted(entry.name for entry in entries
+                      if GROUP_ID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False))
+
+
 class Layout(NamedTuple):
     root: Path
 
     @property
     def episodes(self) -> Path:
-        return self.root / "episodes"
+        return self.root / EPISODES
 
     @property
     def views(self) -> Path:
@@ -65,7 +93,7 @@ class Layout(NamedTuple):
 
     @property
     def lock(self) -> Path:
-        return self.root / ".lock"
+        return self.root / LOCK
 
     @property
     def history(self) -> Path:
@@ -76,20 +104,18 @@ class Layout(NamedTuple):
         return self.root / "enriched.jsonl"
 
     def group_folder(self, group_id: str) -> Path:
-        return self.episodes / check_group_id(group_id)
+        return self.root / group_place(group_id)
 
     def episode_path(self, group_id: str, episode_id: str) -> Path:
-        return self.group_folder(group_id) / file_name(episode_id)
+        return self.root / episode_place(group_id, episode_id)
 
     def view_path(self, group_id: str, kind: str, page: str | None = None) -> Path:
         """The view's first page, or its page of file name ``page``."""
         return self.views / check_group_id(group_id) / (page or VIEW_FILES[kind])
 
     def groups(self) -> list[str]:
-        """The group folders present on disk (names that are not group ids are ignored)."""
-        if not self.episodes.is_dir():
-            return []
-        return sorted(p.name for p in self.episodes.iterdir() if is_group_folder(p))
+        """The group folders present on disk (``groups_in``)."""
+        return groups_in(self.root)
 
     def view_paths(self) -> list[Path]:
         if not self.views.is_dir():

@@ -19,9 +19,12 @@ import _thread
 import fcntl
 import os
 import time
-from pathlib import Path
 
+from backends.lean_typing import TYPE_CHECKING
 from backends.safe_files import open_for_write
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 LOCK_TIMEOUT = 20.0
 # Writes hold the lock for about a millisecond; the default 50 ms poll would idle most waits.
@@ -33,7 +36,7 @@ class FolderLock:
     """Exclusive across processes and across the threads of one process; re-entrant within
     a thread."""
 
-    def __init__(self, path: Path, *, timeout: float, poll: float) -> None:
+    def __init__(self, path: StrPath, *, timeout: float, poll: float) -> None:
         self.path = path
         self._timeout = timeout
         self._poll = poll

@@ -27,10 +27,10 @@ class EpisodeWriter:
         staged: list[disk.Staged] = []
         undo: list[Callable[[], object]] = []
         leaving: list[Path] = []
+        paths = [self._layout.episode_path(e.group_id, e.id) for e in batch]
         try:
-            for e in batch:
-                staged.append(disk.stage(self._layout.episode_path(e.group_id, e.id),
-                                         codec.encode(e)))
+            for e, path in zip(batch, paths, strict=True):
+                staged.append(disk.stage(path, codec.encode(e)))
             with self._guard.writing(undo, after=leaving):
                 self._keeper.take_in_edited_pages(self._places(batch))
                 moved = [(e, where) for e in batch
@@ -40,14 +40,14 @@ class EpisodeWriter:
                 touched = {(e.group_id, e.kind) for e in batch}
                 touched |= {(where[0], where[1]) for _, where in moved}
                 rows: list[Row] = []
-                for episode, new in zip(batch, staged, strict=True):
-                    undo.append(self._restorer(new.path, episode.id))
+                for episode, new, path in zip(batch, staged, paths, strict=True):
+                    undo.append(self._restorer(path, episode.id))
                     new.put()
                     rows.append(Row.of(episode, signature(new.status)))
                 for episode, (old_group, _, _) in moved:
                     if old_group != episode.group_id:
                         leaving.append(self._layout.episode_path(old_group, episode.id))
-                folders = {new.path.parent for new in staged}
+                folders = {path.parent for path in paths}
                 for folder in sorted(folders):
                     disk.sync_folder(folder)
                 self._index.put(rows)

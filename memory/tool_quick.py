@@ -51,10 +51,11 @@ def quick_answer(argv: Sequence[str], stdin: Callable[[], bytes],
     # An answer here only saves time: whatever it cannot decide (a path the file system
     # refuses, say) the whole way decides, and reports.
     try:
-        home = found_home(named, cwd or None, env)
-        if home is None:
+        found = found_home(named, cwd or None, env)
+        if found is None:
             return None
-        files = tool_files(tool, tool_input or {}, project_folder(home, Path(cwd) if cwd else None))
+        home = Path(found)
+        files = tool_files(tool, tool_input or {}, Path(project_folder(home, cwd or None)))
         if not files or set(files) <= set(told_files(home, session)):
             return "{}"
         project = _journal_project(argv, home, env)

@@ -4,8 +4,8 @@ failing git is no commit at all."""
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
-from pathlib import Path
 
 from backends.insights import parse_time
 from backends.lean_typing import TYPE_CHECKING
@@ -14,16 +14,18 @@ from memory.capture.redact import redact
 if TYPE_CHECKING:
     from typing import Any
 
+    from _typeshed import StrPath
+
 MAX_COMMITS = 20
 TIMEOUT = 3.0
 _SLACK = timedelta(minutes=2)  # a commit is dated a moment after the transcript's last line
 
 
-def commits_between(root: Path, started: str, ended: str) -> list[dict[str, Any]]:
+def commits_between(root: StrPath, started: str, ended: str) -> list[dict[str, Any]]:
     """``{"hash", "subject", "files"}`` of the commits in ``root``'s repository dated from
     ``started`` to ``ended`` (ISO times), oldest first."""
     since, until = parse_time(started), parse_time(ended)
-    if since is None or until is None or not (root / ".git").exists():
+    if since is None or until is None or not os.path.exists(os.path.join(root, ".git")):
         return []
     import subprocess  # a project without git (and its every Stop) needs none of it
 

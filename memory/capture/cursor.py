@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from backends.builtin_hashes import blake2b_hex
 from backends.errors import FileRefused
@@ -19,7 +18,10 @@ from backends.lean_typing import TYPE_CHECKING
 from backends.safe_files import MiB, read_regular
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
+
+    from _typeshed import StrPath
 
 FOLDER = "capture"
 _LIMIT = 16 * MiB
@@ -47,16 +49,21 @@ class Cursor:
         self.written: dict[str, str] = {} if written is None else written
 
 
-def cursor_file(home: Path, transcript: Path) -> Path:
+def cursor_file(home: Path, transcript: StrPath) -> Path:
+    return home / cursor_name(transcript)
+
+
+def cursor_name(transcript: StrPath) -> str:
+    """Where the cursor of ``transcript`` is, relative to the home."""
     where = os.path.abspath(transcript)
     name = blake2b_hex(where.encode("utf-8", "surrogateescape"), 12)
-    return home / FOLDER / f"{name}.json"
+    return os.path.join(FOLDER, f"{name}.json")
 
 
-def load(home: Path, transcript: Path) -> Cursor:
+def load(home: StrPath, transcript: StrPath) -> Cursor:
     """The cursor of ``transcript``; a new one when there is none, or it is unreadable (the
     transcript is then read again from the start, which rewrites nothing that is stored)."""
-    where = cursor_file(home, transcript)
+    where = os.path.join(home, cursor_name(transcript))
     try:  # json, not orjson: a Stop with nothing new (``quick``) imports no more than this
         data = json.loads(read_regular(where, limit=_LIMIT, follow=False))
         cursor = Cursor(**data)
@@ -69,13 +76,13 @@ def load(home: Path, transcript: Path) -> Cursor:
     return cursor
 
 
-def save(home: Path, cursor: Cursor) -> None:
+def save(home: StrPath, cursor: Cursor) -> None:
     from fallback.disk import write_atomic
 
     # The standard library's json: orjson's import (dataclasses, uuid) costs a later Stop more
     # than it saves on a cursor of some kilobytes.
     data = json.dumps(vars(cursor), separators=(",", ":"))  # ASCII: a path's every byte too
-    write_atomic(cursor_file(home, Path(cursor.path)), data.encode())
+    write_atomic(os.path.join(home, cursor_name(cursor.path)), data.encode())
 
 
 def line_digest(line: bytes) -> str:

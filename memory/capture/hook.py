@@ -40,7 +40,7 @@ async def capture_session(
 
     kept = Kept()
     try:
-        for path in [transcript, *subagent_transcripts(transcript)]:
+        for path in [transcript, *map(Path, subagent_transcripts(transcript))]:
             report = await capture_transcript(
                 config.home, project, path, store, root=root, final=final,
                 budget=Budget(deadline=deadline),

@@ -14,10 +14,10 @@ renders its page (``fallback.append``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
 from backends import json_read
 from backends.errors import DualmemError
@@ -28,26 +28,29 @@ from memory.capture.keep import digest, laid_over
 from memory.capture.kept import Kept
 from memory.capture.reading import CAPTURE_SECONDS, Budget, subagent_transcripts
 from memory.capture.run import Folded, capturing, fold, problems
-from memory.store.config import Config
+from memory.store.config import FILES, Config
 from memory.store.project import project_folder, project_id
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from memory.store.config import ConfigFields
 
-def capture_later(home: Path, transcript: Path, given: Mapping[str, Any],
+
+def capture_later(home: str, transcript: str, given: Mapping[str, Any],
                   env: Mapping[str, str], *, backend: str | None, event: str) -> str | None:
     """The hook's output (its JSON document) once what ``transcript`` and its subagents'
     transcripts gained is written; None, with nothing written, for the whole way (module
-    docstring). What was skipped or left is said on stderr, as the whole way says it."""
+    docstring). What was skipped or left is said on stderr, as the whole way says it. The
+    paths are plain (``quick.plain``): taken as text, no ``pathlib``."""
     cwd = given.get("cwd")
     try:
-        config = Config.from_env(env, home=home, backend=backend,
-                                 cwd=Path(cwd) if isinstance(cwd, str) and cwd else None)
+        config = Config.fields_from_env(env, home=home, backend=backend,
+                                        cwd=cwd if isinstance(cwd, str) and cwd else None)
     except DualmemError:  # the whole way says what is wrong
         return None
-    if config.backend not in ("file", "auto") or (
-            config.backend == "auto" and config.graph_url is not None):
+    if config["backend"] not in ("file", "auto") or (
+            config["backend"] == "auto" and config["graph_url"] is not None):
         return None
     try:
         kept = _capture(config, transcript, given, event)
@@ -61,17 +64,18 @@ def capture_later(home: Path, transcript: Path, given: Mapping[str, Any],
     return json_read.dumps({"systemMessage": f"dualmem kept {said}"} if said else {})
 
 
-def _capture(config: Config, transcript: Path, given: Mapping[str, Any], event: str
+def _capture(config: ConfigFields, transcript: str, given: Mapping[str, Any], event: str
              ) -> Kept | None:
-    project = project_id(config.home)
+    home = config["home"]
+    project = project_id(home)
     cwd = given.get("cwd")
-    root = project_folder(config.home, Path(cwd) if isinstance(cwd, str) and cwd else None)
+    root = project_folder(home, cwd if isinstance(cwd, str) and cwd else None)
     message = given.get("last_assistant_message")
     deadline = time.monotonic() + CAPTURE_SECONDS
-    with capturing(config.home):
+    with capturing(home):
         folded = []
         for path in [transcript, *subagent_transcripts(transcript)]:
-            one = fold(config.home, project, path, root=root, budget=Budget(deadline=deadline),
+            one = fold(home, project, path, root=root, budget=Budget(deadline=deadline),
                        last_message=message if path == transcript else None,
                        appended_only=True)
             if one is None or one.report.skipped or one.lessons:
@@ -81,21 +85,22 @@ def _capture(config: Config, transcript: Path, given: Mapping[str, Any], event: 
         for one in folded:
             if one.session is not None:
                 one.report.kept = _append(config, one)
-                one.save(config.home)
+                one.save(home)
             kept.merge(one.report.kept)
             for line in problems(one.report):
                 print(f"dualmem hook {event}: {line}", file=sys.stderr)
     return kept
 
 
-def _append(config: Config, folded: Folded) -> Kept:
+def _append(config: ConfigFields, folded: Folded) -> Kept:
     """``keep`` of the whole way for derived memories, into the journal's files."""
+    files = os.path.join(config["home"], FILES)
     changed: list[Episode] = []
     for episode in folded.fresh:
-        laid = laid_over(stored(config.files_dir, episode.group_id, episode.id), episode)
+        laid = laid_over(stored(files, episode.group_id, episode.id), episode)
         if laid is not None:
             changed.append(laid)
-    append(config.files_dir, changed, config.max_body_bytes)
+    append(files, changed, config["max_body_bytes"])
     folded.cursor.written.update((episode.id, digest(episode)) for episode in folded.fresh)
     kept = Kept()
     for episode in changed:

@@ -12,9 +12,9 @@ line, which says what is wrong as usual."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from backends.lean_typing import TYPE_CHECKING
 from memory.capture.labels import LESSON_LABELS
@@ -57,19 +57,21 @@ def nothing_new(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, 
 
 
 def _capturing(argv: Sequence[str], stdin: Callable[[], bytes], env: dict[str, str]
-               ) -> tuple[Path, Path, dict[str, Any]] | None:
+               ) -> tuple[str, str, dict[str, Any]] | None:
     """The home, the transcript and the input of a capturing hook ``argv`` names, when it has
-    them; None for anything else."""
+    them as plain paths (``plain``); None for anything else."""
     hooked = hook_input(argv, stdin, env, CAPTURES)
     if hooked is None:
         return None
     home, given = hooked
     transcript, cwd = given.get("transcript_path"), given.get("cwd")
     message = given.get("last_assistant_message") or ""
-    if not isinstance(transcript, str) or not transcript or not isinstance(message, str):
+    cwd = cwd if isinstance(cwd, str) and cwd else None
+    if not (isinstance(transcript, str) and plain(transcript) and (cwd is None or plain(cwd))
+            and isinstance(message, str)):
         return None
-    found = found_home(home, cwd if isinstance(cwd, str) and cwd else None, env)
-    return None if found is None else (found, Path(transcript), given)
+    found = found_home(home, cwd, env)
+    return None if found is None else (found, transcript, given)
 
 
 def _told_lessons(given: dict[str, Any]) -> bool:
@@ -123,26 +125,35 @@ def _hook_argv(argv: Sequence[str], events: Sequence[str]) -> tuple[dict[str, st
     return options, rest[1]
 
 
-def found_home(named: str, cwd: str | None, env: dict[str, str]) -> Path | None:
-    """The memory home the hook would use, when it is a home and safe to read."""
+def found_home(named: str, cwd: str | None, env: dict[str, str]) -> str | None:
+    """The memory home the hook would use, when it is a home, safe to read, and named by a
+    plain path (``plain``)."""
     from backends.errors import DualmemError
-    from memory.store.home import check_owner, discover_home, is_home
+    from memory.store.home import absolute, check_owner, discover_home, is_home
 
     if named:
-        home = Path(named).expanduser().absolute()
+        home = absolute(os.path.expanduser(named))
     else:
-        found = discover_home(Path(cwd) if cwd else Path.cwd())
+        found = discover_home(cwd or os.getcwd())
         if found is None:
             return None
         try:
             check_owner(found, env.get("DUALMEM_SAFE_HOMES", ""))
         except (DualmemError, OSError):
             return None
-        home = found.absolute()
-    return home if is_home(home) else None
+        home = found
+    return home if plain(home) and is_home(home) else None
 
 
-def _all_read(home: Path, transcript: Path) -> bool:
+def plain(path: str) -> bool:
+    """Is ``path`` absolute and written plainly (no ``..``, ``.``, repeated or trailing
+    slash)? The answers here take their paths as text, where ``pathlib``'s import would cost
+    a Stop more than its reading: on a plain path, text and ``pathlib`` agree (``parent``,
+    ``name``, ``/``, ``str``). Any other goes the whole way."""
+    return os.path.isabs(path) and os.path.normpath(path) == path
+
+
+def _all_read(home: str, transcript: str) -> bool:
     from memory.capture import cursor as cursors
     from memory.capture.reading import Budget, read_new, subagent_transcripts
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
+from backends.lean_typing import TYPE_CHECKING
 from backends.safe_files import MiB, open_regular
 from memory.capture.cursor import Cursor, line_digest
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 CAPTURE_SECONDS = 15.0
 """how long a capturing hook reads and folds the transcript (Claude Code's timeout is 30 s);
@@ -56,7 +59,7 @@ class Chunk:
         self.inode = inode
 
 
-def read_new(path: Path, cursor: Cursor, budget: Budget, *, final: bool = False) -> Chunk:
+def read_new(path: StrPath, cursor: Cursor, budget: Budget, *, final: bool = False) -> Chunk:
     """The whole lines of ``path`` past ``cursor`` (see the module docstring). Raises
     ``FileRefused`` for what is no regular file, ``OSError`` (FileNotFoundError) as reading does."""
     fd = open_regular(path)
@@ -131,11 +134,12 @@ def _read_lines(fd: int, chunk: Chunk, start: int, stop: int, budget: Budget,
         chunk.end = position
 
 
-def subagent_transcripts(transcript: Path) -> list[Path]:
+def subagent_transcripts(transcript: StrPath) -> list[str]:
     """The transcripts of a session's subagents: ``<session>/subagents/*.jsonl`` beside
     ``<session>.jsonl``."""
-    folder = transcript.with_suffix("") / "subagents"
+    folder = os.path.join(os.path.splitext(transcript)[0], "subagents")
     try:
-        return sorted(path for path in folder.iterdir() if path.suffix == ".jsonl")
+        return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                      if name.endswith(".jsonl") and name != ".jsonl")
     except OSError:
         return []

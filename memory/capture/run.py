@@ -7,8 +7,8 @@ same session never fold the same lines twice."""
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 
 from backends.errors import FileRefused
 from backends.flock import flocked
@@ -25,6 +25,8 @@ from memory.capture.transcript import parse_line
 
 if TYPE_CHECKING:  # the protocol's import costs a lean Stop (``later``), which opens no store
     from collections.abc import Awaitable, Callable
+
+    from _typeshed import StrPath
 
     from backends.protocol import MemoryBackend
 
@@ -73,7 +75,7 @@ class Folded:
         self.lessons = Lessons() if lessons is None else lessons
         """the agent's lessons not yet written"""
 
-    def save(self, home: Path) -> None:
+    def save(self, home: StrPath) -> None:
         """Move the cursor past what was folded (after the memories are written)."""
         assert self.session is not None and self.chunk is not None
         cursor = self.cursor
@@ -83,20 +85,20 @@ class Folded:
         cursors.save(home, cursor)
 
 
-def capturing(home: Path) -> flocked:
+def capturing(home: StrPath) -> flocked:
     """The home's capture lock: one capture at a time folds and writes (module docstring)."""
-    folder = home / cursors.FOLDER
+    folder = os.path.join(home, cursors.FOLDER)
     make_folder(folder)
     return flocked(folder)
 
 
 async def capture_transcript(
-    home: Path,
+    home: StrPath,
     project_id: str,
-    transcript: Path,
+    transcript: StrPath,
     store: StoreGetter,
     *,
-    root: Path,
+    root: StrPath,
     final: bool = False,
     budget: Budget | None = None,
     dry_run: bool = False,
@@ -127,11 +129,11 @@ async def capture_transcript(
 
 
 def fold(
-    home: Path,
+    home: StrPath,
     project_id: str,
-    transcript: Path,
+    transcript: StrPath,
     *,
-    root: Path,
+    root: StrPath,
     final: bool = False,
     budget: Budget | None = None,
     last_message: str | None = None,
@@ -215,7 +217,7 @@ def problems(report: Report) -> list[str]:
     return lines
 
 
-def _session(cursor: cursors.Cursor, root: Path) -> Session:
+def _session(cursor: cursors.Cursor, root: StrPath) -> Session:
     """The session folded so far; a new one, read from the start, when there is none or it is
     of another shape (an older release's)."""
     if cursor.session:

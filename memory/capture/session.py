@@ -9,7 +9,6 @@ and the runs that fixed them, commits, and the agent's labelled lessons."""
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from backends.lean_typing import TYPE_CHECKING
 from backends.patterns import lazy
@@ -342,14 +341,14 @@ class Session:
         """A path as the project knows it (relative to its folder); None outside it."""
         if not isinstance(value, str) or not value.strip() or "\n" in value:
             return None
-        path = PurePosixPath(value.strip())
-        if path.is_absolute():
-            under = [folder for folder in (self.root, self.cwd)
-                     if folder and path.is_relative_to(folder)]
+        path = _parts(value.strip())
+        if path[0]:  # absolute
+            under = [folder for folder in map(_parts, (self.root, self.cwd))
+                     if folder[0] and path[:len(folder)] == folder]
             if not under:
                 return None
-            path = path.relative_to(under[0])
-        text = str(path)
+            path = ["", *path[len(under[0]):]]
+        text = "/".join(path[1:])
         return None if text in (".", "") or text.startswith("../") else text
 
     def _sentences_naming_files(self, text: str) -> list[tuple[str, str]]:
@@ -364,6 +363,16 @@ class Session:
                 if _names(sentence, name):
                     found.append((path, redact(sentence.strip(" -*"))))
         return found
+
+
+def _parts(path: str) -> list[str]:
+    """``path`` cut as ``PurePosixPath`` cuts it, as text (``pathlib``'s import costs a later
+    Stop more than its reading): its root (``/``; ``//``, which POSIX keeps apart; '' for a
+    relative path), then its names, without the empty and ``.`` ones."""
+    root = "/" if path.startswith("/") else ""
+    if path.startswith("//") and not path.startswith("///"):
+        root = "//"
+    return [root, *(name for name in path.split("/") if name not in ("", "."))]
 
 
 def _names(sentence: str, name: str) -> bool:

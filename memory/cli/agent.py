@@ -131,7 +131,7 @@ async def context(args: argparse.Namespace, config: Config) -> Output:
     if args.isolate and not args.spec:
         raise UsageError("--isolate goes with --spec S")
     description = args.task if args.description is None else args.description
-    root = project_folder(config.home, Path.cwd())
+    root = Path(project_folder(config.home, Path.cwd()))
     files = working_set(root, given=[project_path(f, root) for f in args.files],
                         prompt=description or "", git=False)
     try:

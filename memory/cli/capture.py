@@ -35,7 +35,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 async def capture(args: argparse.Namespace, config: Config) -> Output:
     require_home(config.home)
-    root = project_folder(config.home, Path.cwd())
+    root = Path(project_folder(config.home, Path.cwd()))
     paths = args.paths or [claude_folder(root, Path.home())]
     if not args.paths and not paths[0].is_dir():
         raise NoTranscripts(f"no Claude Code transcripts for {root} in {paths[0]}; name them")

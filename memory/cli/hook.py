@@ -116,7 +116,7 @@ async def _answer(args: argparse.Namespace, raw: bytes) -> str:
     from memory.tool_hook import told_files, tool_files
 
     project = project_id(config.home)
-    root = project_folder(config.home, Path(given.cwd) if given.cwd else None)
+    root = Path(project_folder(config.home, given.cwd or None))
     if args.event == "post-tool-use":
         files = tool_files(given.tool_name, given.tool_input or {}, root)
         if not files:  # most tool calls: answered before any store is opened

@@ -280,7 +280,7 @@ class MemoryTools:
             tech_stack=tech_stack, feature_id=feature, refinement_attempt=refinement,
             last_failure_type=last_failure, is_autobuild=autobuild, current_actor=actor,
             turn_number=turn, files=tuple(working_set(
-                project_folder(self.home, None), given=files or (), prompt=task, git=False)),
+                Path(project_folder(self.home, None)), given=files or (), prompt=task, git=False)),
             spec=spec, isolation="spec" if isolated else "project",
         )
         result = await build_context(

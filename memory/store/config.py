@@ -5,25 +5,51 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from backends.errors import DualmemError
 from backends.graph.engine_names import DEFAULT_ENGINE, Engine, check_engine
 from backends.graph.provider_names import DEFAULT, NAMED
 from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import DEFAULT_MAX_BODY_BYTES
-from memory.store.home import HOME_DIR, SAFE_HOMES, check_owner, discover_home
+from memory.store.home import HOME_DIR, SAFE_HOMES, absolute, check_owner, discover_home
 
 if TYPE_CHECKING:
-    from typing import Literal, Self
+    from pathlib import Path
+    from typing import Literal, Self, TypedDict, Unpack
+
+    from _typeshed import StrPath
 
     from backends.graph.address import ServerAddress  # its parser loads only when a URL is set
 
     BackendChoice = Literal["auto", "graph", "file"]
 
+    class Choices(TypedDict, total=False):
+        """What a caller of ``Config.from_env`` asks for (``Config.fields_from_env``)."""
+
+        home: StrPath | None
+        backend: str | None
+        cwd: StrPath | None
+        graph_url: str | None
+        graph_engine: str | None
+        embedder: str | None
+        llm: str | None
+
+    class ConfigFields(TypedDict):
+        """A ``Config``'s fields, its home as text (``Config.fields_from_env``)."""
+
+        home: str
+        backend: BackendChoice
+        max_body_bytes: int
+        graph_engine: Engine
+        graph_url: ServerAddress | None
+        embedder: Provider | None
+        llm: Provider | None
+
 BACKEND_CHOICES: tuple[BackendChoice, ...] = ("auto", "graph", "file")
 
 
+FILES = "files"
+"""the journal's folder in the home (``Config.files_dir``)"""
 LOCAL = "local:"
 """``local:FOLDER`` or ``local:NAME`` (a model of the user's model cache): a sentence-embedding
 model run on this machine (``dualmem[semantic]``, ``backends.graph.local_model``)"""
@@ -118,18 +144,20 @@ class Config(_Fields):
 
     __slots__ = ()
 
-    def __new__(cls, home: Path, backend: BackendChoice = "auto",
+    def __new__(cls, home: StrPath, backend: BackendChoice = "auto",
                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, graph_engine: Engine | None = None,
                 graph_url: ServerAddress | None = None, embedder: Provider | None = None,
                 llm: Provider | None = None) -> Self:
+        from pathlib import Path  # here: a lean Stop reads its ``fields_from_env`` alone
+
         # The engine's default is read when a Config is made: a test run may have changed it.
         engine = _default_engine() if graph_engine is None else graph_engine
-        return super().__new__(cls, home, backend, max_body_bytes, engine, graph_url, embedder,
-                               llm)
+        return super().__new__(cls, Path(home), backend, max_body_bytes, engine, graph_url,
+                               embedder, llm)
 
     @property
     def files_dir(self) -> Path:
-        return self.home / "files"
+        return self.home / FILES
 
     @property
     def graph_dir(self) -> Path:
@@ -150,19 +178,18 @@ class Config(_Fields):
         return self.home / "migration" / "ledger.sqlite3"
 
     @classmethod
-    def from_env(
-        cls,
-        environ: Mapping[str, str] | None = None,
-        *,
-        home: str | os.PathLike[str] | None = None,
-        backend: str | None = None,
-        cwd: Path | None = None,
-        graph_url: str | None = None,
-        graph_engine: str | None = None,
-        embedder: str | None = None,
-        llm: str | None = None,
-    ) -> Self:
-        """Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
+    def from_env(cls, environ: Mapping[str, str] | None = None, **asked: Unpack[Choices]
+                 ) -> Self:
+        """The configuration ``fields_from_env`` reads."""
+        return cls(**cls.fields_from_env(environ, **asked))
+
+    @staticmethod
+    def fields_from_env(environ: Mapping[str, str] | None = None, **asked: Unpack[Choices]
+                        ) -> ConfigFields:
+        """A ``Config``'s fields, its home as text (a lean Stop, ``memory.capture.later``, reads
+        them without ``pathlib``).
+
+        Explicit arguments win over ``DUALMEM_HOME`` / ``DUALMEM_BACKEND`` /
         ``DUALMEM_MAX_BODY_BYTES`` / ``DUALMEM_GRAPH_URL`` / ``DUALMEM_GRAPH_ENGINE`` /
         ``DUALMEM_EMBEDDER`` / ``DUALMEM_LLM`` (each ``[NAME:]MODEL[@URL]``; keys in
         ``DUALMEM_EMBEDDER_KEY`` / ``DUALMEM_LLM_KEY``, else the provider's own variable,
@@ -174,8 +201,11 @@ class Config(_Fields):
         parents, else ``cwd/.dualmem``; one found so that belongs to another user raises
         ``ForeignHome`` unless ``DUALMEM_SAFE_HOMES`` lists it. A bad graph URL or engine
         raises ``InvalidGraphAddress``."""
+        home, backend, cwd = asked.get("home"), asked.get("backend"), asked.get("cwd")
+        graph_url, graph_engine = asked.get("graph_url"), asked.get("graph_engine")
+        embedder, llm = asked.get("embedder"), asked.get("llm")
         env = os.environ if environ is None else environ
-        here = (Path.cwd() if cwd is None else cwd).absolute()
+        here = os.getcwd() if cwd is None else absolute(cwd)
         chosen = backend or env.get("DUALMEM_BACKEND") or "auto"
         if chosen not in BACKEND_CHOICES:
             choices = ", ".join(BACKEND_CHOICES)
@@ -193,7 +223,7 @@ class Config(_Fields):
         found = None if named else discover_home(here)
         if found is not None:
             check_owner(found, env.get(SAFE_HOMES, ""))
-        root = Path(named or found or here / HOME_DIR).expanduser().absolute()
+        root = absolute(os.path.expanduser(named or found or os.path.join(here, HOME_DIR)))
         kept = _settings(root)  # `dualmem config set`: what the project committed
         engine = graph_engine or env.get("DUALMEM_GRAPH_ENGINE") or None
         url = graph_url or env.get("DUALMEM_GRAPH_URL") or (
@@ -208,7 +238,7 @@ class Config(_Fields):
             providers[what] = None if not spec else Provider.parse(
                 spec, what=what, key=env.get(f"{what}_KEY"),
                 dimension=env.get(f"{what}_DIMENSION"), environ=env)
-        return cls(
+        return dict(
             home=root,
             backend=chosen,
             max_body_bytes=limit,
@@ -227,10 +257,10 @@ def _default_engine() -> Engine:
     return default
 
 
-def _settings(home: Path) -> dict[str, str]:
+def _settings(home: StrPath) -> dict[str, str]:
     """``read_settings``: a home that keeps none (most) needs no import of its module."""
     try:
-        os.lstat(home / "config.json")
+        os.lstat(os.path.join(home, "config.json"))
     except (FileNotFoundError, NotADirectoryError):  # what read_settings reads as none
         return {}
     from memory.store.settings import read_settings
@@ -238,7 +268,7 @@ def _settings(home: Path) -> dict[str, str]:
     return read_settings(home)
 
 
-def _server(url: str, home: Path, environ: Mapping[str, str]) -> ServerAddress:
+def _server(url: str, home: StrPath, environ: Mapping[str, str]) -> ServerAddress:
     """The server ``url`` names, with the password the environment or the home gives."""
     # Here: only a server's URL needs the parser (its module costs every command ~1 ms).
     from backends.graph.address import parse_server_url

@@ -14,9 +14,12 @@ links planted in it. A home named (``--home``, ``DUALMEM_HOME``) or listed in
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from backends.errors import DualmemError
+from backends.lean_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import StrPath
 
 HOME_DIR = ".dualmem"
 SAFE_HOMES = "DUALMEM_SAFE_HOMES"
@@ -33,21 +36,24 @@ class ForeignHome(DualmemError):
     """The home found above the working folder belongs to another user; nothing was opened."""
 
 
-def discover_home(start: Path) -> Path | None:
+def discover_home(start: StrPath) -> str | None:
     """The nearest ``.dualmem/`` folder in ``start`` or its parents, or None."""
-    for folder in (start, *start.parents):
-        candidate = folder / HOME_DIR
-        if candidate.is_dir():
+    folder = os.fspath(start)
+    while True:
+        candidate = os.path.join(folder, HOME_DIR)
+        if os.path.isdir(candidate):
             return candidate
-    return None
+        if os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
 
 
-def check_owner(home: Path, safe_homes: str) -> None:
+def check_owner(home: StrPath, safe_homes: str) -> None:
     """``ForeignHome`` unless ``home`` (the folder and, when it is a link, what it leads to)
     belongs to this process's user, or ``safe_homes`` lists it. Root is no exception: a home
     someone else planted is exactly what root must not write into."""
     me = os.geteuid()
-    others = {home.lstat().st_uid, home.stat().st_uid} - {me}
+    others = {os.lstat(home).st_uid, os.stat(home).st_uid} - {me}
     if not others:
         return
     listed = {entry for entry in safe_homes.split(os.pathsep) if entry}
@@ -62,11 +68,12 @@ def check_owner(home: Path, safe_homes: str) -> None:
     )
 
 
-def is_home(path: Path) -> bool:
-    return path.is_dir() and any((path / mark).exists() for mark in _MARKS)
+def is_home(path: StrPath) -> bool:
+    return os.path.isdir(path) and any(os.path.exists(os.path.join(path, mark))
+                                       for mark in _MARKS)
 
 
-def require_home(path: Path) -> None:
+def require_home(path: StrPath) -> None:
     """``HomeNotFound`` unless ``path`` holds a memory home: reading must never create one."""
     if not is_home(path):
         raise HomeNotFound(
@@ -75,7 +82,16 @@ def require_home(path: Path) -> None:
         )
 
 
-def project_folder(home: Path, cwd: Path | None) -> Path:
+def absolute(path: StrPath) -> str:
+    """``path`` joined to the working folder when it is relative, as ``Path.absolute`` joins it
+    (no ``..`` taken away: a link's ``..`` is not the folder that holds the link)."""
+    path = os.fspath(path)
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
+def project_folder(home: StrPath, cwd: StrPath | None) -> str:
     """The folder whose files a session's paths are relative to: the one holding the home, or
     the session's own when the home lives elsewhere (``DUALMEM_HOME``)."""
-    return home.parent if home.name == HOME_DIR or cwd is None else cwd
+    if os.path.basename(home) == HOME_DIR or cwd is None:
+        return os.path.dirname(home)
+    return os.fspath(cwd)

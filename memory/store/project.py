@@ -10,19 +10,23 @@ copied home by comparing the record with where the home is now. A clone of the s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from pathlib import Path
 
 from backends import json_read
 from backends.errors import StoreCorrupt, WriteFailed
 from backends.lean_typing import TYPE_CHECKING, NamedTuple
 from backends.model import check_group_id
 from backends.safe_files import open_for_write, read_regular
+from memory.store.home import absolute
 from memory.store.home import project_folder as project_folder
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Self
+
+    from _typeshed import StrPath
 
 PROJECT_FILE_LIMIT = 64 << 10
 """a project file holds an id and where it was made: a few hundred bytes"""
@@ -37,9 +41,9 @@ class Place(NamedTuple):
     git_remote: str | None = None
 
     @classmethod
-    def of(cls, home: Path) -> Self:
-        folder = Path(home).absolute().parent
-        return cls(str(folder), _git_remote(folder))
+    def of(cls, home: StrPath) -> Self:
+        folder = os.path.dirname(absolute(home))
+        return cls(folder, _git_remote(folder))
 
 
 class ProjectRecord(NamedTuple):
@@ -56,7 +60,7 @@ class ProjectRecord(NamedTuple):
         return data
 
 
-def read_project(project_file: Path) -> ProjectRecord | None:
+def read_project(project_file: StrPath) -> ProjectRecord | None:
     """What ``project_file`` records, or None when the home has no project file yet.
     ``FileRefused`` when it is a link, a FIFO, a folder or too big: a hook must never block on
     it; ``StoreCorrupt`` when it cannot be read or is no project file."""
@@ -77,20 +81,20 @@ def read_project(project_file: Path) -> ProjectRecord | None:
     return ProjectRecord(project_id, None if folder is None else Place(folder, remote))
 
 
-def read_project_id(project_file: Path) -> str | None:
+def read_project_id(project_file: StrPath) -> str | None:
     """The recorded id, or None when the home has no project file yet (see ``read_project``)."""
     record = read_project(project_file)
     return None if record is None else record.project_id
 
 
-def ensure_project_id(project_file: Path, name_hint: str) -> tuple[str, bool]:
+def ensure_project_id(project_file: StrPath, name_hint: str) -> tuple[str, bool]:
     """The project's id, created on first use: ``(id, created)``. ``name_hint`` (usually the
     project folder's name) makes the id readable; a random suffix makes it unique. A new file
     records where the home is."""
     existing = read_project_id(project_file)
     if existing is not None:
         return existing, False
-    record = ProjectRecord(_new_id(name_hint), Place.of(project_file.parent))
+    record = ProjectRecord(_new_id(name_hint), Place.of(os.path.dirname(project_file)))
     if not _write(project_file, record, replace=False):  # another first run won: its id holds
         return ensure_project_id(project_file, name_hint)
     return record.project_id, True
@@ -129,18 +133,22 @@ def relocation(record: ProjectRecord, here: Place) -> str | None:
     return None
 
 
-def project_id(home: str | os.PathLike[str]) -> str:
+def project_id(home: StrPath) -> str:
     """The stable id of the project whose memory lives in ``home``, created on first use and
     named after the project folder (the parent of ``home``)."""
-    folder = Path(home).absolute()
-    return ensure_project_id(folder / "project.json", folder.parent.name)[0]
+    folder = absolute(home)
+    return ensure_project_id(os.path.join(folder, "project.json"), _parent_name(folder))[0]
 
 
-def planned_project_id(home: str | os.PathLike[str]) -> str:
+def planned_project_id(home: StrPath) -> str:
     """``project_id(home)`` without creating it (for a dry run): the recorded id, else the
     readable part of the id the first write will make."""
-    folder = Path(home).absolute()
-    return read_project_id(folder / "project.json") or _slug(folder.parent.name)
+    folder = absolute(home)
+    return read_project_id(os.path.join(folder, "project.json")) or _slug(_parent_name(folder))
+
+
+def _parent_name(folder: str) -> str:
+    return os.path.basename(os.path.dirname(folder))
 
 
 def _slug(name_hint: str) -> str:
@@ -153,16 +161,17 @@ def _new_id(name_hint: str) -> str:
     return f"{_slug(name_hint)}-{uuid.uuid4().hex[:8]}"
 
 
-def _write(project_file: Path, record: ProjectRecord, *, replace: bool) -> bool:
+def _write(project_file: StrPath, record: ProjectRecord, *, replace: bool) -> bool:
     """Write ``record`` durably as ``project_file``: whether this call wrote it (without
     ``replace``, a file already there is kept). ``WriteFailed`` when it cannot be written."""
     import uuid
 
     import orjson  # a write's: reads need not load it
 
-    temp = project_file.with_name(f".{project_file.name}.{uuid.uuid4().hex}")
+    folder, name = os.path.split(project_file)
+    temp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}")
     try:
-        project_file.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         fd = open_for_write(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         with os.fdopen(fd, "wb") as out:
             out.write(orjson.dumps(record.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
@@ -177,7 +186,8 @@ def _write(project_file: Path, record: ProjectRecord, *, replace: bool) -> bool:
         except FileExistsError:
             return False
         finally:
-            temp.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
     except OSError as exc:
         raise WriteFailed(f"cannot record the project's id in {project_file}: "
                           f"{exc.strerror or exc}") from None
@@ -199,7 +209,7 @@ def committed(project_file: Path) -> bool:
     return done.returncode == 0
 
 
-def _git_remote(folder: Path) -> str | None:
+def _git_remote(folder: StrPath) -> str | None:
     """The repository the ``origin`` remote of the git repository holding ``folder`` names
     (``_repository``), or None (no repository, no such remote, no git)."""
     import subprocess  # as in ``committed``

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from backends import json_read
 from backends.errors import DualmemError, FileRefused
@@ -25,6 +24,10 @@ from backends.patterns import lazy
 from backends.safe_files import open_for_write, read_regular
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from _typeshed import StrPath
+
     from backends.graph.address import ServerAddress
 
 CONFIG = "config.json"
@@ -74,9 +77,9 @@ def write_gitignore(home: Path) -> bool:
     return True
 
 
-def read_settings(home: Path) -> dict[str, str]:
+def read_settings(home: StrPath) -> dict[str, str]:
     """The settings ``config.json`` keeps (none when there is no such file)."""
-    path = home / CONFIG
+    path = os.path.join(home, CONFIG)
     try:
         raw = json_read.loads(read_regular(path, limit=_LIMIT, follow=False, within=home))
     except (FileNotFoundError, NotADirectoryError):  # no home yet, or no folder: said later
@@ -120,19 +123,21 @@ def store_setting(home: Path, name: str, value: str) -> str:
     return shown
 
 
-def with_password(address: ServerAddress, home: Path, environ: Mapping[str, str]) -> ServerAddress:
+def with_password(address: ServerAddress, home: StrPath, environ: Mapping[str, str]
+                  ) -> ServerAddress:
     """``address`` with the password the environment or the home's private file gives, when
     it carries none itself."""
     if address.password is not None:
         return address
     secret = environ.get("DUALMEM_GRAPH_PASSWORD") or None  # an empty one: unset
     if secret is None:
+        path = os.path.join(home, PASSWORD)
         with contextlib.suppress(FileNotFoundError):
             try:
-                secret = read_regular(home / PASSWORD, limit=4096, follow=False,
+                secret = read_regular(path, limit=4096, follow=False,
                                       within=home).decode().strip()
             except (FileRefused, UnicodeDecodeError) as exc:
-                raise SettingsError(f"{home / PASSWORD}: unreadable ({exc})") from None
+                raise SettingsError(f"{path}: unreadable ({exc})") from None
     return address if not secret else address._replace(password=secret)
 
 

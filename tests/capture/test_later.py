@@ -29,12 +29,13 @@ LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "mem
             "graphiti_core", "kuzu", "pydantic", "numpy", "orjson", "dataclasses", "inspect",
             "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()",
             "backends.graph.kuzu", "memory.store.settings", "contextlib", "importlib",
-            "gc on")
+            "pathlib", "urllib.parse", "ipaddress", "gc on")
 """what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
 repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
 uuid), hashlib (with OpenSSL), threading, typing (``backends.lean_typing``) cost it more than
-its work, as contextlib, importlib, the graph's engines and a home's settings
-(``memory.store.config`` loads them when a config names them); ``compile()``, ``gc on``: see
+its work, as contextlib, importlib, pathlib (with urllib.parse and ipaddress: its paths are
+text), the graph's engines and a home's settings (``memory.store.config`` loads them when a
+config names them); ``compile()``, ``gc on``: see
 ``stop``"""
 NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""

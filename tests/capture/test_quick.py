@@ -90,6 +90,32 @@ def test_a_subagents_new_lines_or_a_rewritten_transcript_go_the_whole_way(
     assert not nothing_new(["hook", "stop"], lambda: given, env)
 
 
+def test_a_path_not_written_plainly_goes_the_whole_way_which_answers_the_same(
+        project: Project, tmp_path: Path) -> None:
+    # The quick answers take their paths as text: one that text and pathlib read differently
+    # (``.``, ``..``, a repeated or trailing slash) is the whole way's.
+    transcript = working_session(str(project.folder)).save(tmp_path / "s.jsonl")
+    given = stop_input(project, transcript)
+    env = {"DUALMEM_HOME": str(project.home)}
+    subprocess.run([sys.executable, "-m", "memory", "--home", str(project.home), "hook",
+                    "stop"], input=given, capture_output=True, cwd=REPO, check=True)
+
+    def quick(stdin: bytes, env: dict[str, str]) -> bool:
+        return nothing_new(["hook", "stop"], lambda: stdin, env)
+
+    assert quick(given, env)
+    unplain = [f"{tmp_path}/./s.jsonl", f"{tmp_path}//s.jsonl",
+               f"{tmp_path}/../{tmp_path.name}/s.jsonl"]
+    for path in unplain:
+        assert not quick(given.replace(str(transcript).encode(), path.encode()), env), path
+    assert not quick(given, {"DUALMEM_HOME": f"{project.home}/"})
+    cwd = f'"cwd":"{project.folder}'.encode()
+    assert quick(given, {}) and not quick(given.replace(cwd, cwd + b"/"), {})
+    told = given.replace(str(transcript).encode(), unplain[0].encode())
+    said, imported = run_stop(project, told)
+    assert said == "{}" and "memory.cli" in imported
+
+
 HEAVY = ("asyncio", "graphiti_core", "kuzu", "pydantic", "rapidfuzz")
 """what a Stop with new lines must not import: it writes the journal alone, without a loop"""
 

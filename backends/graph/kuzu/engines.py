@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from pathlib import Path
 from types import ModuleType
 
 from backends.errors import BackendUnavailable
@@ -27,6 +26,7 @@ from backends.graph.engine_names import DEFAULT_ENGINE, ENGINES, Engine
 from backends.lean_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 LAYER = "graph"
