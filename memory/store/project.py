@@ -10,7 +10,6 @@ copied home by comparing the record with where the home is now. A clone of the s
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 
@@ -186,8 +185,10 @@ def _write(project_file: StrPath, record: ProjectRecord, *, replace: bool) -> bo
         except FileExistsError:
             return False
         finally:
-            with contextlib.suppress(FileNotFoundError):
+            try:  # noqa: SIM105 (contextlib's import costs a lean Stop ~3M instructions)
                 os.unlink(temp)
+            except FileNotFoundError:
+                pass
     except OSError as exc:
         raise WriteFailed(f"cannot record the project's id in {project_file}: "
                           f"{exc.strerror or exc}") from None
