@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
+from backends.child_output import output
 from backends.insights import parse_time
 from backends.lean_typing import TYPE_CHECKING
 from memory.capture.redact import redact
@@ -27,20 +28,14 @@ def commits_between(root: StrPath, started: str, ended: str) -> list[dict[str, A
     since, until = parse_time(started), parse_time(ended)
     if since is None or until is None or not os.path.exists(os.path.join(root, ".git")):
         return []
-    import subprocess  # a project without git (and its every Stop) needs none of it
-
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "log", f"--since={since.isoformat()}",
-             f"--until={(until + _SLACK).isoformat()}", f"--max-count={MAX_COMMITS}",
-             "--no-merges", "--format=%x1e%H%x1f%s", "--name-only"],
-            capture_output=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if done.returncode != 0:
+    printed = output(
+        ["git", "-C", os.fspath(root), "log", f"--since={since.isoformat()}",
+         f"--until={(until + _SLACK).isoformat()}", f"--max-count={MAX_COMMITS}",
+         "--no-merges", "--format=%x1e%H%x1f%s", "--name-only"], timeout=TIMEOUT)
+    if printed is None:
         return []
     found = []
-    for record in done.stdout.decode("utf-8", "replace").split("\x1e")[1:]:
+    for record in printed.decode("utf-8", "replace").split("\x1e")[1:]:
         head, _, names = record.partition("\n")
         commit, _, subject = head.partition("\x1f")
         files = [name for name in names.splitlines() if name.strip()][:50]

@@ -4,10 +4,12 @@ whole way keeps, where every other process, the index's next open and the graph 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from file.helpers import eventually
 from backends.kinds import GOTCHA
 from backends.model import Episode
 from capture.conftest import Project, open_project
-from capture.shapes import Transcript
+from capture.shapes import T0, Transcript
 from memory.capture.derive import SOURCE
 from memory.store.dual import DualBackend
 from memory.store.selection import open_memory
@@ -30,12 +32,12 @@ LEAN_OUT = ("asyncio", "argparse", "sqlite3", "memory.cli", "memory.hooks", "mem
             "uuid", "platform", "hashlib", "_hashlib", "threading", "typing", "compile()",
             "backends.graph.kuzu", "memory.store.settings", "contextlib", "importlib",
             "pathlib", "urllib.parse", "ipaddress", "gc on")
-"""what a lean Stop never imports (a package with its modules): ``subprocess`` only in a git
-repository, ``shlex`` only for a command of no known check; orjson (with dataclasses and
-uuid), hashlib (with OpenSSL), threading, typing (``backends.lean_typing``) cost it more than
-its work, as contextlib, importlib, pathlib (with urllib.parse and ipaddress: its paths are
-text), the graph's engines and a home's settings (``memory.store.config`` loads them when a
-config names them); ``compile()``, ``gc on``: see
+"""what a lean Stop never imports (a package with its modules): ``subprocess`` not even in a
+git repository (``backends.child_output`` asks git), ``shlex`` only for a command of no known
+check; orjson (with dataclasses and uuid), hashlib (with OpenSSL), threading, typing
+(``backends.lean_typing``) cost it more than its work, as contextlib, importlib, pathlib (with
+urllib.parse and ipaddress: its paths are text), the graph's engines and a home's settings
+(``memory.store.config`` loads them when a config names them); ``compile()``, ``gc on``: see
 ``stop``"""
 NOTHING_NEW_OUT = (*LEAN_OUT, "memory.capture.later")
 """what a Stop with nothing new never imports"""
@@ -147,6 +149,45 @@ async def test_a_later_stop_is_written_lean_and_keeps_what_the_whole_way_keeps(
         assert shown(lean_memories) == shown(await whole.memories())
         assert page(lean) == page(whole)  # rendered by the next open's catch-up
         assert any("KeyError" in bullet for bullet in page(whole)) == (ending is a_fix)
+
+
+async def test_a_later_stop_in_a_git_repository_keeps_its_commits_and_stays_lean(
+        tmp_path: Path) -> None:
+    # As the test above, in a git repository with a commit made during the session: the lean
+    # Stop asks git without importing subprocess, and keeps the commit as the whole way does.
+    async with AsyncExitStack() as opened:
+        lean, whole = [await opened.enter_async_context(asynccontextmanager(open_project)(
+            tmp_path / side / "notes", "notes-0001")) for side in ("lean", "whole")]
+        for project in (lean, whole):
+            t = session(str(project.folder))
+            path = t.save(project.folder / "s.jsonl")
+            await project.capture(path)
+            a_commit(project.folder, "notes: route writes through the journal")
+            one_turn_more(t)
+            t.save(path)
+        said, modules = stop(lean, lean.folder / "s.jsonl")
+        report = await whole.capture(whole.folder / "s.jsonl")
+
+        assert imported(modules, LEAN_OUT) == [] and "memory.capture.later" in modules
+        assert orjson.loads(said) == {"systemMessage": f"dualmem kept {report.kept.describe()}"}
+        async with open_memory(lean.home, "file") as reopened:
+            lean_memories = [e async for e in reopened.scan(group_ids=[lean.id])]
+        assert shown(lean_memories) == shown(await whole.memories())
+        assert sum("commit: notes: route writes through the journal" in e.body
+                   for e in lean_memories) == 1  # the session's insight
+
+
+def a_commit(folder: Path, subject: str) -> None:
+    """``folder`` a git repository with one commit, dated inside the session (``shapes.T0``):
+    the same commit (hash too) in every folder."""
+    when = (T0 + timedelta(seconds=25)).isoformat()
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull}
+    (folder / "journal.py").write_text("def write(note):\n    pass\n")
+    for argv in (["init", "-q"], ["add", "journal.py"], ["commit", "-qm", subject]):
+        subprocess.run(["git", *argv], cwd=folder, env=env, check=True, capture_output=True,
+                       timeout=60)
 
 
 def page(project: Project) -> list[str]:
