@@ -14,7 +14,8 @@ RUNS, wall and CPU milliseconds:
   running the console script's code (``DUALMEM``), its bytecode cached as an installed
   package's is: first, later (written lean: ``memory.capture.later``), nothing
   new, a later Stop keeping a gotcha (a failure the turn fixed: appended too, its page rendered
-  by the next open), beside ``python -c pass``; with
+  by the next open), a later Stop in a git repository (it asks git for the session's
+  commits), beside ``python -c pass``; with
   ``--before TREE``, that checkout's Stop on the same transcript (e.g. main's, which read the
   whole transcript on every Stop).
 
@@ -34,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
@@ -42,7 +44,7 @@ from backends.protocol import MemoryBackend
 from memory.capture.run import capture_transcript
 from memory.store.project import ensure_project_id
 from memory.store.selection import open_memory
-from tests.capture.shapes import Transcript
+from tests.capture.shapes import T0, Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 FIRST_TARGET_MS = 1000.0
@@ -194,13 +196,7 @@ def whole_process(scratch: Path, data: bytes, runs: int, before: Path | None
             process([sys.executable, "-c", "pass"], b"", scratch))
         for note, tree in trees:
             folder = scratch / f"proc-{run}{note.strip(' []')}"
-            folder.mkdir()
-            new_home(folder)
-            path = folder / "s.jsonl"
-            path.write_bytes(placed(data, folder))
-            stop = orjson.dumps({"session_id": "bench", "transcript_path": str(path),
-                                 "cwd": str(folder), "hook_event_name": "Stop",
-                                 "stop_hook_active": False})
+            path, stop = session_folder(folder, data)
             argv = [*DUALMEM, "--backend", "file", "hook", "stop"]
             times.setdefault(f"dualmem hook stop: first{note}", []).append(
                 process(argv, stop, folder, tree))
@@ -213,33 +209,63 @@ def whole_process(scratch: Path, data: bytes, runs: int, before: Path | None
             times.setdefault(f"dualmem hook stop: nothing new{note}", []).append(
                 process(argv, stop, folder, tree))
             # Another session whose last turn failed; the Stop after its fix keeps a gotcha.
-            folder = folder.with_name(folder.name + "-gotcha")
-            folder.mkdir()
-            new_home(folder)
-            path = folder / "s.jsonl"
             more.lines = []
             met_failure(more, run)
-            path.write_bytes(placed(data + more.data(), folder))
-            stop = orjson.dumps({"session_id": "bench", "transcript_path": str(path),
-                                 "cwd": str(folder), "hook_event_name": "Stop",
-                                 "stop_hook_active": False})
-            process(argv, stop, folder, tree)
+            path, stop = session_folder(folder.with_name(folder.name + "-gotcha"),
+                                        data + more.data())
+            process(argv, stop, path.parent, tree)
             more.lines = []
             turn(more, 2 + 7 * run)  # a passing turn: the failure is fixed
             with path.open("ab") as handle:
-                handle.write(placed(more.data(), folder))
+                handle.write(placed(more.data(), path.parent))
             times.setdefault(f"dualmem hook stop: later, a gotcha kept{note}", []).append(
-                process(argv, stop, folder, tree))
+                process(argv, stop, path.parent, tree))
+            # The same session in a git repository (most projects), a commit made during it:
+            # each Stop asks git for the session's commits.
+            path, stop = session_folder(folder.with_name(folder.name + "-git"), data)
+            a_commit(path.parent)
+            process(argv, stop, path.parent, tree)
+            more.lines = []
+            turn(more, run)
+            with path.open("ab") as handle:
+                handle.write(placed(more.data(), path.parent))
+            times.setdefault(f"dualmem hook stop: later, in a git repository{note}",
+                             []).append(process(argv, stop, path.parent, tree))
     return times
 
 
+def session_folder(folder: Path, data: bytes) -> tuple[Path, bytes]:
+    """A new project ``folder`` with a home and the transcript ``data``: the transcript's path
+    and the Stop hook's input for it."""
+    folder.mkdir()
+    new_home(folder)
+    path = folder / "s.jsonl"
+    path.write_bytes(placed(data, folder))
+    stop = orjson.dumps({"session_id": "bench", "transcript_path": str(path),
+                         "cwd": str(folder), "hook_event_name": "Stop",
+                         "stop_hook_active": False})
+    return path, stop
+
+
+def a_commit(folder: Path) -> None:
+    """``folder`` a git repository with one commit, dated in the session's first minute."""
+    when = (T0 + timedelta(minutes=1)).isoformat()
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
+           "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+           "GIT_CONFIG_GLOBAL": os.devnull}
+    (folder / "notes.py").write_text("def save(note):\n    pass\n")
+    for argv in (["init", "-q"], ["add", "notes.py"], ["commit", "-qm", "notes: save"]):
+        subprocess.run(["git", *argv], cwd=folder, env=env, check=True, capture_output=True)
+
+
 def report(times: dict[str, list[tuple[float, float]]]) -> None:
-    print(f"  {'':<48}{'wall p50':>9}{'cpu p50':>9}{'cpu p95':>9}{'wall max':>9}")
+    print(f"  {'':<56}{'wall p50':>9}{'cpu p50':>9}{'cpu p95':>9}{'wall max':>9}")
     for label, measured in times.items():
         wall = statistics.median(w for w, _ in measured)
         cpus = sorted(c for _, c in measured)
         p95 = cpus[min(len(cpus) - 1, round(0.95 * (len(cpus) - 1)))]
-        print(f"  {label:<48}{wall:>9.0f}{statistics.median(cpus):>9.0f}{p95:>9.0f}"
+        print(f"  {label:<56}{wall:>9.0f}{statistics.median(cpus):>9.0f}{p95:>9.0f}"
               f"{max(w for w, _ in measured):>9.0f}")
     print(f"  (load average {' '.join(f'{n:.1f}' for n in os.getloadavg())})")
 
