@@ -18,7 +18,6 @@ from backends.lean_typing import TYPE_CHECKING
 from backends.safe_files import MiB, read_regular
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from _typeshed import StrPath
@@ -47,10 +46,6 @@ class Cursor:
         """the offset is inside a line too long to keep, skipped up to its end"""
         self.session = session
         self.written: dict[str, str] = {} if written is None else written
-
-
-def cursor_file(home: Path, transcript: StrPath) -> Path:
-    return home / cursor_name(transcript)
 
 
 def cursor_name(transcript: StrPath) -> str:

@@ -13,7 +13,7 @@ from capture.conftest import Project
 from capture.shapes import SUMMARY, Transcript, working_session
 from capture.test_redact import SECRETS
 from memory.agent.memories import AgentMemory
-from memory.capture.cursor import cursor_file
+from memory.capture.cursor import cursor_name
 from memory.capture.lessons import MAX_LESSONS
 
 
@@ -55,13 +55,13 @@ async def test_a_second_capture_changes_nothing(project: Project, tmp_path: Path
     path = working_session(str(project.folder)).save(tmp_path / "s.jsonl")
     await project.capture(path)
     before = [(e.id, e.body, e.valid_at) for e in await project.memories()]
-    cursor = cursor_file(project.home, path).read_bytes()
+    cursor = (project.home / cursor_name(path)).read_bytes()
     again = await project.capture(path)
     assert again.lines == 0 and not again.kept
     assert [(e.id, e.body, e.valid_at) for e in await project.memories()] == before
-    assert cursor_file(project.home, path).read_bytes() == cursor
+    assert (project.home / cursor_name(path)).read_bytes() == cursor
     # Read again from the start (the cursor lost): the same memories, none rewritten.
-    cursor_file(project.home, path).unlink()
+    (project.home / cursor_name(path)).unlink()
     assert not (await project.capture(path)).kept
     assert [(e.id, e.body, e.valid_at) for e in await project.memories()] == before
 
@@ -128,7 +128,7 @@ async def test_secrets_are_redacted_before_anything_is_kept(project: Project,
     path = t.save(tmp_path / "s.jsonl")
     await project.capture(path)
     kept = b"".join(e.body.encode() + e.name.encode() for e in await project.memories())
-    kept += cursor_file(project.home, path).read_bytes()
+    kept += (project.home / cursor_name(path)).read_bytes()
     assert b"[REDACTED:" in kept
     for secret in SECRETS.values():
         assert secret.encode() not in kept
@@ -173,7 +173,7 @@ async def test_the_graph_links_the_session_to_what_it_touched(project: Project,
 
 
 def test_the_cursor_file_is_json_in_the_home(tmp_path: Path) -> None:
-    where = cursor_file(tmp_path / ".dualmem", tmp_path / "s.jsonl")
+    where = tmp_path / ".dualmem" / cursor_name(tmp_path / "s.jsonl")
     assert where.parent == tmp_path / ".dualmem" / "capture" and where.suffix == ".json"
     assert orjson.dumps(str(where))
 
