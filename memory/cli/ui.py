@@ -31,6 +31,9 @@ def _listen(port: int) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind(("127.0.0.1", port))  # loopback only: never another machine
+        # Listening before the URL is printed: a browser that loads it at once waits in the
+        # backlog until the server accepts, rather than being refused.
+        sock.listen(128)
     except OSError as exc:
         sock.close()
         raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None

@@ -3,6 +3,7 @@ and what each API answer holds (the same as the CLI's)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from backends.protocol import MemoryBackend, upsert_all
 from memory.agent.decisions import Adr, record_adr, supersede_adr
 from memory.cli import run
 from memory.cli.home import status_report
+from memory.cli.ui import _listen
 from memory.curation.operations import Curator
 from memory.output import Output
 from memory.store.config import Config
@@ -227,3 +229,14 @@ async def test_the_graph_around_an_entity_with_its_retired_facts(tmp_path: Path)
 
 async def _no_status() -> Output:
     return Output({}, "")
+
+
+def test_the_port_listens_before_its_url_is_printed() -> None:
+    # `dualmem ui --open` (or a test) may load the URL the moment it is printed, before the
+    # server runs: the connection waits in the backlog, it is not refused.
+    sock = _listen(0)
+    try:
+        with socket.create_connection(sock.getsockname(), timeout=30):
+            pass
+    finally:
+        sock.close()
