@@ -47,10 +47,7 @@ class Staged(NamedTuple):
 
     def discard(self) -> None:
         """Remove the temp file if it is still there (not put, or put failed)."""
-        try:  # noqa: SIM105 (contextlib's import costs a lean Stop ~3M instructions)
-            os.unlink(self.temp)
-        except OSError:
-            pass
+        _remove_temp(self.temp)
 
 
 def stage(path: StrPath, data: bytes) -> Staged:
@@ -71,14 +68,20 @@ def stage(path: StrPath, data: bytes) -> Staged:
         finally:
             os.close(fd)
     except BaseException as exc:
-        try:  # noqa: SIM105 (as in ``discard``)
-            os.unlink(temp)
-        except OSError:  # never made, on a read-only home: EROFS, not ENOENT
-            pass
+        _remove_temp(temp)
         if isinstance(exc, OSError):
             raise WriteFailed(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
     return Staged(path, temp, status)
+
+
+def _remove_temp(temp: str) -> None:
+    """Remove a staged temp file, best effort: gone already, or never made (on a read-only
+    home: EROFS, not ENOENT)."""
+    try:  # noqa: SIM105 (contextlib's import costs a lean Stop ~3M instructions)
+        os.unlink(temp)
+    except OSError:
+        pass
 
 
 @overload
